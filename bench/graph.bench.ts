@@ -21,6 +21,7 @@ import { linkEvidence } from "../lib/graph/evidence";
 import { createFrame } from "../lib/graph/frames";
 import { createNode } from "../lib/graph/nodes";
 import { createOrMergeRelation } from "../lib/graph/relations";
+import { sqliteRemember } from "../lib/graph/engines/sqlite";
 import { rememberByQuery } from "../lib/graph/remember";
 import { thinkThought } from "../lib/graph/thoughts";
 import { THOUGHT_KIND } from "../lib/graph/thoughts";
@@ -154,7 +155,7 @@ async function rememberSplit({ queries, thoughts }: { queries: { query: string }
     if (plan.ok) for (const kind of [THOUGHT_KIND, NODE_KIND]) vectorNeighbours({ sources: [{ store: handle.store, source: knnSourceOf(handle), fingerprintId: plan.fingerprint.id }], kind, query: plan.vector, k: 25, floor: 0 });
     vec.push(performance.now() - t);
     t = performance.now();
-    await rememberByQuery({ handle, core: null, input: { query } });
+    await rememberByQuery({ engine: sqliteRemember, handle, core: null, input: { query } });
     whole.push(performance.now() - t);
   }
   return {
@@ -211,7 +212,7 @@ async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIG
   for (const { query, expected } of queries) {
     const t0 = performance.now();
     const handle = openStore({ store: "bench" });
-    const r = await rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: cfg.includeCore }), input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
+    const r = await rememberByQuery({ engine: sqliteRemember, handle, core: openCoreFor({ handle, includeCore: cfg.includeCore }), input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
     times.push(performance.now() - t0);
     expanded += r.results.filter((x) => x.matched_by.includes("expansion")).length;
     fromCore += r.results.filter((x) => x.store === "core").length;

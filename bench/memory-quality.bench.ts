@@ -25,6 +25,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ingestDocument } from "../lib/index/ingest";
 import { searchInputSchema, searchStore } from "../lib/index/search";
+import { sqliteRemember } from "../lib/graph/engines/sqlite";
 import { rememberByQuery, rememberInputSchema, type RememberInput } from "../lib/graph/remember";
 import { thinkThought } from "../lib/graph/thoughts";
 import { drainEmbedQueues } from "../lib/embed/worker";
@@ -33,6 +34,7 @@ import { createStore } from "../lib/stores/stores";
 import { rawFts5DocEngine, scratchStore } from "./search-eval";
 import { percentile, printTable } from "./table";
 import { loadTextWindows } from "./corpus";
+import { sqliteRecall } from "../lib/recall/engines/sqlite";
 import { recallReflections } from "../lib/recall/recall";
 import { recordTrace } from "../lib/recall/traces";
 import { getReflectionSettings } from "../lib/recall/settings";
@@ -156,7 +158,7 @@ async function locomo(): Promise<void> {
         ...REMEMBER_MODES.filter((m) => rememberInputSchema.safeParse({ query: "probe", ...m.input }).success).map(
           (m): Route => ({
             label: m.label,
-            answer: async (q) => (await rememberByQuery({ handle: openStore({ store }), core: null, input: { query: q, limit: K, kinds: ["thought"], ...m.input } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id),
+            answer: async (q) => (await rememberByQuery({ engine: sqliteRemember, handle: openStore({ store }), core: null, input: { query: q, limit: K, kinds: ["thought"], ...m.input } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id),
           }),
         ),
         ...SEARCH_MODES.map(
@@ -223,7 +225,7 @@ async function recallSet(): Promise<void> {
         for (const [i, c] of QUALITY_CASES.entries()) {
           if (subset !== "all" && c.kind !== subset) continue;
           n++;
-          const r = await recallReflections({ handle: openStore({ store: "recall-quality" }), agentId: "bench", input: { query: c.query, top_k: 5, min_score: 0, kinds: ["trace"], signals: cfg.signals } });
+          const r = await recallReflections({ engine: sqliteRecall, handle: openStore({ store: "recall-quality" }), agentId: "bench", input: { query: c.query, top_k: 5, min_score: 0, kinds: ["trace"], signals: cfg.signals } });
           const pos = r.traces.findIndex((t) => t.id === ids[i]);
           if (pos >= 0) {
             hits++;

@@ -17,6 +17,7 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { openStore } from "../lib/stores/stores";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
+import { sqliteRecall } from "../lib/recall/engines/sqlite";
 import { lexicalTerms, recallInputSchema, recallPool, recallQueryText, recallReflections, type RecallInput } from "../lib/recall/recall";
 import { ftsLegFirstSight } from "./fts-leg";
 import type { StoreHandle } from "../lib/db/connection";
@@ -48,7 +49,7 @@ async function rankQualityQueries(): Promise<Record<(typeof SIGNALS)[number], Ra
   const run = async (signals: (typeof SIGNALS)[number]) => {
     const out: Ranked[] = [];
     for (const [i, c] of QUALITY_CASES.entries()) {
-      const r = await recallReflections({ handle: openStore({ store: "quality" }), agentId: "bench", input: { query: c.query, top_k: K, min_score: 0, kinds: ["trace"], signals } });
+      const r = await recallReflections({ engine: sqliteRecall, handle: openStore({ store: "quality" }), agentId: "bench", input: { query: c.query, top_k: K, min_score: 0, kinds: ["trace"], signals } });
       out.push({ kind: c.kind, target: ids[i], hits: r.traces.map((t) => ({ id: t.id, score: t.score })) });
     }
     return out;
@@ -163,11 +164,11 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
     }));
     const measure = async (label: string, opts: { signals: (typeof SIGNALS)[number]; warm: boolean }) => {
       clearQueryVectorCache();
-      if (opts.warm) for (const q of queries) await recallReflections({ handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
+      if (opts.warm) for (const q of queries) await recallReflections({ engine: sqliteRecall, handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
       const t: number[] = [];
       for (const q of queries) {
         const s = performance.now();
-        await recallReflections({ handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
+        await recallReflections({ engine: sqliteRecall, handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
         t.push(performance.now() - s);
       }
       const budget = opts.signals === "lexical" ? "-" : opts.warm ? 150 : 400;

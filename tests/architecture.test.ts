@@ -179,6 +179,12 @@ describe("architecture: imports go down", () => {
     expect(hashing).toEqual(["lib/common.ts"]);
   });
 
+  it("writes the graph and recall once: no PostgreSQL twin file, only their engines' full-text and vector reads per engine", () => {
+    const areas = FILES.filter((f) => /^lib\/(graph|recall)\//.test(f));
+    expect(areas.filter((f) => f.endsWith("-pg.ts"))).toEqual([]);
+    expect(areas.filter((f) => f.includes("/engines/")).sort()).toEqual(["lib/graph/engines/pg.ts", "lib/graph/engines/sqlite.ts", "lib/recall/engines/pg.ts", "lib/recall/engines/sqlite.ts"]);
+  });
+
   it("makes every data table reachable by keyboard (on a phone it scrolls sideways in its own box, and axe requires a scrollable region to take focus)", () => {
     const tags = FILES.filter((f) => f.endsWith(".tsx")).flatMap((f) =>
       [...fs.readFileSync(path.join(ROOT, f), "utf8").matchAll(/<table\b[^>]*>/g)].map((m) => ({ file: f, tag: m[0] })),

@@ -5,7 +5,7 @@ import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seededRandom } from "@/bench/corpus";
 import { migrateStoreSchema, useStoreSchema, type SqlRunner } from "@/lib/db/pg-store";
-import { graphVectorSpace } from "@/lib/graph/remember-pg";
+import { graphVectorSpace } from "@/lib/graph/engines/pg";
 import { normalizeVector, pgvectorSupportPg, putKindEmbeddingsPg, spaceNeighboursPg } from "@/lib/index/vectors-pg";
 
 /**

@@ -1,4 +1,5 @@
 import { getPg, type PgHandle } from "./pg";
+import type { AnyStoreHandle } from "./port";
 
 /**
  * The composition root's one choice: which database this process runs on.
@@ -44,4 +45,13 @@ export function perEngine<T extends object>(build: (engine: Engine) => T): () =>
     }
     return found;
   };
+}
+
+/**
+ * Store repositories' operations served by store name, as the backends expose
+ * them: the store opened by `open` (404 when unknown), then the operation on its handle.
+ */
+export function byStore(open: (store: string) => Promise<AnyStoreHandle>) {
+  return <A extends { handle: AnyStoreHandle }, R>(op: (a: A) => R) =>
+    async ({ store, ...a }: Omit<A, "handle"> & { store: string }): Promise<Awaited<R>> => await op({ ...a, handle: await open(store) } as unknown as A);
 }

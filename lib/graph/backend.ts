@@ -1,30 +1,15 @@
-import type { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { perEngine, type Engine } from "../db/engine";
+import { byStore, perEngine, type Engine } from "../db/engine";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
-import type { PgStoreHandle } from "../db/pg-store";
-import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
-import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
-import { getNodeDetailById, type NodeDetail } from "./node-detail";
-import { createNode, deleteNode, listNodesByFilter, updateNode, type createNodeInputSchema, type GraphNode, type listNodesQuerySchema, type updateNodeInputSchema } from "./nodes";
-import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation, type createRelationInputSchema, type GraphRelation, type updateRelationInputSchema } from "./relations";
-import {
-  deleteThought,
-  getChainById,
-  getThoughtById,
-  listChainsByRecency,
-  listThoughtsByFilter,
-  recordThoughtFeedback,
-  thinkThought,
-  type Chain,
-  type feedbackInputSchema,
-  type listThoughtsQuerySchema,
-  type ThinkInput,
-  type Thought,
-} from "./thoughts";
-import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
-import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
-import { rememberByQueryPg } from "./remember-pg";
+import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence } from "./evidence";
+import { createFrame, deleteFrame, getFrameById, updateFrame } from "./frames";
+import { getNodeDetailById } from "./node-detail";
+import { createNode, deleteNode, listNodesByFilter, updateNode } from "./nodes";
+import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation } from "./relations";
+import { deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
+import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory } from "./working-memory";
+import { rememberByQuery, type RememberInput } from "./remember";
+import { pgRemember } from "./engines/pg";
+import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 
 /**
@@ -37,46 +22,7 @@ import { storeEngineOf } from "../stores/backend";
  * the request includes it; the token's right to read core was checked with
  * the request (the route wrapper and runTool check every store it refers to).
  */
-
-type StoreArg = { store: string };
-type Actor = { actor: string };
-type Id = { id: string };
-type Deleted = { deleted: string };
-
-export type GraphBackend = {
-  think: (a: StoreArg & Actor & { input: ThinkInput }) => Promise<Thought>;
-  listThoughts: (a: StoreArg & { filter: z.input<typeof listThoughtsQuerySchema> }) => Promise<{ thoughts: Thought[]; total: number }>;
-  getThought: (a: StoreArg & Id) => Promise<Thought>;
-  deleteThought: (a: StoreArg & Id & Actor) => Promise<Deleted>;
-  recordThoughtFeedback: (a: StoreArg & Id & { input: z.input<typeof feedbackInputSchema> }) => Promise<Thought>;
-  listChains: (a: StoreArg & { limit: number; offset: number }) => Promise<{ chains: Chain[]; total: number }>;
-  getChain: (a: StoreArg & Id) => Promise<Chain & { thoughts: Thought[] }>;
-  createNode: (a: StoreArg & Actor & { input: z.input<typeof createNodeInputSchema> }) => Promise<GraphNode>;
-  listNodes: (a: StoreArg & { filter: z.input<typeof listNodesQuerySchema> }) => Promise<{ nodes: GraphNode[]; total: number }>;
-  getNodeDetail: (a: StoreArg & Id) => Promise<NodeDetail>;
-  updateNode: (a: StoreArg & Id & { input: z.input<typeof updateNodeInputSchema> }) => Promise<GraphNode>;
-  deleteNode: (a: StoreArg & Id & Actor) => Promise<Deleted & { frames: number; relations: number }>;
-  createOrMergeRelation: (a: StoreArg & Actor & { input: z.input<typeof createRelationInputSchema> }) => Promise<{ relation: GraphRelation; merged: boolean }>;
-  getRelation: (a: StoreArg & Id) => Promise<GraphRelation>;
-  updateRelation: (a: StoreArg & Id & { input: z.input<typeof updateRelationInputSchema> }) => Promise<GraphRelation>;
-  deleteRelation: (a: StoreArg & Id & Actor) => Promise<Deleted>;
-  createFrame: (a: StoreArg & Actor & { input: z.input<typeof createFrameInputSchema> }) => Promise<GraphFrame>;
-  getFrame: (a: StoreArg & Id) => Promise<GraphFrame>;
-  updateFrame: (a: StoreArg & Id & { input: z.input<typeof updateFrameInputSchema> }) => Promise<GraphFrame>;
-  deleteFrame: (a: StoreArg & Id & Actor) => Promise<Deleted>;
-  linkEvidence: (a: StoreArg & Actor & { input: z.input<typeof linkEvidenceInputSchema> }) => Promise<{ evidence: EvidenceLink; created: boolean }>;
-  unlinkEvidence: (a: StoreArg & Actor & { input: z.input<typeof evidenceKeySchema> }) => Promise<{ deleted: true }>;
-  listEvidence: (a: StoreArg & { query: z.input<typeof listEvidenceQuerySchema> }) => Promise<EvidencePage>;
-  /** What a thought is evidence for (the dashboard's thought page). */
-  listEvidenceUses: (a: StoreArg & { thoughtId: string }) => Promise<EvidenceUse[]>;
-  listWorkingMemory: (a: StoreArg) => Promise<WorkingMemoryEntry[]>;
-  setWorkingMemory: (a: StoreArg & Actor & { input: z.input<typeof setWorkingMemoryInputSchema> }) => Promise<WorkingMemoryEntry>;
-  getWorkingMemory: (a: StoreArg & { key: string }) => Promise<WorkingMemoryEntry>;
-  deleteWorkingMemory: (a: StoreArg & { key: string }) => Promise<Deleted>;
-  /** Delete the store's expired working-memory keys (never returned anyway); how many went. */
-  sweepWorkingMemory: (a: StoreArg) => Promise<number>;
-  remember: (a: StoreArg & { input: RememberInput }) => Promise<RememberResponse>;
-};
+export type GraphBackend = ReturnType<typeof graphOn>;
 
 /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
 const GRAPH_WRITES = [
@@ -103,48 +49,49 @@ export const graphBackend: () => GraphBackend = perEngine(graphOn);
 
 /**
  * The graph on one engine: the repositories take either engine's handle
- * (lib/db/port.ts), so only how a store opens differs; remember still has a
- * PostgreSQL twin, picked here by the handle it is given.
+ * (lib/db/port.ts), so only how a store opens and remember's reads
+ * (full-text and vectors, lib/graph/engines/) differ.
  */
-export function graphOn(engine: Engine): GraphBackend {
-  const { open: on, openCore } = storeEngineOf(engine);
-  const graph: GraphBackend = {
-    think: async ({ store, ...a }) => thinkThought({ handle: await on(store), ...a }),
-    listThoughts: async ({ store, ...a }) => listThoughtsByFilter({ handle: await on(store), ...a }),
-    getThought: async ({ store, ...a }) => getThoughtById({ handle: await on(store), ...a }),
-    deleteThought: async ({ store, ...a }) => deleteThought({ handle: await on(store), ...a }),
-    recordThoughtFeedback: async ({ store, ...a }) => recordThoughtFeedback({ handle: await on(store), ...a }),
-    listChains: async ({ store, ...a }) => listChainsByRecency({ handle: await on(store), ...a }),
-    getChain: async ({ store, ...a }) => getChainById({ handle: await on(store), ...a }),
-    createNode: async ({ store, ...a }) => createNode({ handle: await on(store), ...a }),
-    listNodes: async ({ store, ...a }) => listNodesByFilter({ handle: await on(store), ...a }),
-    getNodeDetail: async ({ store, ...a }) => getNodeDetailById({ handle: await on(store), ...a }),
-    updateNode: async ({ store, ...a }) => updateNode({ handle: await on(store), ...a }),
-    deleteNode: async ({ store, ...a }) => deleteNode({ handle: await on(store), ...a }),
-    createOrMergeRelation: async ({ store, ...a }) => createOrMergeRelation({ handle: await on(store), ...a }),
-    getRelation: async ({ store, ...a }) => getRelationById({ handle: await on(store), ...a }),
-    updateRelation: async ({ store, ...a }) => updateRelation({ handle: await on(store), ...a }),
-    deleteRelation: async ({ store, ...a }) => deleteRelation({ handle: await on(store), ...a }),
-    createFrame: async ({ store, ...a }) => createFrame({ handle: await on(store), ...a }),
-    getFrame: async ({ store, ...a }) => getFrameById({ handle: await on(store), ...a }),
-    updateFrame: async ({ store, ...a }) => updateFrame({ handle: await on(store), ...a }),
-    deleteFrame: async ({ store, ...a }) => deleteFrame({ handle: await on(store), ...a }),
-    linkEvidence: async ({ store, ...a }) => linkEvidence({ handle: await on(store), ...a }),
-    unlinkEvidence: async ({ store, ...a }) => unlinkEvidence({ handle: await on(store), ...a }),
-    listEvidence: async ({ store, ...a }) => listEvidenceByTarget({ handle: await on(store), ...a }),
-    listEvidenceUses: async ({ store, ...a }) => listEvidenceUsesByThoughtId({ handle: await on(store), ...a }),
-    listWorkingMemory: async ({ store }) => listWorkingMemory({ handle: await on(store) }),
-    setWorkingMemory: async ({ store, ...a }) => setWorkingMemory({ handle: await on(store), ...a }),
-    getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: await on(store), ...a }),
-    deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKey({ handle: await on(store), ...a }),
-    sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: await on(store) }),
-    remember: async ({ store, input }) => {
-      const handle = await on(store);
-      const core = await openCore(handle, input.include_core === true);
-      if (handle.kind === "pg") return rememberByQueryPg({ handle, core: core as PgStoreHandle | null, input });
-      return rememberByQuery({ handle, core: core as StoreHandle | null, input });
+export function graphOn(engine: Engine) {
+  const { open, openCore } = storeEngineOf(engine);
+  const rememberEngine = engine.kind === "pg" ? pgRemember : sqliteRemember;
+  const on = byStore(open);
+  const graph = {
+    think: on(thinkThought),
+    listThoughts: on(listThoughtsByFilter),
+    getThought: on(getThoughtById),
+    deleteThought: on(deleteThought),
+    recordThoughtFeedback: on(recordThoughtFeedback),
+    listChains: on(listChainsByRecency),
+    getChain: on(getChainById),
+    createNode: on(createNode),
+    listNodes: on(listNodesByFilter),
+    getNodeDetail: on(getNodeDetailById),
+    updateNode: on(updateNode),
+    deleteNode: on(deleteNode),
+    createOrMergeRelation: on(createOrMergeRelation),
+    getRelation: on(getRelationById),
+    updateRelation: on(updateRelation),
+    deleteRelation: on(deleteRelation),
+    createFrame: on(createFrame),
+    getFrame: on(getFrameById),
+    updateFrame: on(updateFrame),
+    deleteFrame: on(deleteFrame),
+    linkEvidence: on(linkEvidence),
+    unlinkEvidence: on(unlinkEvidence),
+    listEvidence: on(listEvidenceByTarget),
+    /** What a thought is evidence for (the dashboard's thought page). */
+    listEvidenceUses: on(listEvidenceUsesByThoughtId),
+    listWorkingMemory: on(listWorkingMemory),
+    setWorkingMemory: on(setWorkingMemory),
+    getWorkingMemory: on(getWorkingMemoryByKey),
+    deleteWorkingMemory: on(deleteWorkingMemoryByKey),
+    /** Delete the store's expired working-memory keys (never returned anyway); how many went. */
+    sweepWorkingMemory: on(sweepExpiredWorkingMemory),
+    remember: async ({ store, input }: { store: string; input: RememberInput }) => {
+      const handle = await open(store);
+      return rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
     },
   };
   return refusingArchivedWrites({ backend: graph, writes: GRAPH_WRITES });
 }
-

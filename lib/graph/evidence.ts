@@ -4,7 +4,8 @@ import { count, insertOrIgnore, read, remove, row, select, update, write, type A
 import { EVIDENCE_STANCES } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { limitSchema, notFound, offsetSchema, uuidSchema } from "../common";
-import { audit } from "./engine";
+import { pushTo } from "../collections";
+import { audit } from "../index/engine-steps";
 import { graphTables } from "./tables";
 
 /**
@@ -72,11 +73,6 @@ export const listEvidenceQuerySchema = z.object({ target: z.enum(EVIDENCE_TARGET
 /** A page of one frame's or relation's evidence links (oldest first) and how many it has. */
 export type EvidencePage = { evidence: EvidenceRef[]; total: number; has_more: boolean };
 
-/** The page of links asked for, from the rows of offset … offset + limit (each with the target's total). */
-export function evidencePageOf(rows: { thoughtId: string; stance: EvidenceLink["stance"]; total: number | string }[], q: { offset: number; limit: number }, total: number): EvidencePage {
-  return { evidence: rows.map((r) => ({ thought_id: r.thoughtId, stance: r.stance })), total, has_more: q.offset + rows.length < total };
-}
-
 /** The evidence of one frame or relation, a page at a time (404 when it does not exist), read in one snapshot. */
 export function listEvidenceByTarget<H extends AnyStoreHandle>({ handle, query }: { handle: H; query: z.input<typeof listEvidenceQuerySchema> }): On<H, EvidencePage> {
   const q = listEvidenceQuerySchema.parse(query);
@@ -94,7 +90,7 @@ export function listEvidenceByTarget<H extends AnyStoreHandle>({ handle, query }
           .offset(q.offset),
       );
       const total = page[0]?.total ?? (yield* count(TABLES[q.target].links, (t) => eq(t.targetId, q.target_id)));
-      return evidencePageOf(page, q, Number(total));
+      return { evidence: page.map((r) => ({ thought_id: r.thoughtId, stance: r.stance })), total: Number(total), has_more: q.offset + page.length < Number(total) };
     })(),
     { snapshot: true },
   );
@@ -121,29 +117,15 @@ export function* listEvidenceHeadByTargetIds({ target, ids, perTarget }: { targe
       .as("ranked");
     return db.select().from(sub).where(lte(sub.rn, perTarget)).orderBy(o.bytewise(sub.targetId), asc(sub.rn));
   });
-  return groupEvidenceHead(ranked);
+  const links = new Map<string, EvidenceRef[]>();
+  for (const r of ranked) pushTo(links, r.targetId, { thought_id: r.thoughtId, stance: r.stance });
+  return { links, totals: new Map(ranked.map((r) => [r.targetId, Number(r.total)])) };
 }
 
-/** A sample of each target's evidence links and each target's count of them (both dialects). */
+/** A sample of each target's evidence links and each target's count of them. */
 export type EvidenceHead = { links: Map<string, EvidenceRef[]>; totals: Map<string, number> };
 
-/** Ranked link rows (each with its target's total) as an EvidenceHead. */
-export function groupEvidenceHead(rows: { targetId: string; thoughtId: string; stance: EvidenceLink["stance"]; total: number | string }[]): EvidenceHead {
-  return { links: groupEvidenceByTarget(rows), totals: new Map(rows.map((r) => [r.targetId, Number(r.total)])) };
-}
-
 type EvidenceRef = { thought_id: string; stance: EvidenceLink["stance"] };
-
-/** Link rows (in order) grouped by the frame or relation they support (both dialects). */
-export function groupEvidenceByTarget(rows: { targetId: string; thoughtId: string; stance: EvidenceLink["stance"] }[]): Map<string, EvidenceRef[]> {
-  const out = new Map<string, EvidenceRef[]>();
-  for (const r of rows) {
-    const list = out.get(r.targetId) ?? [];
-    list.push({ thought_id: r.thoughtId, stance: r.stance });
-    out.set(r.targetId, list);
-  }
-  return out;
-}
 
 export type EvidenceUse = { target: EvidenceTarget; target_id: string; stance: EvidenceLink["stance"]; node_id: string; node_name: string; label: string };
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { count, insert, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
-import { audit } from "./engine";
+import { audit } from "../index/engine-steps";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 

@@ -3,7 +3,7 @@ import { read, select, type AnyStoreHandle, type On } from "../db/port";
 import { listEvidenceHeadByTargetIds, type EvidenceHead, type EvidenceLink } from "./evidence";
 import { listFramesByNodeId, type GraphFrame } from "./frames";
 import { requireNode, toGraphNode, type GraphNode } from "./nodes";
-import { listRelationsByNodeId, type GraphRelation, type NodeRelations } from "./relations";
+import { listRelationsByNodeId, type GraphRelation } from "./relations";
 import { graphTables } from "./tables";
 
 type Evidence = { thought_id: string; stance: EvidenceLink["stance"]; excerpt: string | null }[];
@@ -21,7 +21,7 @@ export type NodeDetail = {
   incoming: (GraphRelation & { other: NeighbourNode; evidence: Evidence; evidence_total: number })[];
   totals: { frames: number; outgoing: number; incoming: number };
 };
-export type NeighbourNode = { id: string; display_name: string; entity_type: GraphNode["entity_type"] };
+type NeighbourNode = { id: string; display_name: string; entity_type: GraphNode["entity_type"] };
 
 export const NODE_DETAIL_LIMITS = { frames: 100, relations: 200, evidencePerItem: 20 } as const;
 
@@ -41,55 +41,29 @@ export function getNodeDetailById<H extends AnyStoreHandle>({ handle, id }: { ha
       const { outgoing, incoming } = relations;
       const frameEvidence = yield* listEvidenceHeadByTargetIds({ target: "frame", ids: frames.map((f) => f.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
       const relationEvidence = yield* listEvidenceHeadByTargetIds({ target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
-      const thoughtIds = evidenceThoughtIds(frameEvidence.links, relationEvidence.links);
+      const thoughtIds = [frameEvidence, relationEvidence].flatMap((head) => [...head.links.values()].flat().map((e) => e.thought_id));
       const excerptRows = thoughtIds.length
         ? yield* select(graphTables, (db, t) => db.select({ id: t.thoughts.id, excerpt: sql<string>`substr(${t.thoughts.content}, 1, 200)` }).from(t.thoughts).where(inArray(t.thoughts.id, thoughtIds)))
         : [];
-      const otherIds = neighbourIds({ outgoing, incoming });
+      // The nodes at the other end of the relations.
+      const otherIds = [...outgoing.map((r) => r.to_id), ...incoming.map((r) => r.from_id)];
       const otherRows = otherIds.length
         ? yield* select(graphTables, (db, t) => db.select({ id: t.kgNodes.id, display_name: t.kgNodes.displayName, entity_type: t.kgNodes.entityType }).from(t.kgNodes).where(inArray(t.kgNodes.id, otherIds)))
         : [];
       const excerpts = new Map(excerptRows.map((r) => [r.id, r.excerpt]));
-      const others = new Map(otherRows.map((n) => [n.id, n]));
-      return assembleNodeDetail({ node, frames, relations, framesTotal, frameEvidence, relationEvidence, excerpts, others });
+      const others = new Map<string, NeighbourNode>(otherRows.map((n) => [n.id, n]));
+      const evidenceOf = (head: EvidenceHead, id: string) => ({
+        evidence: (head.links.get(id) ?? []).map((l): Evidence[number] => ({ ...l, excerpt: excerpts.get(l.thought_id) ?? null })),
+        evidence_total: head.totals.get(id) ?? 0,
+      });
+      return {
+        node,
+        frames: frames.map((f) => ({ ...f, ...evidenceOf(frameEvidence, f.id) })),
+        outgoing: outgoing.map((r) => ({ ...r, other: others.get(r.to_id)!, ...evidenceOf(relationEvidence, r.id) })),
+        incoming: incoming.map((r) => ({ ...r, other: others.get(r.from_id)!, ...evidenceOf(relationEvidence, r.id) })),
+        totals: { frames: framesTotal, outgoing: relations.outgoingTotal, incoming: relations.incomingTotal },
+      };
     })(),
     { snapshot: true },
   );
-}
-
-type EvidenceByTarget = Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>;
-
-/** The evidence thoughts of a node's frames and relations. */
-function evidenceThoughtIds(...byTarget: EvidenceByTarget[]): string[] {
-  return byTarget.flatMap((m) => [...m.values()].flat().map((e) => e.thought_id));
-}
-
-/** The nodes at the other end of a node's relations. */
-function neighbourIds({ outgoing, incoming }: { outgoing: GraphRelation[]; incoming: GraphRelation[] }): string[] {
-  return [...outgoing.map((r) => r.to_id), ...incoming.map((r) => r.from_id)];
-}
-
-/** A node's detail from its parts: evidence with excerpts, relations with the node at the other end. */
-function assembleNodeDetail(p: {
-  node: GraphNode;
-  frames: GraphFrame[];
-  framesTotal: number;
-  relations: NodeRelations;
-  frameEvidence: EvidenceHead;
-  relationEvidence: EvidenceHead;
-  excerpts: Map<string, string>;
-  others: Map<string, NeighbourNode>;
-}): NodeDetail {
-  const evidenceOf = (head: EvidenceHead, id: string) => ({
-    evidence: (head.links.get(id) ?? []).map((l): Evidence[number] => ({ ...l, excerpt: p.excerpts.get(l.thought_id) ?? null })),
-    evidence_total: head.totals.get(id) ?? 0,
-  });
-  const { outgoing, incoming, outgoingTotal, incomingTotal } = p.relations;
-  return {
-    node: p.node,
-    frames: p.frames.map((f) => ({ ...f, ...evidenceOf(p.frameEvidence, f.id) })),
-    outgoing: outgoing.map((r) => ({ ...r, other: p.others.get(r.to_id)!, ...evidenceOf(p.relationEvidence, r.id) })),
-    incoming: incoming.map((r) => ({ ...r, other: p.others.get(r.from_id)!, ...evidenceOf(p.relationEvidence, r.id) })),
-    totals: { frames: p.framesTotal, outgoing: outgoingTotal, incoming: incomingTotal },
-  };
 }

@@ -13,7 +13,7 @@ import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
 import { buildFtsMatch, matchTerms } from "../retrieval";
-import { audit, enqueueVectors, forgetVectors } from "./engine";
+import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
@@ -107,7 +107,7 @@ export type GraphNode = {
   auto_extracted: boolean;
 };
 
-export const NODE_COLUMNS = `n.seq, n.id, n.name, n.display_name as displayName, n.entity_type as entityType, n.scope, n.created_at as createdAt, n.updated_at as updatedAt,
+const NODE_COLUMNS = `n.seq, n.id, n.name, n.display_name as displayName, n.entity_type as entityType, n.scope, n.created_at as createdAt, n.updated_at as updatedAt,
   n.created_by as createdBy, n.attributes, n.tags, n.embed_hash as embedHash, n.auto_extracted as autoExtracted`;
 
 export function toGraphNode(r: KgNodeRow): GraphNode {
@@ -137,7 +137,7 @@ export function* requireNode(id: string, { lock }: { lock?: RowLock } = {}): Op<
   return found;
 }
 
-/** A new node's row without its seq (both dialects): the canonical name, the display name as written, the hash of its embedding text. */
+/** A new node's row without its seq: the canonical name, the display name as written, the hash of its embedding text. */
 export function newNodeRow({ input: n, actor, now }: { input: z.output<typeof createNodeInputSchema>; actor: string; now: number }): Omit<KgNodeRow, "seq"> {
   const displayName = n.display_name ?? n.name.trim();
   const tags = normalizeTags(n.tags);
@@ -157,25 +157,6 @@ export function newNodeRow({ input: n, actor, now }: { input: z.output<typeof cr
   };
 }
 
-/** The 409 of a node that exists by canonical name and type (both dialects). */
-export function nodeExists({ entityType, name, id }: { entityType: string; name: string; id: string | undefined }): AppError {
-  return new AppError("conflict", `a ${entityType} node named '${name}' already exists`, [{ message: "existing node", id }]);
-}
-
-/** An update's columns to set (both dialects): the embed hash follows the display name and tags. */
-export function updatedNodeFields({ row, input: u, now }: { row: KgNodeRow; input: z.output<typeof updateNodeInputSchema>; now: number }) {
-  const displayName = u.display_name ?? row.displayName;
-  const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>({ text: row.tags, fallback: [] });
-  return {
-    displayName,
-    scope: u.scope === undefined ? row.scope : u.scope,
-    attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
-    tags: JSON.stringify(tags),
-    embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags })),
-    updatedAt: now,
-  };
-}
-
 /** Create a node; an existing node with the same canonical name and type is a 409 naming it. */
 export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createNodeInputSchema>; actor: string }): On<H, GraphNode> {
   const n = createNodeInputSchema.parse(input);
@@ -187,7 +168,7 @@ export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: {
       const created = yield* insertOrIgnore(nodes, values, (t) => [t.name, t.entityType]);
       if (!created) {
         const existing = yield* row(nodes, (t) => and(eq(t.name, values.name), eq(t.entityType, n.entity_type)));
-        throw nodeExists({ entityType: n.entity_type, name: values.name, id: existing?.id });
+        throw new AppError("conflict", `a ${n.entity_type} node named '${values.name}' already exists`, [{ message: "existing node", id: existing?.id }]);
       }
       yield* rowWordsWritten({ table: NODE_WORDS, ids: [created.seq] });
       yield* enqueueVectors([{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }]);
@@ -203,7 +184,17 @@ export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { ha
     handle,
     (function* () {
       const current = yield* requireNode(id, { lock: "update" });
-      const fields = updatedNodeFields({ row: current, input: u, now: Date.now() });
+      // The embed hash follows the display name and tags.
+      const displayName = u.display_name ?? current.displayName;
+      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>({ text: current.tags, fallback: [] });
+      const fields = {
+        displayName,
+        scope: u.scope === undefined ? current.scope : u.scope,
+        attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
+        tags: JSON.stringify(tags),
+        embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: current.entityType, tags })),
+        updatedAt: Date.now(),
+      };
       const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
       yield* rowWordsWritten({ table: NODE_WORDS, ids: [current.seq] });
       if (fields.embedHash !== current.embedHash) yield* enqueueVectors([{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }]);

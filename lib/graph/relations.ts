@@ -4,7 +4,7 @@ import { z } from "zod";
 import { count, insert, read, remove, row, rows, storeLock, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import type { KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
-import { audit } from "./engine";
+import { audit } from "../index/engine-steps";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
@@ -96,61 +96,6 @@ function* requireRelation(id: string): Op<GraphRelation> {
 const minDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 const maxDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
-type CreateRelation = z.output<typeof createRelationInputSchema>;
-
-/** A new relation's row (both dialects). */
-export function newRelationRow({ input: r, actor, now }: { input: CreateRelation; actor: string; now: number }): KgRelationRow {
-  return {
-    id: randomUUID(),
-    fromId: r.from_id,
-    toId: r.to_id,
-    relationshipType: r.relationship_type,
-    bidirectional: r.bidirectional,
-    weight: r.weight,
-    confidence: r.confidence,
-    temporalStart: r.temporal_start ?? null,
-    temporalEnd: r.temporal_end ?? null,
-    attributes: JSON.stringify(r.attributes ?? {}),
-    createdAt: now,
-    updatedAt: now,
-    createdBy: actor,
-  };
-}
-
-/** The merge rule of createOrMergeRelation, as the columns to set on the existing relation (both dialects). */
-export function mergedRelationFields({ existing, input: r, now }: { existing: KgRelationRow; input: CreateRelation; now: number }) {
-  return {
-    weight: Math.max(existing.weight, r.weight),
-    confidence: Math.max(existing.confidence, r.confidence),
-    bidirectional: Boolean(existing.bidirectional) || r.bidirectional,
-    temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
-    temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
-    attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
-    updatedAt: now,
-  };
-}
-
-/** An update's columns to set (both dialects); a time range that would end before it starts is a 400. */
-export function updatedRelationFields({ row, input: u, now }: { row: KgRelationRow; input: z.output<typeof updateRelationInputSchema>; now: number }) {
-  const start = u.temporal_start === undefined ? row.temporalStart : u.temporal_start;
-  const end = u.temporal_end === undefined ? row.temporalEnd : u.temporal_end;
-  if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
-  return {
-    weight: u.weight ?? row.weight,
-    confidence: u.confidence ?? row.confidence,
-    bidirectional: u.bidirectional ?? Boolean(row.bidirectional),
-    temporalStart: start,
-    temporalEnd: end,
-    attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
-    updatedAt: now,
-  };
-}
-
-/** A self-loop is refused (422) before anything is read. */
-export function refuseSelfLoop(r: CreateRelation): void {
-  if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
-}
-
 /**
  * Create a relation, or merge it into the one that already links the same
  * nodes with the same type (either direction when either is bidirectional).
@@ -164,7 +109,8 @@ export function refuseSelfLoop(r: CreateRelation): void {
  */
 export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createRelationInputSchema>; actor: string }): On<H, { relation: GraphRelation; merged: boolean }> {
   const r = createRelationInputSchema.parse(input);
-  refuseSelfLoop(r);
+  // A self-loop is refused (422) before anything is read.
+  if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
   const now = Date.now();
   const [low, high] = [r.from_id, r.to_id].sort();
   return write(
@@ -183,10 +129,33 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
         limit: 1,
       });
       if (existing) {
-        const [merged] = yield* update(relations, mergedRelationFields({ existing, input: r, now }), (t) => eq(t.id, existing.id));
+        const merging = {
+          weight: Math.max(existing.weight, r.weight),
+          confidence: Math.max(existing.confidence, r.confidence),
+          bidirectional: Boolean(existing.bidirectional) || r.bidirectional,
+          temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
+          temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
+          attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
+          updatedAt: now,
+        };
+        const [merged] = yield* update(relations, merging, (t) => eq(t.id, existing.id));
         return { relation: toGraphRelation(merged), merged: true };
       }
-      const created = yield* insert(relations, newRelationRow({ input: r, actor, now }));
+      const created = yield* insert(relations, {
+        id: randomUUID(),
+        fromId: r.from_id,
+        toId: r.to_id,
+        relationshipType: r.relationship_type,
+        bidirectional: r.bidirectional,
+        weight: r.weight,
+        confidence: r.confidence,
+        temporalStart: r.temporal_start ?? null,
+        temporalEnd: r.temporal_end ?? null,
+        attributes: JSON.stringify(r.attributes ?? {}),
+        createdAt: now,
+        updatedAt: now,
+        createdBy: actor,
+      });
       return { relation: toGraphRelation(created), merged: false };
     })(),
   );
@@ -199,7 +168,19 @@ export function updateRelation<H extends AnyStoreHandle>({ handle, id, input }: 
     (function* () {
       const current = yield* row(relations, (t) => eq(t.id, id), { lock: "update" });
       if (!current) throw notFound({ what: "relation", id });
-      const [written] = yield* update(relations, updatedRelationFields({ row: current, input: u, now: Date.now() }), (t) => eq(t.id, id));
+      const start = u.temporal_start === undefined ? current.temporalStart : u.temporal_start;
+      const end = u.temporal_end === undefined ? current.temporalEnd : u.temporal_end;
+      if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
+      const fields = {
+        weight: u.weight ?? current.weight,
+        confidence: u.confidence ?? current.confidence,
+        bidirectional: u.bidirectional ?? Boolean(current.bidirectional),
+        temporalStart: start,
+        temporalEnd: end,
+        attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
+        updatedAt: Date.now(),
+      };
+      const [written] = yield* update(relations, fields, (t) => eq(t.id, id));
       return toGraphRelation(written);
     })(),
   );

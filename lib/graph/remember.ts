@@ -1,13 +1,10 @@
-import type Database from "better-sqlite3";
 import { z } from "zod";
-import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
-import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import type { AnyStoreHandle } from "../db/port";
+import { startQueryBudget, type QueryBudget } from "../db/query-budget";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
-import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
-import { preparedOnce } from "../db/statements";
 import type { Fingerprint } from "../embed/providers";
-import { answerReason, broadTopWithinBudget, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, matchExpression, termCoverage, weakAnswerReason, type ConfidenceBand, type FusionPolicy, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
+import { answerReason, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, termCoverage, weakAnswerReason, type ConfidenceBand, type FusionPolicy, matchTerms, similarityFloorFor, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { CONTEXT_EVIDENCE, contextScores, type ContextNeighbours } from "../retrieval/context";
 import { NODE_KIND } from "./nodes";
@@ -47,7 +44,7 @@ import { pushTo } from "../collections";
  * Returned with every response; any weight can be overridden per request.
  */
 export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
-export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
+const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
   semantic: "relevance: bm25 relative to the best FTS hit × (0.5 + 0.5 × share of the query's words the item holds) + context from the neighbouring turns + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
@@ -60,10 +57,11 @@ export const REMEMBER_SIGNALS = {
 export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
 
 const weight = z.number().min(0).max(10);
+const GRAPH_KINDS = [THOUGHT_KIND, NODE_KIND];
 /** Words of the query matched by full-text (each one more doclist to merge). */
 const MAX_FTS_TERMS = 16;
 /** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
-export const MAX_EXPANDED_NODES = 100;
+const MAX_EXPANDED_NODES = 100;
 /** One-hop expansion reads at most this many edges per seed in each direction (its strongest), and this many in all. */
 export const MAX_EDGES_PER_SEED = 25;
 export const MAX_EDGES_READ = 500;
@@ -94,7 +92,7 @@ export const rememberInputSchema = z
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
 export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-export type MatchSource = "thought_knn" | "thought_fts" | "thought_context" | "node_knn" | "node_fts" | "expansion";
+type MatchSource = "thought_knn" | "thought_fts" | "thought_context" | "node_knn" | "node_fts" | "expansion";
 
 export type ScoreBreakdown = {
   /** The fused relevance: lexical + w_vec × vector (lib/retrieval/fusion.ts), never below the lexical evidence. */
@@ -156,12 +154,7 @@ export type RememberResponse = {
   explain?: Explain;
 };
 
-/** One place to read candidates from: the store (main schema) or core (attached, read-only). */
-type Source = { store: string; schema: "main" | "core"; db: Database.Database; fingerprintId: string | null; vectorsLoaded: boolean; floor: number };
-
-const knnSource = (src: Source): KnnSource => ({ db: src.db, schema: src.schema, vectorsLoaded: src.vectorsLoaded });
-
-/** One entity found by remember in one source (both dialects). */
+/** One entity found by remember in one source. */
 export type Candidate = {
   key: string;
   kind: Kind;
@@ -215,92 +208,15 @@ function propertyText(json: string): string {
  */
 export type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
 export type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
-type FtsRankRow = { seq: number; rank: number };
 export type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string };
 export type FrameEvidenceRow = { nodeId: string; thoughtId: string; stance: string };
-export type RelationEvidenceRow = { relationId: string; thoughtId: string };
+type RelationEvidenceRow = { relationId: string; thoughtId: string };
 export type EdgeRow = { id: string; fromId: string; toId: string; type: string; weight: number };
-
-function loadThoughts({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): ThoughtCandidateRow[] {
-  if (by.values.length === 0) return [];
-  return preparedOnce({
-    sqlite: src.db,
-    sql: `select seq, id, content, timestamp, content_hash as hash, framework, consistency from ${src.schema}.thoughts where ${by.column} in (select value from json_each(?))`,
-  }).all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
-}
-
-function loadNodes({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): NodeCandidateRow[] {
-  if (by.values.length === 0) return [];
-  return preparedOnce({
-    sqlite: src.db,
-    sql: `select seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash from ${src.schema}.kg_node where ${by.column} in (select value from json_each(?))`,
-  }).all(JSON.stringify(by.values)) as NodeCandidateRow[];
-}
-
-/** Nearest refIds of a kind, at or above the similarity floor, through the one KNN (store or attached core). */
-function nearestRefIds({ src, kind, query, k, belowFloor }: { src: Source; kind: Kind; query: Float32Array; k: number; belowFloor: { n: number } }): number[] {
-  if (!src.fingerprintId) return [];
-  const r = vectorNeighbours({ sources: [{ store: src.store, source: knnSource(src), fingerprintId: src.fingerprintId }], kind, query, k, floor: src.floor });
-  belowFloor.n += r.belowFloor;
-  return r.hits.map((h) => h.refId);
-}
 
 /** Lexical scores relative to the best hit (1 for the best); `rank` is better when larger. */
 export function relativeLexical(rows: { seq: number; rank: number }[]): { seq: number; lexical: number }[] {
   const best = rows.length ? rows[0].rank : 0;
   return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(r.rank / best) : 1 }));
-}
-
-/**
- * bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). A query
- * with common words is first ranked from its rarer words' rows (selectiveTopByBm25, or null: the whole query runs);
- * `common` collects the words scored on those candidates only.
- */
-function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; terms: string[]; k: number; budget: QueryBudget; common: Set<string> }): { seq: number; lexical: number }[] {
-  const match = matchExpression(terms, "any");
-  if (!match) return [];
-  const pruned = runWithinBudget({ sqlite: src.db, budget, fn: () => selectiveTopByBm25({ db: src.db, schema: src.schema, table, terms, k }) });
-  for (const w of pruned?.common ?? []) common.add(w);
-  // Broad matches on a table with word lists are ranked from them, exactly as the statement below ranks them.
-  const broad = pruned ? null : broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
-  const statement = preparedOnce({ sqlite: src.db, sql: `select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
-  const rows = pruned
-    ? pruned.rows.map((r) => ({ seq: r.rowid, rank: r.rank }))
-    : broad
-      ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank }))
-      : runWithinBudget({ sqlite: src.db, budget, fn: () => statement.all(match, k) as FtsRankRow[] });
-  // bm25 is better when more negative.
-  return relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank })));
-}
-
-/**
- * The thoughts just before and after each of `seqs` in time, of the same chain (or both unchained), within the
- * context window (lib/retrieval/context.ts); each lookup walks the timestamp index from the hit outwards.
- */
-function thoughtNeighbours({ src, seqs }: { src: Source; seqs: number[] }): ContextNeighbours[] {
-  if (seqs.length === 0) return [];
-  const t = `${src.schema}.thoughts`;
-  return preparedOnce({
-    sqlite: src.db,
-    sql: `select h.seq as hit,
-       (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
-       (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
-     from ${t} h where h.seq in (select value from json_each(@seqs))`,
-  }).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: JSON.stringify(seqs) }) as ContextNeighbours[];
-}
-
-/** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
-function cosineByCandidate({ src, kind, cands, query }: { src: Source; kind: Kind; cands: Candidate[]; query: Float32Array }): Map<number, number> {
-  const out = new Map<number, number>();
-  if (!src.fingerprintId || cands.length === 0) return out;
-  const sims = similaritiesOf({ source: knnSource(src), kind, fingerprintId: src.fingerprintId, refIds: cands.map((c) => c.seq), query });
-  const hashes = new Map(cands.map((c) => [c.seq, c.hash]));
-  for (const [refId, s] of sims) if (hashes.get(refId) === s.inputHash) out.set(refId, clamp01(s.similarity));
-  return out;
-}
-
-function hasGraphContent(src: Source): boolean {
-  return !!preparedOnce({ sqlite: src.db, sql: `select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1` }).get();
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
@@ -348,51 +264,28 @@ export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; 
   return facts;
 }
 
-function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
-  if (nodeIds.length === 0) return new Map();
-  // Frames and their evidence in one pass over the nodes' frames (two queries found each node's frames twice), ordered here.
-  const rows = preparedOnce({
-    sqlite: src.db,
-    sql: `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt, e.thought_id as thoughtId, e.stance
-       from ${src.schema}.kg_frame f left join ${src.schema}.kg_frame_evidence e on e.frame_id = f.id
-      where f.node_id in (select value from json_each(?))`,
-  }).all(JSON.stringify(nodeIds)) as (FrameFactRow & { createdAt: number; thoughtId: string | null; stance: string | null })[];
-  const frames = new Map<string, FrameFactRow & { createdAt: number }>();
-  const evidence: FrameEvidenceRow[] = [];
-  for (const r of rows) {
-    if (!frames.has(r.id)) frames.set(r.id, { id: r.id, nodeId: r.nodeId, col: r.col, properties: r.properties, createdAt: r.createdAt });
-    if (r.thoughtId !== null) evidence.push({ nodeId: r.nodeId, thoughtId: r.thoughtId, stance: r.stance! });
-  }
-  // SQLite's order by node_id, created_at, id (ids are ASCII: code-unit order is its binary order).
-  const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  const ordered = [...frames.values()].sort((a, b) => byKey(a.nodeId, b.nodeId) || a.createdAt - b.createdAt || byKey(a.id, b.id));
-  return nodeFactsOf({ nodeIds, frames: ordered, evidence });
-}
-
 export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const r of rows) pushTo(out, r.relationId, r.thoughtId);
   return out;
 }
 
-function relationEvidence({ src, relationIds }: { src: Source; relationIds: string[] }): Map<string, string[]> {
-  if (relationIds.length === 0) return new Map();
-  const rows = preparedOnce({ sqlite: src.db, sql: `select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))` }).all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
-  return relationEvidenceOf(rows);
-}
-
 /**
  * Candidates of one source, merged by entity: one entity found several ways
  * is one candidate, its sources accumulate, its lexical score is the best seen.
  */
-export function candidateSet(store: string) {
+function candidateSet(store: string) {
   const cands = new Map<string, Candidate>();
-  // A new candidate is made only when the entity is new, as one literal of a fixed shape: spreading a row's fields into
-  // it took ~8 µs a candidate at 100k thoughts (1.4 ms of a remember call), measured.
-  const merge = (kind: Kind, row: { id: string; seq: number }, how: MatchSource, lexical: Map<number, number>, make: (key: string, expanded: boolean) => Candidate) => {
+  // A new candidate is made only when the entity is new, as one literal of a fixed shape (spreading a row's fields into it was measurably slower).
+  type Fields = Pick<Candidate, "title" | "text" | "entityType" | "time" | "name" | "framework" | "consistency">;
+  const merge = (kind: Kind, row: { id: string; seq: number; hash: string }, how: MatchSource, lexical: Map<number, number>, fields: () => Fields) => {
     const key = `${store}:${kind}:${row.id}`;
     let c = cands.get(key);
-    if (!c) cands.set(key, (c = make(key, how === "expansion")));
+    if (!c) {
+      const f = fields();
+      c = { key, kind, seq: row.seq, id: row.id, title: f.title, text: f.text, entityType: f.entityType, time: f.time, hash: row.hash, name: f.name, framework: f.framework, consistency: f.consistency, matchedBy: new Set<MatchSource>(), lexical: 0, context: 0, edge: null, expanded: how === "expansion" };
+      cands.set(key, c);
+    }
     c.matchedBy.add(how);
     if (how === "thought_context") c.context = Math.max(c.context, lexical.get(row.seq) ?? 0);
     else c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
@@ -400,95 +293,17 @@ export function candidateSet(store: string) {
   return {
     cands,
     addThoughts(rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
-      for (const r of rows) {
-        merge(THOUGHT_KIND, r, how, lexical, (key, expanded) => ({
-          key,
-          kind: THOUGHT_KIND,
-          seq: r.seq,
-          id: r.id,
-          title: r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content,
-          text: r.content,
-          entityType: null,
-          time: r.timestamp,
-          hash: r.hash,
-          name: null,
-          framework: r.framework,
-          consistency: r.consistency,
-          matchedBy: new Set<MatchSource>(),
-          lexical: 0,
-          context: 0,
-          edge: null,
-          expanded,
-        }));
-      }
+      const title = (content: string) => (content.length > 200 ? `${content.slice(0, 199)}…` : content);
+      for (const r of rows) merge(THOUGHT_KIND, r, how, lexical, () => ({ title: title(r.content), text: r.content, entityType: null, time: r.timestamp, name: null, framework: r.framework, consistency: r.consistency }));
     },
     addNodes(rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
-      for (const r of rows) {
-        merge(NODE_KIND, r, how, lexical, (key, expanded) => ({
-          key,
-          kind: NODE_KIND,
-          seq: r.seq,
-          id: r.id,
-          title: r.displayName,
-          text: r.displayName,
-          entityType: r.entityType,
-          time: r.updatedAt,
-          hash: r.hash,
-          name: r.name,
-          framework: null,
-          consistency: null,
-          matchedBy: new Set<MatchSource>(),
-          lexical: 0,
-          context: 0,
-          edge: null,
-          expanded,
-        }));
-      }
+      for (const r of rows) merge(NODE_KIND, r, how, lexical, () => ({ title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, name: r.name, framework: null, consistency: null }));
     },
     /** The ids of the nodes found directly: the seeds of one-hop expansion. */
     nodeIds: () => [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id),
   };
 }
-export type CandidateSet = ReturnType<typeof candidateSet>;
-
-/** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
-function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; ftsTerms: string[]; k: number; minEdgeWeight: number; budget: QueryBudget; belowFloor: { n: number }; common: Set<string> }): Map<string, Candidate> {
-  const set = candidateSet(src.store);
-  const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
-  if (args.kinds.includes(THOUGHT_KIND)) {
-    if (args.queryVector) set.addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "thought_knn");
-    if (args.ftsTerms.length > 0) {
-      const hits = ftsHits({ src, table: "thoughts_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
-      set.addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", lexicalOf(hits));
-      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
-      const context = contextScores({ hits, neighbours: thoughtNeighbours({ src, seqs: seeds.map((h) => h.seq) }) });
-      set.addThoughts(loadThoughts({ src, by: { column: "seq", values: [...context.keys()] } }), "thought_context", context);
-    }
-  }
-  if (args.kinds.includes(NODE_KIND)) {
-    if (args.queryVector) set.addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "node_knn");
-    if (args.ftsTerms.length > 0) {
-      const hits = ftsHits({ src, table: "kg_node_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
-      set.addNodes(loadNodes({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "node_fts", lexicalOf(hits));
-    }
-    const seeds = set.nodeIds();
-    if (seeds.length > 0) {
-      // Each seed's strongest edges only, each direction read through its (node, weight) index: a hub costs its cap, not its degree.
-      const r = `${src.schema}.kg_relation`;
-      const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
-      const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
-      const edges = preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({
-        minWeight: args.minEdgeWeight,
-        seeds: JSON.stringify(seeds),
-        perSeed: MAX_EDGES_PER_SEED,
-        total: MAX_EDGES_READ,
-      }) as EdgeRow[];
-      const hop = oneHop({ set, seeds, edges });
-      hop.join(loadNodes({ src, by: { column: "id", values: hop.newcomers } }));
-    }
-  }
-  return set.cands;
-}
+type CandidateSet = ReturnType<typeof candidateSet>;
 
 /**
  * One hop from the directly found nodes (`seeds`) over `edges` (relations
@@ -497,7 +312,7 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
  * neighbours not found directly (`newcomers`, at most MAX_EXPANDED_NODES)
  * join as "expansion" once the caller has loaded their rows (`join`).
  */
-export function oneHop({ set, seeds, edges }: { set: CandidateSet; seeds: string[]; edges: EdgeRow[] }): { newcomers: string[]; join: (rows: NodeCandidateRow[]) => void } {
+function oneHop({ set, seeds, edges }: { set: CandidateSet; seeds: string[]; edges: EdgeRow[] }): { newcomers: string[]; join: (rows: NodeCandidateRow[]) => void } {
   const seedSet = new Set(seeds);
   const best = new Map<string, { weight: number; relationId: string; type: string; fromNodeId: string }>();
   for (const e of edges) {
@@ -536,10 +351,10 @@ export function rememberPlan(input: RememberInput) {
 export type RememberPlan = ReturnType<typeof rememberPlan>;
 
 /** One source's candidates with what scoring reads of them: cosines by seq (current vectors only), node facts, relation evidence. */
-export type ScoredSource = { store: string; cands: Map<string, Candidate>; cosThought: Map<number, number>; cosNode: Map<number, number>; facts: Map<string, NodeFacts>; relEvidence: Map<string, string[]> };
+type ScoredSource = { store: string; cands: Map<string, Candidate>; cosThought: Map<number, number>; cosNode: Map<number, number>; facts: Map<string, NodeFacts>; relEvidence: Map<string, string[]> };
 
 /** Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins. */
-export function dropCoreTwins(perSource: { cands: Map<string, Candidate> }[]): Set<string> {
+function dropCoreTwins(perSource: { cands: Map<string, Candidate> }[]): Set<string> {
   const alsoInCore = new Set<string>();
   if (perSource.length !== 2) return alsoInCore;
   const storeNodes = new Map([...perSource[0].cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => [`${c.name}\u0000${c.entityType}`, c.key]));
@@ -553,34 +368,15 @@ export function dropCoreTwins(perSource: { cands: Map<string, Candidate> }[]): S
   return alsoInCore;
 }
 
-/** The gathering's explain stages (vector, lexical, expansion), shown by what each leg found; the time is the whole gathering's. */
-export function recordGatherExplain({ rec, perSource, gatherMs, hasQueryVector, belowFloor, plan, lexicalDetail }: { rec: ExplainRecorder; perSource: { store: string; cands: Map<string, Candidate> }[]; gatherMs: number; hasQueryVector: boolean; belowFloor: number; plan: RememberPlan; lexicalDetail: string }): void {
-  const { req } = plan;
-  const all = perSource.flatMap(({ store, cands }) => [...cands.values()].map((c) => ({ key: `${store}:${c.key}`, c })));
-  const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
-  const vec = found(["thought_knn", "node_knn"]);
-  const lex = found(["thought_fts", "node_fts"]);
-  rec.record("vector", gatherMs, { candidates: vec.length, detail: hasQueryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
-  rec.record("lexical", 0, { candidates: lex.length, detail: lexicalDetail, top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
-  rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
-}
-
-/** as_of: the request's, else the newest candidate's time (null when there is none), so the same data and query always score the same. */
-export function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string, Candidate> }[]): number | null {
-  let newest = 0;
-  for (const { cands } of perSource) for (const c of cands.values()) newest = Math.max(newest, c.time);
-  return req.as_of ?? (newest || null);
-}
-
 /** The fusion policy of one answer (the store's model) and what the confidence bands read of it. */
-export type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
+type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
 
-export function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint, "provider" | "model" | "id"> | null }): RememberFusion {
+function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint, "provider" | "model" | "id"> | null }): RememberFusion {
   return { policy: fusionPolicyFor({ fingerprint: fp, override: { scoreVector: plan.req.w_vec } }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
 }
 
-/** Score every candidate by the formula and order them totally (both dialects). */
-export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
+/** Score every candidate by the formula and order them totally. */
+function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
   const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;
   const scored: RememberResult[] = [];
@@ -632,65 +428,8 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
   return scored;
 }
 
-/** The answer (both dialects): the ranked results cut to the limit, with everything a caller needs to read the scores. */
-export function rememberAnswer({
-  plan,
-  store,
-  includeCore,
-  vectorsAnswered,
-  fallback,
-  coreFallback,
-  scored,
-  searchable,
-  belowFloor,
-  asOf,
-  rec,
-  fusion,
-}: {
-  plan: RememberPlan;
-  store: string;
-  includeCore: boolean;
-  vectorsAnswered: boolean;
-  fallback: Fallback | null;
-  coreFallback: RememberResponse["core_fallback"];
-  scored: RememberResult[];
-  searchable: boolean;
-  belowFloor: number;
-  asOf: number | null;
-  rec: ExplainRecorder | null;
-  fusion: RememberFusion;
-}): RememberResponse {
-  const { req, w } = plan;
-  const results = scored.slice(0, req.limit);
-  return {
-    query: req.query,
-    store,
-    include_core: includeCore,
-    mode: vectorsAnswered ? "vector+fts" : "fts",
-    fallback,
-    core_fallback: coreFallback,
-    reason: answerReason({ found: scored.length, searchable: searchable ? 1 : 0, fallback, belowFloor, weak: weakAnswerReason({ bands: results.map((r) => r.confidence), terms: plan.ftsTerms }) }),
-    formula: REMEMBER_FORMULA,
-    signals: REMEMBER_SIGNALS,
-    weights: w,
-    tau_hours: req.tau_hours,
-    min_edge_weight: req.min_edge_weight,
-    as_of: asOf,
-    fusion: { key: fusion.policy.key, source: fusion.policy.source, w_vec: fusion.policy.scoreVector, detail: fusion.policy.detail },
-    results,
-    ...(rec ? { explain: rec.result() } : {}),
-  };
-}
-
-/** The readiness stage of explain: per store, whether the query was embedded and with what, or why not. */
-export function recordReadiness(rec: ExplainRecorder | null, plans: [string, QueryVectorPlan | null][]): void {
-  for (const [name, p] of plans) {
-    if (p) rec?.readiness(p, name);
-  }
-}
-
 /** Whose vectors answer: the store's model; core's only when it is the same model (else core answers lexically and says why). */
-export function vectorPlanOf({ plan, corePlan, includeCore }: { plan: QueryVectorPlan; corePlan: QueryVectorPlan | null; includeCore: boolean }) {
+function vectorPlanOf({ plan, corePlan, includeCore }: { plan: QueryVectorPlan; corePlan: QueryVectorPlan | null; includeCore: boolean }) {
   const storeFp = plan.ok ? plan.fingerprint : null;
   const coreFp = corePlan?.ok && (!storeFp || corePlan.fingerprint.id === storeFp.id) ? corePlan.fingerprint : null;
   return {
@@ -702,67 +441,188 @@ export function vectorPlanOf({ plan, corePlan, includeCore }: { plan: QueryVecto
   };
 }
 
+type Awaitable<T> = T | Promise<T>;
+
+/** What a lexical leg says of how it ranked, for explain: FTS5's words scored on pruned candidates, or PostgreSQL's lexemes. */
+export type LexicalNote = { words: string[]; tsRank: boolean };
+
 /**
- * Fused, explained, deterministic recall over thoughts and the graph. `core`
- * is core's handle when the request asks to include it (the entry point opens
- * it once with openCoreFor); it is only read, through a read-only connection.
+ * One source's reads (the store, or core read-only beside it): the only part of remember that differs per
+ * engine (engines/sqlite.ts: FTS5 and the store's KNN; engines/pg.ts: PostgreSQL full-text and pgvector).
+ * Row reads take seqs or ids; the vector reads use the source's fingerprint and query vector.
  */
-export async function rememberByQuery({ handle, core, input }: { handle: StoreHandle; core: StoreHandle | null; input: RememberInput }): Promise<RememberResponse> {
-  const plan = rememberPlan(input);
+export type RememberReader = {
+  thoughts: (seqs: number[]) => Awaitable<ThoughtCandidateRow[]>;
+  nodes: (by: { seqs: number[] } | { ids: string[] }) => Awaitable<NodeCandidateRow[]>;
+  /** The kind's nearest seqs at or above the similarity floor, or why the KNN refused. */
+  nearest: (a: { kind: Kind; k: number }) => Awaitable<{ ok: true; seqs: number[]; belowFloor: number } | { ok: false; message: string }>;
+  /** The best `k` rows for the query's words (any), best first, each relative to the best (relativeLexical), within the budget. */
+  lexical: (a: { kind: Kind; terms: string[]; k: number; budget: QueryBudget }) => Awaitable<{ hits: { seq: number; lexical: number }[]; note: LexicalNote }>;
+  /** The thoughts just before and after each of `seqs` in time, of the same chain, within the context window (lib/retrieval/context.ts). */
+  thoughtNeighbours: (seqs: number[]) => Awaitable<ContextNeighbours[]>;
+  /** Each seed's strongest edges (≥ minWeight) in each direction, MAX_EDGES_PER_SEED per seed, MAX_EDGES_READ in all: a hub costs its cap, not its degree. */
+  strongestEdges: (a: { seeds: string[]; minWeight: number }) => Awaitable<EdgeRow[]>;
+  /** The query's cosine with each stored vector of these rows, with the hash of the text it was made from. */
+  similarities: (a: { kind: Kind; seqs: number[] }) => Awaitable<Map<number, { similarity: number; inputHash: string }>>;
+  nodeFacts: (nodeIds: string[]) => Awaitable<Map<string, NodeFacts>>;
+  relationEvidence: (relationIds: string[]) => Awaitable<Map<string, string[]>>;
+  /** Whether the source holds any thought or node. */
+  searchable: () => Awaitable<boolean>;
+};
+
+export type RememberEngine = {
+  planQueryVector: (a: { handle: AnyStoreHandle; text: string; kinds: string[] }) => Promise<QueryVectorPlan>;
+  /** Run `work` over one source's reader: the store's own (`core` null), or core's beside it. */
+  readSource: <T>(a: { handle: AnyStoreHandle; core: AnyStoreHandle | null; fp: Fingerprint | null; query: Float32Array | null }, work: (reader: RememberReader) => Promise<T>) => Promise<T>;
+  /** The lexical stage's explain detail. */
+  lexicalDetail: (a: { plan: RememberPlan; notes: LexicalNote[] }) => string;
+};
+
+type Gathered = ScoredSource & { belowFloor: number; vectorFallback: Fallback | null; searchable: boolean; notes: LexicalNote[] };
+
+/**
+ * One source: the KNN of each kind (when one refuses, this source answers lexically), full-text seeds with their
+ * context, merged by entity, one hop over strong edges, then what scoring reads of every candidate.
+ */
+async function gather({ reader, store, plan, vectors, budget }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget }): Promise<Gathered> {
   const { req, ftsTerms } = plan;
+  const set = candidateSet(store);
+  const kinds = req.kinds as Kind[];
+  let belowFloor = 0;
+  let vectorFallback: Fallback | null = null;
+  const nearest = new Map<Kind, number[]>();
+  for (const kind of vectors ? kinds : []) {
+    const knn = await reader.nearest({ kind, k: req.candidates });
+    if (!knn.ok) {
+      vectorFallback = { reason: "vectors_unavailable", message: `${store}: ${knn.message}` };
+      nearest.clear();
+      break;
+    }
+    belowFloor += knn.belowFloor;
+    nearest.set(kind, knn.seqs);
+  }
+  const useVectors = vectors && vectorFallback === null;
+  const notes: LexicalNote[] = [];
+  const lexical = async (kind: Kind) => {
+    if (ftsTerms.length === 0) return [];
+    const { hits, note } = await reader.lexical({ kind, terms: ftsTerms, k: req.candidates, budget });
+    notes.push(note);
+    return hits;
+  };
+  const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
+  if (kinds.includes(THOUGHT_KIND)) {
+    if (useVectors) set.addThoughts(await reader.thoughts(nearest.get(THOUGHT_KIND) ?? []), "thought_knn");
+    const hits = await lexical(THOUGHT_KIND);
+    if (hits.length > 0) {
+      set.addThoughts(await reader.thoughts(hits.map((h) => h.seq)), "thought_fts", lexicalOf(hits));
+      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
+      const context = contextScores({ hits, neighbours: await reader.thoughtNeighbours(seeds.map((h) => h.seq)) });
+      set.addThoughts(await reader.thoughts([...context.keys()]), "thought_context", context);
+    }
+  }
+  if (kinds.includes(NODE_KIND)) {
+    if (useVectors) set.addNodes(await reader.nodes({ seqs: nearest.get(NODE_KIND) ?? [] }), "node_knn");
+    const hits = await lexical(NODE_KIND);
+    set.addNodes(await reader.nodes({ seqs: hits.map((h) => h.seq) }), "node_fts", lexicalOf(hits));
+    const seeds = set.nodeIds();
+    if (seeds.length > 0) {
+      const hop = oneHop({ set, seeds, edges: await reader.strongestEdges({ seeds, minWeight: req.min_edge_weight }) });
+      hop.join(await reader.nodes({ ids: hop.newcomers }));
+    }
+  }
+  const list = [...set.cands.values()];
+  const nodeIds = list.filter((c) => c.kind === NODE_KIND).map((c) => c.id);
+  // Only a vector of the row's current text counts.
+  const cosines = async (kind: Kind) => {
+    const mine = list.filter((c) => c.kind === kind);
+    const out = new Map<number, number>();
+    if (!useVectors || mine.length === 0) return out;
+    const sims = await reader.similarities({ kind, seqs: mine.map((c) => c.seq) });
+    const hashes = new Map(mine.map((c) => [c.seq, c.hash]));
+    for (const [seq, s] of sims) if (hashes.get(seq) === s.inputHash) out.set(seq, clamp01(s.similarity));
+    return out;
+  };
+  return {
+    store,
+    cands: set.cands,
+    cosThought: await cosines(THOUGHT_KIND),
+    cosNode: await cosines(NODE_KIND),
+    facts: await reader.nodeFacts(nodeIds),
+    relEvidence: await reader.relationEvidence(list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : []))),
+    belowFloor,
+    vectorFallback,
+    searchable: await reader.searchable(),
+    notes,
+  };
+}
+
+/**
+ * Fused, explained, deterministic recall over thoughts and the graph, on the
+ * engine the composition root picked (lib/graph/backend.ts). `core` is core's
+ * handle when the request asks to include it; it is only read.
+ */
+export async function rememberByQuery({ engine, handle, core, input }: { engine: RememberEngine; handle: AnyStoreHandle; core: AnyStoreHandle | null; input: RememberInput }): Promise<RememberResponse> {
+  const plan = rememberPlan(input);
+  const { req, w } = plan;
   const store = handle.store;
   const coreHandle = req.include_core && store !== CORE_STORE ? core : null;
   const includeCore = coreHandle !== null;
 
-  // The store's readiness and the query's vector (lib/retrieval); core answers with vectors only when its model is the same.
+  // Embedding the query may wait on the provider: outside any transaction. Before the first graph vector exists, remember answers lexically.
   const rec = req.explain ? new ExplainRecorder() : null;
-  // The graph's vectors (thoughts and nodes): before the first exists, remember answers lexically (awaitingFirstVectors).
-  const kinds = [THOUGHT_KIND, NODE_KIND];
-  const storePlan = await planQueryVector({ handle, text: req.query, kinds });
-  const corePlan = coreHandle ? await planQueryVector({ handle: coreHandle, text: req.query, kinds }) : null;
-  recordReadiness(rec, [
-    [store, storePlan],
-    [CORE_STORE, corePlan],
-  ]);
-  const { queryVector, fallback, storeFp, coreFp, coreFallback } = vectorPlanOf({ plan: storePlan, corePlan, includeCore });
+  const storePlan = await engine.planQueryVector({ handle, text: req.query, kinds: GRAPH_KINDS });
+  const corePlan = coreHandle ? await engine.planQueryVector({ handle: coreHandle, text: req.query, kinds: GRAPH_KINDS }) : null;
+  for (const [name, p] of [[store, storePlan], [CORE_STORE, corePlan]] as const) if (p) rec?.readiness(p, name);
+  const vp = vectorPlanOf({ plan: storePlan, corePlan, includeCore });
 
-  const match = matchExpression(ftsTerms, "any");
-  const common = new Set<string>();
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query" });
-  const reader = coreHandle ? openStoreReaderWithCore({ handle, core: coreHandle }) : null;
-  try {
-    const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, fingerprintId: storeFp?.id ?? null, vectorsLoaded: handle.vectors.available, floor: storeFp ? similarityFloorFor(storeFp.provider) : 1 }];
-    // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
-    if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, fingerprintId: coreFp?.id ?? null, vectorsLoaded: handle.vectors.available, floor: coreFp ? similarityFloorFor(coreFp.provider) : 1 });
-
-    const belowFloor = { n: 0 };
-    const gatherStarted = performance.now();
-    const perSource = sources.map((src) => ({ src, store: src.store, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, ftsTerms, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor, common }) }));
-    if (rec) {
-      const lexicalDetail = match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; word(s) ${[...common].join(", ")} scored only on the rarer words' best ${4 * req.candidates} rows` : ""}` : "no word to match";
-      recordGatherExplain({ rec, perSource, gatherMs: performance.now() - gatherStarted, hasQueryVector: queryVector !== null, belowFloor: belowFloor.n, plan, lexicalDetail });
-    }
-    const fusionStarted = performance.now();
-    const alsoInCore = dropCoreTwins(perSource);
-    const asOf = asOfFor(req, perSource);
-    const scoredSources = perSource.map(({ src, cands }): ScoredSource => {
-      const list = [...cands.values()];
-      const thoughtsList = list.filter((c) => c.kind === THOUGHT_KIND);
-      const nodesList = list.filter((c) => c.kind === NODE_KIND);
-      return {
-        store: src.store,
-        cands,
-        cosThought: queryVector ? cosineByCandidate({ src, kind: THOUGHT_KIND, cands: thoughtsList, query: queryVector }) : new Map(),
-        cosNode: queryVector ? cosineByCandidate({ src, kind: NODE_KIND, cands: nodesList, query: queryVector }) : new Map(),
-        facts: nodeFacts({ src, nodeIds: nodesList.map((c) => c.id) }),
-        relEvidence: relationEvidence({ src, relationIds: nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) }),
-      };
-    });
-    const fusion = rememberFusion({ plan, fp: storeFp });
-    const scored = scoreCandidates({ plan, sources: scoredSources, alsoInCore, asOf, fusion });
-    rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
-    return rememberAnswer({ plan, store, includeCore, vectorsAnswered: storeFp !== null, fallback, coreFallback, scored, searchable: sources.some(hasGraphContent), belowFloor: belowFloor.n, asOf, rec, fusion });
-  } finally {
-    reader?.close();
+  const sources = [{ store, core: null, fp: vp.storeFp }, ...(coreHandle ? [{ store: CORE_STORE, core: coreHandle, fp: vp.coreFp }] : [])];
+  const gatherStarted = performance.now();
+  const perSource: Gathered[] = [];
+  for (const src of sources) {
+    const query = src.fp ? vp.queryVector : null;
+    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget })));
   }
+  const belowFloor = perSource.reduce((n, s) => n + s.belowFloor, 0);
+  // The store's own KNN decides the mode: when it could not answer, the whole answer is lexical and says why; core's refusal is core's fallback.
+  const storeRefused = perSource[0].vectorFallback;
+  const fallback = vp.fallback ?? storeRefused;
+  const coreFallback = vp.coreFallback ?? perSource[1]?.vectorFallback ?? null;
+  if (rec) {
+    // The gathering's stages, shown by what each leg found; the time is the whole gathering's.
+    const all = perSource.flatMap(({ store, cands }) => [...cands.values()].map((c) => ({ key: `${store}:${c.key}`, c })));
+    const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
+    const lex = found(["thought_fts", "node_fts"]);
+    const vectorDetail = vp.queryVector !== null && !storeRefused ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor} neighbour(s) below the similarity floor left out` : "no query vector: lexical only";
+    rec.record("vector", performance.now() - gatherStarted, { candidates: found(["thought_knn", "node_knn"]).length, detail: vectorDetail, top: [] });
+    rec.record("lexical", 0, { candidates: lex.length, detail: engine.lexicalDetail({ plan, notes: perSource.flatMap((s) => s.notes) }), top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
+    rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
+  }
+  const fusionStarted = performance.now();
+  const alsoInCore = dropCoreTwins(perSource);
+  // as_of: the request's, else the newest candidate's time (null when there is none), so the same data and query always score the same.
+  const newest = Math.max(0, ...perSource.flatMap((src) => [...src.cands.values()].map((c) => c.time)));
+  const asOf = req.as_of ?? (newest || null);
+  const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
+  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf, fusion });
+  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
+  const results = scored.slice(0, req.limit);
+  return {
+    query: req.query,
+    store,
+    include_core: includeCore,
+    mode: vp.storeFp !== null && !storeRefused ? "vector+fts" : "fts",
+    fallback,
+    core_fallback: coreFallback,
+    reason: answerReason({ found: scored.length, searchable: perSource.some((s) => s.searchable) ? 1 : 0, fallback, belowFloor, weak: weakAnswerReason({ bands: results.map((r) => r.confidence), terms: plan.ftsTerms }) }),
+    formula: REMEMBER_FORMULA,
+    signals: REMEMBER_SIGNALS,
+    weights: w,
+    tau_hours: req.tau_hours,
+    min_edge_weight: req.min_edge_weight,
+    as_of: asOf,
+    fusion: { key: fusion.policy.key, source: fusion.policy.source, w_vec: fusion.policy.scoreVector, detail: fusion.policy.detail },
+    results,
+    ...(rec ? { explain: rec.result() } : {}),
+  };
 }

@@ -16,7 +16,7 @@ import { tsqueryFor } from "../index/search-pg";
 import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
-import { audit, enqueueVectors, forgetVectors } from "./engine";
+import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 
@@ -121,7 +121,7 @@ const thoughtSelect = (t: typeof thoughts) => ({
     else 'missing' end`,
 });
 
-export function toThought(r: ThoughtSelect): Thought {
+function toThought(r: ThoughtSelect): Thought {
   return {
     id: r.id,
     content: r.content,
@@ -159,7 +159,7 @@ function* thoughtById(id: string): Op<Thought | undefined> {
   return found;
 }
 
-/** A new thought's columns (both dialects); the thought number is the caller's, read under its write lock. */
+/** A new thought's columns; the thought number is the caller's, read under its write lock. */
 export function newThoughtRow({ id, input: t, thoughtNumber, actor, now }: { id: string; input: z.output<typeof thinkInputSchema>; thoughtNumber: number | null; actor: string; now: number }) {
   return {
     id,
@@ -179,8 +179,8 @@ export function newThoughtRow({ id, input: t, thoughtNumber, actor, now }: { id:
   };
 }
 
-/** The 409 of a thought number already taken in its chain (both dialects). */
-export function thoughtNumberTaken(chainId: string, n: number): AppError {
+/** The 409 of a thought number already taken in its chain. */
+function thoughtNumberTaken({ chainId, n }: { chainId: string; n: number }): AppError {
   return new AppError("conflict", `chain ${chainId} already has thought number ${n}`);
 }
 
@@ -199,7 +199,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
         yield* row(chainsTable, (c) => eq(c.id, chainId), { lock: "update" });
         if (t.thought_number !== undefined) {
           const number = t.thought_number;
-          if (yield* row(thoughtsTable, (r) => and(eq(r.chainId, chainId), eq(r.thoughtNumber, number)))) throw thoughtNumberTaken(chainId, number);
+          if (yield* row(thoughtsTable, (r) => and(eq(r.chainId, chainId), eq(r.thoughtNumber, number)))) throw thoughtNumberTaken({ chainId, n: number });
           thoughtNumber = number;
         } else {
           const [{ n }] = yield* select({ thoughts: thoughtsTable }, (db, { thoughts: r }) => db.select({ n: sql<number>`coalesce(max(${r.thoughtNumber}), 0)`.mapWith(Number) }).from(r).where(eq(r.chainId, chainId)));
@@ -213,7 +213,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
         yield* rowWordsWritten({ table: THOUGHT_WORDS, ids: [seq] });
       } catch (e) {
         // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
-        if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken(t.chain_id, t.thought_number);
+        if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken({ chainId: t.chain_id, n: t.thought_number });
         throw e;
       }
       yield* enqueueVectors([{ kind: THOUGHT_KIND, refId: seq, inputHash: values.contentHash }]);
@@ -427,7 +427,7 @@ export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: {
 
 export type Chain = { id: string; created_at: number; updated_at: number; thought_count: number };
 
-export const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
+const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
 
 export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 50, offset = 0 }: { handle: H; limit?: number; offset?: number }): On<H, { chains: Chain[]; total: number }> {
   return read(

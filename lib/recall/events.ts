@@ -72,33 +72,12 @@ export type RecallEvent = Omit<RecallEventInput, "hits"> & { id: number; hitCoun
 
 export const toHit = (h: Omit<RecallEventHitRow, "eventId" | "ratedAt">): RecallEventHit => ({ id: h.id, rank: h.rank, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary, relevant: h.relevant, ratedBy: h.ratedBy });
 
-/** Recall rows with their hits, each event's in rank order. */
-function assembleRecallEvents({ events, hits }: { events: RecallEventRow[]; hits: Omit<RecallEventHitRow, "ratedAt">[] }): RecallEvent[] {
-  return events.map((e) => ({
-    id: e.id,
-    agentId: e.agentId,
-    query: e.query,
-    mode: e.mode,
-    fallbackReason: e.fallbackReason,
-    latencyMs: e.latencyMs,
-    cacheHit: e.cacheHit,
-    hitCount: e.hitCount,
-    topScore: e.topScore,
-    warning: e.warning,
-    createdAt: e.createdAt,
-    hits: hits
-      .filter((h) => h.eventId === e.id)
-      .sort((a, b) => a.rank - b.rank)
-      .map(toHit),
-  }));
-}
-
 /** Recall rows with their hits in rank order: one query for all the hits. */
 function* withHits(events: RecallEventRow[]): Op<RecallEvent[]> {
   if (events.length === 0) return [];
   const ids = events.map((e) => e.id);
   const hits = yield* rows(hitsTable, { where: (t) => inArray(t.eventId, ids), orderBy: (t) => [asc(t.eventId), asc(t.rank)] });
-  return assembleRecallEvents({ events, hits });
+  return events.map((e) => ({ ...e, hits: hits.filter((h) => h.eventId === e.id).map(toHit) }));
 }
 
 /** The newest recalls with their hits (dashboard). */

@@ -1,17 +1,16 @@
-import { and, eq, inArray, isNotNull } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { embeddings, embedQueue } from "../db/schema/embed";
-import { learnings, reasoningTraces } from "../db/schema/recall";
-import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { knnSourceOf } from "../embed/vector-index";
+import { select, type AnyStoreHandle, type Op } from "../db/port";
+import { startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
-import { answerReason, broadTopWithinBudget, ExplainRecorder, fuseGatedScores, fusionPolicyFor, type FusionPolicy, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
+import { answerReason, ExplainRecorder, fuseGatedScores, fusionPolicyFor, type FusionPolicy, matchTerms, similarityFloorFor, type Explain, type RetrievalReason } from "../retrieval";
+import type { QueryVectorPlan } from "../retrieval/readiness";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
-import { logRecallEvent, type RecallEventInput } from "./events";
+import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
 import { sanitizeText } from "./sanitize";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { recallTables } from "./tables";
 import { TRACE_KIND } from "./traces";
 
 const DAY_MS = 86_400_000;
@@ -132,32 +131,7 @@ export const LEXICAL_SCALE = 0.5;
 const stem = (w: string) => w.slice(0, 5);
 
 export type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
-type FtsTextRow = { id: number; text: string };
-
-/**
- * Lexical candidates: FTS5 finds rows sharing any term, ranked by bm25; the
- * similarity is their scaled term coverage (see LEXICAL_SCALE).
- */
-function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { handle: StoreHandle; table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[]; budget: QueryBudget }): Candidate[] {
-  if (terms.length === 0 || onlyIds?.length === 0) return [];
-  const textColumn = table === "reasoning_traces" ? "summary_descriptor" : "semantic_handle";
-  const only = onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
-  const statement = handle.sqlite.prepare(
-    `select t.id, t.${textColumn} as text from ${table}_fts f join ${table} t on t.id = f.rowid
-     where ${table}_fts match @expr ${only} order by bm25(${table}_fts) limit @limit`,
-  );
-  const expr = matchExpression(terms, "any")!;
-  // Common words over a large store: scored on the selective words' best rows only (max-score pruning, same bm25 scores).
-  const pruned = onlyIds ? null : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => selectiveTopByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, terms, k: limit }) });
-  // Broad matches on a table with word lists are ranked from them, exactly as the statement ranks them.
-  const broad = onlyIds || pruned ? null : broadTopWithinBudget({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, budget });
-  const top = pruned ? (m: number) => pruned.rows.slice(0, m) : broad?.top;
-  // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-  const rows = top ? rowsInRankOrder({ handle, table, textColumn, top, limit }) : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[] });
-  return lexicalSimilarities(terms, rows);
-}
-
-/** Lexical candidates of found rows (both backends): each row's scaled share of the query terms it contains. */
+/** Lexical candidates of found rows: each row's scaled share of the query terms it contains. */
 export function lexicalSimilarities(terms: string[], rows: { id: number; text: string }[]): Candidate[] {
   const queryStems = new Set(terms.map(stem));
   return rows.map((r) => {
@@ -168,65 +142,13 @@ export function lexicalSimilarities(terms: string[], rows: { id: number; text: s
   });
 }
 
-/** The first `limit` ranked rows that still exist, with their text (ranked rows read in growing batches). */
-function rowsInRankOrder({ handle, table, textColumn, top, limit }: { handle: StoreHandle; table: "reasoning_traces" | "learnings"; textColumn: string; top: (m: number) => Bm25Row[]; limit: number }): FtsTextRow[] {
-  const read = handle.sqlite.prepare(`select id, ${textColumn} as text from ${table} where id in (select value from json_each(?))`);
-  for (let m = Math.max(limit, 16); ; m *= 4) {
-    const ranked = top(m);
-    const texts = new Map((read.all(JSON.stringify(ranked.map((r) => r.rowid))) as FtsTextRow[]).map((r) => [r.id, r.text]));
-    const rows = ranked.flatMap((r) => (texts.has(r.rowid) ? [{ id: r.rowid, text: texts.get(r.rowid)! }] : []));
-    if (rows.length >= limit || ranked.length < m) return rows.slice(0, limit);
-  }
-}
-
-/** Rows written but not (yet) embedded: queued by write-behind, or stored without a vector under backpressure. */
-function idsAwaitingVectors({ handle, kind }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND }): number[] {
-  const queued = handle.db.select({ id: embedQueue.refId }).from(embedQueue).where(eq(embedQueue.kind, kind)).all();
-  const skipped = kind === TRACE_KIND ? handle.db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(isNotNull(reasoningTraces.embedSkippedAt)).all() : [];
-  return [...new Set([...queued, ...skipped].map((r) => r.id))];
-}
-
-/** Of these embedding rows, the ids whose trace or learning still exists with the text the vector was made from. */
-function currentEmbeddingIds({ handle, kind, embeddingIds }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; embeddingIds: number[] }): Set<number> {
-  const { db } = handle;
-  const rows =
-    kind === TRACE_KIND
-      ? db
-          .select({ id: embeddings.id })
-          .from(embeddings)
-          .innerJoin(reasoningTraces, and(eq(reasoningTraces.id, embeddings.refId), eq(reasoningTraces.descriptorHash, embeddings.inputHash)))
-          .where(inArray(embeddings.id, embeddingIds))
-          .all()
-      : db
-          .select({ id: embeddings.id })
-          .from(embeddings)
-          .innerJoin(learnings, and(eq(learnings.id, embeddings.refId), eq(learnings.handleHash, embeddings.inputHash)))
-          .where(inArray(embeddings.id, embeddingIds))
-          .all();
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Vector candidates at or above the similarity floor whose row still exists with the text the vector was made from. */
-function vectorCandidates({ handle, kind, fingerprintId, query, k, floor }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; fingerprintId: string; query: Float32Array; k: number; floor: number }): { candidates: Candidate[]; method: string; belowFloor: number } {
-  const { hits, method, belowFloor } = vectorNeighbours({ sources: [{ store: handle.store, source: knnSourceOf(handle), fingerprintId }], kind, query, k, floor });
-  if (hits.length === 0) return { candidates: [], method, belowFloor };
-  const current = currentEmbeddingIds({ handle, kind, embeddingIds: hits.map((h) => h.embeddingId) });
-  return { candidates: hits.filter((h) => current.has(h.embeddingId)).map((h) => ({ refId: h.refId, similarity: h.similarity, match: "vector" as const })), method, belowFloor };
-}
-
-/** Whether the store holds anything of the wanted kinds to recall. */
-function hasReflections({ handle, traces, learnings: wantLearnings }: { handle: StoreHandle; traces: boolean; learnings: boolean }): boolean {
-  const any = (table: string) => !!handle.sqlite.prepare(`select 1 from ${table} limit 1`).get();
-  return (traces && any("reasoning_traces")) || (wantLearnings && any("learnings"));
-}
-
 function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): number {
   if (halfLifeDays <= 0) return 1;
   return Math.pow(0.5, Math.max(0, now - lastSeenAt) / DAY_MS / halfLifeDays);
 }
 
 
-export type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number; /** The fusion policy of the query's model (lib/retrieval/fusion.ts); lexical alone without one. */ policy: FusionPolicy };
+type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number; /** The fusion policy of the query's model (lib/retrieval/fusion.ts); lexical alone without one. */ policy: FusionPolicy };
 type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number };
 
 /**
@@ -267,10 +189,10 @@ function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { i
 }
 
 /** The columns a trace hit shows (both backends read them for the candidates). */
-export type TraceHitRow = Pick<TraceHit, "id" | "outcome" | "summary" | "keyIssue" | "seenCount" | "lastSeenAt"> & { intentVerb: string; intentTarget: string };
-export type LearningHitRow = Pick<LearningHit, "id" | "predicate" | "description" | "confidence" | "summary"> & { lastSeenAt: number };
+type TraceHitRow = Pick<TraceHit, "id" | "outcome" | "summary" | "keyIssue" | "seenCount" | "lastSeenAt"> & { intentVerb: string; intentTarget: string };
+type LearningHitRow = Pick<LearningHit, "id" | "predicate" | "description" | "confidence" | "summary"> & { lastSeenAt: number };
 
-export function traceHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: TraceHitRow[]; opts: RankOptions }): TraceHit[] {
+function traceHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: TraceHitRow[]; opts: RankOptions }): TraceHit[] {
   return gateAndRank({
     candidates,
     rows,
@@ -279,55 +201,15 @@ export function traceHitsOf({ candidates, rows, opts }: { candidates: Candidate[
   });
 }
 
-export function learningHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: LearningHitRow[]; opts: RankOptions }): LearningHit[] {
+function learningHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: LearningHitRow[]; opts: RankOptions }): LearningHit[] {
   return gateAndRank({ candidates, rows, opts, toHit: (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.summary }) });
-}
-
-function rankTraces({ handle, candidates, opts }: { handle: StoreHandle; candidates: Candidate[]; opts: RankOptions }): TraceHit[] {
-  if (candidates.length === 0) return [];
-  const t = reasoningTraces;
-  const rows = handle.db
-    .select({ id: t.id, outcome: t.outcome, summary: t.summaryDescriptor, intentVerb: t.intentVerb, intentTarget: t.intentTarget, keyIssue: t.keyIssue, seenCount: t.seenCount, lastSeenAt: t.lastSeenAt })
-    .from(t)
-    .where(
-      inArray(
-        t.id,
-        candidates.map((c) => c.refId),
-      ),
-    )
-    .all();
-  return traceHitsOf({ candidates, rows, opts });
-}
-
-function rankLearnings({ handle, candidates, opts }: { handle: StoreHandle; candidates: Candidate[]; opts: RankOptions }): LearningHit[] {
-  if (candidates.length === 0) return [];
-  const l = learnings;
-  const rows = handle.db
-    .select({ id: l.id, predicate: l.predicate, description: l.description, confidence: l.confidence, summary: l.semanticHandle, lastSeenAt: l.lastSeenAt })
-    .from(l)
-    .where(
-      inArray(
-        l.id,
-        candidates.map((c) => c.refId),
-      ),
-    )
-    .all();
-  return learningHitsOf({ candidates, rows, opts });
 }
 
 /** Oversample twice top_k so recency weighting and the gate can reorder; the KNN's cost grows with k, so no more than that. */
 export const recallPool = (topK: number) => Math.max(10, topK * 2);
 
-/** The per-recall numbers both backends start from: the settings in force and the body's overrides. */
-export function recallPlan(body: z.output<typeof recallInputSchema>, settings: ReflectionSettings, store: string): { topK: number; minScore: number; queryText: string; terms: string[]; wantTraces: boolean; wantLearnings: boolean; pool: number } {
-  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${store}; an admin can enable it in the store's reflection settings`);
-  const topK = body.top_k ?? settings.top_k;
-  const queryText = recallQueryText(body);
-  return { topK, minScore: body.min_score ?? settings.min_score, queryText, terms: lexicalTerms(queryText), wantTraces: body.kinds.includes("trace"), wantLearnings: body.kinds.includes("learning"), pool: recallPool(topK) };
-}
-
-/** The fusion stage's explain line (both backends). */
-export function fusionExplain({ traces, learningHits, settings, minScore, topK, candidates, policy }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings; minScore: number; topK: number; candidates: number; policy: FusionPolicy }) {
+/** The fusion stage's explain line. */
+function fusionExplain({ traces, learningHits, settings, minScore, topK, candidates, policy }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings; minScore: number; topK: number; candidates: number; policy: FusionPolicy }) {
   return {
     candidates: traces.length + learningHits.length,
     detail: `each row scored by lexical + w_vec × the cosine's lead over it (${policy.detail}) × recency (half-life ${settings.recency_half_life_days} days), kept when ≥ min_score ${minScore}, top ${topK} per kind; ${candidates} candidate(s) in`,
@@ -335,8 +217,8 @@ export function fusionExplain({ traces, learningHits, settings, minScore, topK, 
   };
 }
 
-/** Guidance from the ranked hits (both backends): a past failure that scores high, learnings aligned with the query. */
-export function recallGuidance({ traces, learningHits, settings }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings }): RecallResult["guidance"] {
+/** Guidance from the ranked hits: a past failure that scores high, learnings aligned with the query. */
+function recallGuidance({ traces, learningHits, settings }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings }): RecallResult["guidance"] {
   const failure = traces.find((t) => t.outcome === "failure" && t.score >= settings.failure_warning_score);
   return {
     past_failure_warning: failure
@@ -354,98 +236,141 @@ export function recallGuidance({ traces, learningHits, settings }: { traces: Tra
   };
 }
 
-/** The recall event a recall logs (both backends). */
-export function recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }: { agentId: string; queryText: string; mode: RecallMode; fallback: RecallResult["fallback"]; latencyMs: number; cacheHit: boolean; guidance: RecallResult["guidance"]; traces: TraceHit[]; learningHits: LearningHit[] }): RecallEventInput {
-  return {
-    agentId,
-    query: queryText,
-    mode,
-    fallbackReason: fallback?.reason ?? null,
-    latencyMs,
-    cacheHit,
-    warning: guidance.past_failure_warning !== null,
-    hits: [
-      ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
-      ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
-    ],
-  };
+const roundScore = (x: number) => Math.round(x * 10000) / 10000;
+
+export type RecallKind = typeof TRACE_KIND | typeof LEARNING_KIND;
+type Awaitable<T> = T | Promise<T>;
+type VectorLeg = { ok: true; candidates: Candidate[]; method: string; belowFloor: number } | { ok: false; message: string };
+
+/**
+ * Recall's reads that differ per engine (engines/sqlite.ts: FTS5 and the store's KNN; engines/pg.ts: PostgreSQL
+ * full-text and pgvector), in one read of the store; `run` runs a read written once (lib/db/port.ts) in it.
+ */
+export type RecallReader = {
+  run: <T>(op: Op<T>) => Awaitable<T>;
+  /** What answered, for the response: the KNN's method (null: none) and whether full-text joined it. */
+  method: (knn: string | null, hybrid: boolean) => string;
+  /** Rows holding any of the terms, best first, within the budget; `awaitingOnly`: only rows still waiting for a vector. */
+  lexical: (a: { kind: RecallKind; terms: string[]; limit: number; awaitingOnly: boolean; budget: QueryBudget }) => Awaitable<Candidate[]>;
+  /** Vector candidates at or above the similarity floor whose row still exists with the text the vector was made from, or why the KNN refused. */
+  vector: (a: { kind: RecallKind; fingerprintId: string; query: Float32Array; k: number; floor: number }) => Awaitable<VectorLeg>;
+};
+
+export type RecallEngine = {
+  planQueryVector: (a: { handle: AnyStoreHandle; text: string; kinds: string[] }) => Promise<QueryVectorPlan>;
+  read: <T>(handle: AnyStoreHandle, work: (reader: RecallReader) => Promise<T>) => Promise<T>;
+  /** The lexical stage's explain detail, before its similarity rule. */
+  lexicalDetail: (a: { kind: RecallKind; terms: string[] }) => string;
+};
+
+/** The rows the hits show, of the candidates of each kind. */
+function* hitRows(candidates: Record<RecallKind, Candidate[]>): Op<{ traces: TraceHitRow[]; learnings: LearningHitRow[] }> {
+  const ids = (cs: Candidate[]) => [...new Set(cs.map((c) => c.refId))];
+  const traces = candidates.trace.length
+    ? yield* select({ t: recallTables.traces }, (db, { t }) =>
+        db.select({ id: t.id, outcome: t.outcome, summary: t.summaryDescriptor, intentVerb: t.intentVerb, intentTarget: t.intentTarget, keyIssue: t.keyIssue, seenCount: t.seenCount, lastSeenAt: t.lastSeenAt }).from(t).where(inArray(t.id, ids(candidates.trace))),
+      )
+    : [];
+  const learnings = candidates.learning.length
+    ? yield* select({ l: recallTables.learnings }, (db, { l }) =>
+        db.select({ id: l.id, predicate: l.predicate, description: l.description, confidence: l.confidence, summary: l.semanticHandle, lastSeenAt: l.lastSeenAt }).from(l).where(inArray(l.id, ids(candidates.learning))),
+      )
+    : [];
+  return { traces, learnings };
 }
 
-export const roundScore = (x: number) => Math.round(x * 10000) / 10000;
+/** Whether the store holds anything of these kinds to recall. */
+function* holdsAny(kinds: RecallKind[]): Op<boolean> {
+  for (const kind of kinds) {
+    const table = kind === TRACE_KIND ? recallTables.traces : recallTables.learnings;
+    const [found] = yield* select({ t: table }, (db, { t }) => db.select({ one: sql<number>`1` }).from(t).limit(1));
+    if (found) return true;
+  }
+  return false;
+}
 
 /**
  * "Have I faced this before?" Embeds the query as a query, searches traces and
- * learnings by vector and (hybrid) FTS5, gates by min_score after recency
+ * learnings by vector and (hybrid) full text, gates by min_score after recency
  * weighting, caps at top_k, and adds guidance. When vectors cannot answer
- * (degraded, drifted, provider down) it ranks lexically and says why. Rows
- * still waiting for a vector (write-behind, or skipped under backpressure)
- * are always found lexically. Every recall is logged.
+ * (degraded, drifted, provider down, the KNN refused) it ranks lexically and
+ * says why. Rows still waiting for a vector (write-behind, or skipped under
+ * backpressure) are always found lexically. Every recall is logged. The
+ * engine's legs are the composition root's pick (lib/recall/backend.ts).
  */
-export async function recallReflections({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: RecallInput }): Promise<RecallResult> {
+export async function recallReflections({ engine, handle, agentId, input }: { engine: RecallEngine; handle: AnyStoreHandle; agentId: string; input: RecallInput }): Promise<RecallResult> {
   const started = performance.now();
   const body = recallInputSchema.parse(input);
-  const settings = getReflectionSettings({ handle });
-  const { topK, minScore, queryText, terms, wantTraces, wantLearnings, pool } = recallPlan(body, settings, handle.store);
+  const settings = await getReflectionSettings({ handle });
+  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${handle.store}; an admin can enable it in the store's reflection settings`);
+  const topK = body.top_k ?? settings.top_k;
+  const minScore = body.min_score ?? settings.min_score;
+  const queryText = recallQueryText(body);
+  const terms = lexicalTerms(queryText);
+  const pool = recallPool(topK);
+  const kinds = ([TRACE_KIND, LEARNING_KIND] as const).filter((k) => body.kinds.includes(k));
+  const rec = body.explain ? new ExplainRecorder() : null;
+  // Embedding the query may wait on the provider: outside any transaction. Before the first trace or learning vector exists, recall answers lexically and says so.
+  const plan = body.signals === "lexical" ? null : await engine.planQueryVector({ handle, text: queryText, kinds: body.kinds });
+  if (plan) rec?.readiness(plan);
+  const lexicalFallback = (f: { reason: string; message: string; count?: number }) => ({ ...f, message: `${f.message}; answered by lexical recall over descriptors and handles` });
+  // Each full-text statement runs within the query budget (422 query_too_expensive), as in search.
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query, or fewer kinds" });
 
-  let mode: RecallMode = "lexical";
-  let fallback: RecallResult["fallback"] = null;
-  let method = "fts5";
-  let cacheHit = false;
-  let traceCandidates: Candidate[] = [];
-  let learningCandidates: Candidate[] = [];
-
-  let belowFloor = 0;
-  const rec = body.explain ? new ExplainRecorder() : null;
-  // Before the first trace or learning vector exists, recall answers lexically and says so (awaitingFirstVectors).
-  const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText, kinds: body.kinds });
-  if (plan) rec?.readiness(plan);
-  // Each leg's candidates, timed, when explaining.
-  const vectorLeg = (kind: typeof TRACE_KIND | typeof LEARNING_KIND, run: () => ReturnType<typeof vectorCandidates>) =>
-    rec ? rec.time("vector", run, (v) => ({ candidates: v.candidates.length, detail: `${kind}: KNN (${v.method}); ${v.belowFloor} neighbour(s) below the similarity floor left out`, top: v.candidates.map((c) => ({ key: `${kind}:${c.refId}`, score: c.similarity })) })) : run();
-  const lexicalLeg = (kind: typeof TRACE_KIND | typeof LEARNING_KIND, run: () => Candidate[]) =>
-    rec ? rec.time("lexical", run, (c) => ({ candidates: c.length, detail: `${kind}: FTS5 over ${terms.length ? terms.join(" OR ") : "no word"}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: c.map((x) => ({ key: `${kind}:${x.refId}`, score: x.similarity })) })) : run();
-  if (plan?.ok) {
-    mode = body.signals;
-    cacheHit = plan.cacheHit;
-    const fpId = plan.fingerprint.id;
-    const floor = similarityFloorFor(plan.fingerprint.provider);
-    // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
-    const lexicalOver = (kind: typeof TRACE_KIND | typeof LEARNING_KIND) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors({ handle, kind }));
-    if (wantTraces) {
-      const v = vectorLeg(TRACE_KIND, () => vectorCandidates({ handle, kind: TRACE_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor }));
-      method = v.method;
-      belowFloor += v.belowFloor;
-      traceCandidates = [...v.candidates, ...lexicalLeg(TRACE_KIND, () => lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget }))];
+  const found = await engine.read(handle, async (reader) => {
+    let mode: RecallMode = "lexical";
+    let reasonFallback = plan && !plan.ok ? plan.fallback : null;
+    let knnMethod: string | null = null;
+    let belowFloor = 0;
+    const candidates: Record<RecallKind, Candidate[]> = { trace: [], learning: [] };
+    // Each leg's candidates, timed, when explaining.
+    const time = <T>(stage: "vector" | "lexical", run: () => Awaitable<T>, describe: (r: T) => { candidates: number; detail: string; top?: { key: string; score: number }[] }) => (rec ? rec.timeAsync(stage, async () => run(), describe) : run());
+    const top = (kind: RecallKind, cs: Candidate[]) => cs.map((c) => ({ key: `${kind}:${c.refId}`, score: c.similarity }));
+    const lexicalLeg = (kind: RecallKind, awaitingOnly = false) =>
+      time("lexical", () => reader.lexical({ kind, terms, limit: pool, awaitingOnly, budget }), (c) => ({ candidates: c.length, detail: `${engine.lexicalDetail({ kind, terms })}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: top(kind, c) }));
+    if (plan?.ok) {
+      const floor = similarityFloorFor(plan.fingerprint.provider);
+      const legs: Partial<Record<RecallKind, VectorLeg>> = {};
+      for (const kind of kinds) {
+        legs[kind] = await time("vector", () => reader.vector({ kind, fingerprintId: plan.fingerprint.id, query: plan.vector, k: pool, floor }), (v) => (v.ok ? { candidates: v.candidates.length, detail: `${kind}: KNN (${v.method}); ${v.belowFloor} neighbour(s) below the similarity floor left out`, top: top(kind, v.candidates) } : { candidates: 0, detail: `${kind}: ${v.message}` }));
+      }
+      const refused = Object.values(legs).find((v) => !v.ok);
+      if (refused && !refused.ok) {
+        // The KNN refused (no pgvector, too many vectors): lexical over everything, and say why.
+        reasonFallback = { reason: "vectors_unavailable", message: refused.message };
+      } else {
+        mode = body.signals;
+        for (const kind of kinds) {
+          const v = legs[kind] as Extract<VectorLeg, { ok: true }>;
+          knnMethod = v.method;
+          belowFloor += v.belowFloor;
+          // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
+          candidates[kind] = [...v.candidates, ...(await lexicalLeg(kind, body.signals !== "hybrid"))];
+        }
+      }
     }
-    if (wantLearnings) {
-      const v = vectorLeg(LEARNING_KIND, () => vectorCandidates({ handle, kind: LEARNING_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor }));
-      method = v.method;
-      belowFloor += v.belowFloor;
-      learningCandidates = [...v.candidates, ...lexicalLeg(LEARNING_KIND, () => lexicalCandidates({ handle, table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget }))];
-    }
-    if (body.signals === "hybrid") method = `${method}+fts5`;
-    if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
-  } else {
-    if (plan && !plan.ok) fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered by lexical recall over descriptors and handles` };
-    if (wantTraces) traceCandidates = lexicalLeg(TRACE_KIND, () => lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, budget }));
-    if (wantLearnings) learningCandidates = lexicalLeg(LEARNING_KIND, () => lexicalCandidates({ handle, table: "learnings", terms, limit: pool, budget }));
-  }
-
-  const now = Date.now();
-  const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
-  const rank = () => ({
-    traces: rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK, policy } }),
-    learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK, policy } }),
+    if (mode === "lexical") for (const kind of kinds) candidates[kind] = await lexicalLeg(kind);
+    const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
+    const opts = { now: Date.now(), settings, minScore, topK, policy };
+    const rank = async () => {
+      const rows = await reader.run(hitRows(candidates));
+      return { traces: traceHitsOf({ candidates: candidates.trace, rows: rows.traces, opts }), learningHits: learningHitsOf({ candidates: candidates.learning, rows: rows.learnings, opts }) };
+    };
+    const ranked = rec ? await rec.timeAsync("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: candidates.trace.length + candidates.learning.length, policy })) : await rank();
+    return { ...ranked, mode, reasonFallback, method: reader.method(knnMethod, mode === "hybrid"), belowFloor, searchable: await reader.run(holdsAny(kinds)) };
   });
-  const { traces, learningHits } = rec
-    ? rec.time("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: traceCandidates.length + learningCandidates.length, policy }))
-    : rank();
+
+  const { traces, learningHits, mode, reasonFallback, method, belowFloor } = found;
+  const fallback = reasonFallback ? lexicalFallback(reasonFallback) : null;
+  const cacheHit = mode !== "lexical" && plan?.ok === true && plan.cacheHit;
   const guidance = recallGuidance({ traces, learningHits, settings });
   const latencyMs = roundScore(performance.now() - started);
-  const eventId = logRecallEvent({ handle, event: recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }) });
-  const found = traces.length + learningHits.length;
+  const hits = [
+    ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
+    ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
+  ];
+  const eventId = await logRecallEvent({ handle, event: { agentId, query: queryText, mode, fallbackReason: fallback?.reason ?? null, latencyMs, cacheHit, warning: guidance.past_failure_warning !== null, hits } });
   // Candidates the min_score gate turned away are weak matches, not none: the reason says nothing matched well enough.
-  const reason = answerReason({ found, searchable: hasReflections({ handle, traces: wantTraces, learnings: wantLearnings }) ? 1 : 0, fallback: plan && !plan.ok ? plan.fallback : null, belowFloor });
+  const reason = answerReason({ found: traces.length + learningHits.length, searchable: found.searchable ? 1 : 0, fallback: reasonFallback, belowFloor });
   return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs, ...(rec ? { explain: rec.result() } : {}) };
 }

@@ -21,6 +21,7 @@ import { ingestDocument } from "@/lib/index/ingest";
 import { recallBackend } from "@/lib/recall/backend";
 import { getRecallEventById, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { recordLearning } from "@/lib/recall/learnings";
+import { sqliteRecall } from "@/lib/recall/engines/sqlite";
 import { recallReflections } from "@/lib/recall/recall";
 import { updateReflectionSettings } from "@/lib/recall/settings";
 import { recordTrace } from "@/lib/recall/traces";
@@ -175,7 +176,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     recordTrace({ handle: h, agentId: "a1", input: { intent: { verb: "deploy", target: "billing worker" }, shard_type: "ops", outcome: "success" } });
     const learned = recordLearning({ handle: h, agentId: "a1", input: { predicate: "prefers", args: { tool: "pg_dump", compress: 9, custom: true }, description: "custom format restores selectively", confidence: 0.75 } }).learning;
     updateReflectionSettings({ handle: h, input: { settings: { min_score: 0.05 }, reason: "fewer misses" }, actor: "user:root" });
-    const recalled = await recallReflections({ handle: h, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
+    const recalled = await recallReflections({ engine: sqliteRecall, handle: h, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
     expect(recalled.traces.map((t) => t.id)).toContain(failed.id);
     const [event] = listRecentRecallEvents({ handle: h });
     const rated = rateRecallHit({ handle: h, input: { hit_id: event.hits[0].id, relevant: true }, actor: "user:root" });
@@ -228,7 +229,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect(home.tables).toEqual(copied.tables);
     expect(home.queued).toEqual({ trace: 2, learning: 1, thought: 2, node: 2 });
     const local = getStoreDb({ store: "ops" });
-    const lexical = await recallReflections({ handle: local, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
+    const lexical = await recallReflections({ engine: sqliteRecall, handle: local, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
     expect(lexical.traces.map((t) => t.id)).toContain(failed.id);
     expect(getRecallEventById({ handle: local, id: event.id }).hits.find((x) => x.id === rated.id)?.relevant).toBe(true);
   });

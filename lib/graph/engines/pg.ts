@@ -1,0 +1,164 @@
+import { asc, eq, inArray, sql } from "drizzle-orm";
+import { bytewise, rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
+import { runWithinBudgetPg } from "../../db/query-budget";
+import { kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, thoughts } from "../../db/schema/pg/store";
+import { NODE_WORDS, rowsTopBm25Pg, startRowTermsBackfillPg, THOUGHT_WORDS, type RowWordTable } from "../../index/engines/pg-words";
+import { planQueryVectorPg } from "../../index/query-vector-pg";
+import { normalizeVector, spaceNeighboursPg, type VectorSpace } from "../../index/vectors-pg";
+import { similarityFloorFor } from "../../retrieval";
+import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
+
+/**
+ * Remember's reads on PostgreSQL, each source (the store's schema, or
+ * core's, read-only) in one read-only transaction:
+ * - vectors: thoughts' and nodes' vectors in `embeddings` (kinds "thought"
+ *   and "node", queued with their writes), KNN through the one PostgreSQL
+ *   KNN (pgvector HNSW where installed, else the bounded exact scan), only
+ *   vectors of the row's current text; cosine of a candidate = the dot
+ *   product of the normalized vectors. When the exact scan refuses (too
+ *   many vectors, no pgvector), the answer is lexical with reason vectors_unavailable.
+ * - lexical: FTS5's bm25 from the stored token counts (lib/index/engines/pg-words.ts),
+ *   or, while rows written before those statistics wait for the backfill,
+ *   Σ idf(lexeme) × ts_rank(tsv, lexeme, 1) over the generated tsvector of
+ *   thoughts (content) and nodes (name, display name, tags), each word a bound
+ *   plainto_tsquery (never concatenated into tsquery text). Every full-text
+ *   statement runs within the query budget (422 query_too_expensive with a hint).
+ */
+
+/** Where each kind lives: its table (code constants), the column its vector's ref_id points at, and its text's hash. */
+const KIND_TABLES: Record<Kind, { table: "thoughts" | "kg_node"; hashColumn: "content_hash" | "embed_hash" }> = {
+  thought: { table: "thoughts", hashColumn: "content_hash" },
+  node: { table: "kg_node", hashColumn: "embed_hash" },
+};
+
+/** Each kind's full-text statistics (FTS5's bm25 of its SQLite twin table, lib/index/engines/pg-words.ts). */
+const KIND_WORDS: Record<Kind, RowWordTable> = { thought: THOUGHT_WORDS, node: NODE_WORDS };
+
+/** One kind's vectors in `embeddings`, joined to its table by seq so only vectors of a row's current text are neighbours. */
+export function graphVectorSpace(kind: Kind): VectorSpace {
+  const { table, hashColumn } = KIND_TABLES[kind];
+  return {
+    table: "embeddings",
+    from: sql`embeddings e join ${sql.identifier(table)} r on r.seq = e.ref_id and r.${sql.identifier(hashColumn)} = e.input_hash`,
+    id: sql`e.ref_id`,
+    where: [sql`e.kind = ${kind}`],
+  };
+}
+
+export const pgRemember: RememberEngine = {
+  planQueryVector: ({ handle, ...a }) => planQueryVectorPg({ handle: handle as PgStoreHandle, ...a }),
+  readSource: ({ handle, core, fp, query }, work) => {
+    const source = (core ?? handle) as PgStoreHandle;
+    const normalized = query ? normalizeVector(query) : null;
+    return withStoreTx({ handle: source, readOnly: true, work: (tx) => work(readerOf({ tx, handle: source, fingerprintId: fp?.id ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1, query: normalized })) });
+  },
+  lexicalDetail({ notes }) {
+    const lexemes = [...new Set(notes.flatMap((n) => n.words))];
+    const ranking = notes.some((n) => n.tsRank) ? "ranked by Σ idf × ts_rank per lexeme (FTS5's bm25 once the full-text statistics are built)" : "ranked by FTS5's bm25 from the stored token counts";
+    return lexemes.length ? `thoughts and nodes, ${lexemes.join(" OR ")}; ${ranking}` : "no word to match";
+  },
+};
+
+const bigints = (values: number[]) => sql`${`{${values.join(",")}}`}::bigint[]`;
+
+function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; handle: PgStoreHandle; fingerprintId: string | null; floor: number; query: number[] | null }): RememberReader {
+  const t = thoughts;
+  const n = kgNodes;
+  const f = kgFrames;
+  return {
+    thoughts: async (seqs) => (seqs.length ? tx.select({ seq: t.seq, id: t.id, content: t.content, timestamp: t.timestamp, hash: t.contentHash, framework: t.framework, consistency: t.consistency }).from(t).where(inArray(t.seq, seqs)) : []),
+    nodes: async (by) => {
+      const where = "seqs" in by ? (by.seqs.length ? inArray(n.seq, by.seqs) : null) : by.ids.length ? inArray(n.id, by.ids) : null;
+      return where ? tx.select({ seq: n.seq, id: n.id, name: n.name, displayName: n.displayName, entityType: n.entityType, updatedAt: n.updatedAt, hash: n.embedHash }).from(n).where(where) : [];
+    },
+    async nearest({ kind, k }) {
+      const knn = await spaceNeighboursPg({ tx, space: graphVectorSpace(kind), fingerprintId: fingerprintId!, query: query!, k });
+      if (!knn.ok) return { ok: false, message: knn.message };
+      const kept = knn.hits.filter((h) => h.similarity >= floor);
+      return { ok: true, seqs: kept.map((h) => h.id), belowFloor: knn.hits.length - kept.length };
+    },
+    /** By FTS5's bm25 from the stored token counts, or by Σ idf × ts_rank per lexeme while the backfill (started here) runs. */
+    lexical: ({ kind, terms, k, budget }) =>
+      runWithinBudgetPg({ tx, budget, fn: async () => {
+        const top = await rowsTopBm25Pg({ tx, table: KIND_WORDS[kind], words: terms, k });
+        if (top.kind === "ranked") return { hits: relativeLexical(top.hits.map((h) => ({ seq: h.rid, rank: h.score }))), note: { words: top.tokens, tsRank: false } };
+        if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
+        return tsRankHits({ tx, kind, terms, k });
+      } }),
+    async thoughtNeighbours(seqs) {
+      if (seqs.length === 0) return [];
+      const w = CONTEXT_EVIDENCE.windowMs;
+      const rows = await rowsOf<{ hit: string; before: string | null; after: string | null }>({
+        tx,
+        query: sql`select h.seq as hit,
+       (select n.seq from thoughts n where n.timestamp between h.timestamp - ${w} and h.timestamp and n.chain_id is not distinct from h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
+       (select n.seq from thoughts n where n.timestamp between h.timestamp and h.timestamp + ${w} and n.chain_id is not distinct from h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
+     from thoughts h where h.seq = any(${bigints(seqs)})`,
+      });
+      return rows.map((r): ContextNeighbours => ({ hit: Number(r.hit), before: r.before === null ? null : Number(r.before), after: r.after === null ? null : Number(r.after) }));
+    },
+    async strongestEdges({ seeds, minWeight }) {
+      const ids = sql`${`{${seeds.map((id) => `"${id.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`).join(",")}}`}::text[]`;
+      const side = (end: "from_id" | "to_id") =>
+        sql`select e.id, e.from_id as "fromId", e.to_id as "toId", e.relationship_type as type, e.weight from unnest(${ids}) s(id)
+            cross join lateral (select * from kg_relation x where x.${sql.identifier(end)} = s.id and x.weight >= ${minWeight} order by x.weight desc, x.id collate "C" limit ${MAX_EDGES_PER_SEED}) e`;
+      const edges = await rowsOf<EdgeRow>({ tx, query: sql`select * from (${side("from_id")} union ${side("to_id")}) u order by weight desc, id collate "C" limit ${MAX_EDGES_READ}` });
+      return edges.map((e) => ({ ...e, weight: Number(e.weight) }));
+    },
+    /** Vectors are stored normalized: the cosine is the dot product. */
+    async similarities({ kind, seqs }) {
+      const out = new Map<number, { similarity: number; inputHash: string }>();
+      if (seqs.length === 0) return out;
+      const rows = await rowsOf<{ refId: string; inputHash: string; embedding: number[] }>({
+        tx,
+        query: sql`select ref_id as "refId", input_hash as "inputHash", embedding from embeddings where kind = ${kind} and fingerprint_id = ${fingerprintId} and ref_id = any(${bigints(seqs)})`,
+      });
+      for (const r of rows) {
+        if (r.embedding.length !== query!.length) continue;
+        let dot = 0;
+        for (let i = 0; i < query!.length; i++) dot += query![i] * r.embedding[i];
+        out.set(Number(r.refId), { similarity: dot, inputHash: r.inputHash });
+      }
+      return out;
+    },
+    async nodeFacts(nodeIds) {
+      if (nodeIds.length === 0) return new Map();
+      const frames = await tx.select({ id: f.id, nodeId: f.nodeId, col: f.column, properties: f.properties }).from(f).where(inArray(f.nodeId, nodeIds)).orderBy(bytewise(f.nodeId), asc(f.createdAt), bytewise(f.id));
+      const evidence = await tx.select({ nodeId: f.nodeId, thoughtId: kgFrameEvidence.thoughtId, stance: kgFrameEvidence.stance }).from(kgFrameEvidence).innerJoin(f, eq(f.id, kgFrameEvidence.targetId)).where(inArray(f.nodeId, nodeIds));
+      return nodeFactsOf({ nodeIds, frames, evidence });
+    },
+    relationEvidence: async (relationIds) =>
+      relationEvidenceOf(relationIds.length ? await tx.select({ relationId: kgRelationEvidence.targetId, thoughtId: kgRelationEvidence.thoughtId }).from(kgRelationEvidence).where(inArray(kgRelationEvidence.targetId, relationIds)) : []),
+    searchable: async () => (await rowsOf<{ searchable: boolean }>({ tx, query: sql`select exists (select 1 from thoughts) or exists (select 1 from kg_node) as searchable` }))[0].searchable,
+  };
+}
+
+/** Lexical hits by Σ idf × ts_rank per lexeme (idf from each lexeme's row count, counted on the GIN index). */
+async function tsRankHits({ tx, kind, terms, k }: { tx: PgStoreTx; kind: Kind; terms: string[]; k: number }): Promise<{ hits: { seq: number; lexical: number }[]; note: LexicalNote }> {
+  const table = sql.identifier(KIND_TABLES[kind].table);
+  const words = sql`array[${sql.join(
+    terms.map((w) => sql`${w}`),
+    sql`, `,
+  )}]::text[]`;
+  const stats = await rowsOf<{ q: string; df: number; n: number }>({
+    tx,
+    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+      kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
+      select kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
+      from kept order by kept.i`,
+  });
+  if (stats.length === 0) return { hits: [], note: { words: [], tsRank: true } };
+  // bm25's idf: rare words weigh more than common ones. Each lexeme's text is PostgreSQL's own, passed back as a parameter.
+  const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  const rank = sql.join(
+    stats.map((s) => sql`${idf(s.df, s.n)}::float8 * ts_rank(x.tsv, ${s.q}::tsquery, 1)`),
+    sql` + `,
+  );
+  const query = sql.join(
+    stats.map((s) => sql`${s.q}::tsquery`),
+    sql` || `,
+  );
+  const rows = await rowsOf<{ seq: string; rank: number }>({ tx, query: sql`select x.seq, ${rank} as rank from ${table} x where x.tsv @@ (${query}) order by rank desc, x.seq limit ${k}` });
+  return { hits: relativeLexical(rows.map((r) => ({ seq: Number(r.seq), rank: Number(r.rank) }))), note: { words: stats.map((s) => s.q), tsRank: true } };
+}

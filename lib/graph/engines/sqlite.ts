@@ -1,0 +1,121 @@
+import type Database from "better-sqlite3";
+import { openStoreReaderWithCore, type StoreHandle } from "../../db/connection";
+import { runWithinBudget } from "../../db/query-budget";
+import { preparedOnce } from "../../db/statements";
+import type { KnnSource } from "../../embed/vector-index";
+import { broadTopWithinBudget, matchExpression, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours } from "../../retrieval";
+import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
+
+/**
+ * Remember's reads on SQLite: FTS5 (bm25, pruned or ranked from the word
+ * lists as search ranks) and the store's KNN (vec0/usearch). The SQL is
+ * hand-written: the same text reads the store (schema `main`) and core
+ * attached read-only beside it (schema `core`), which Drizzle's tables cannot address.
+ */
+type Source = { store: string; schema: "main" | "core"; db: Database.Database; fingerprintId: string | null; vectorsLoaded: boolean; floor: number; query: Float32Array | null };
+
+const FTS_TABLES = { thought: "thoughts_fts", node: "kg_node_fts" } as const;
+const TABLES = { thought: "thoughts", node: "kg_node" } as const;
+const ROW_COLUMNS = {
+  thought: "seq, id, content, timestamp, content_hash as hash, framework, consistency",
+  node: "seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash",
+} as const;
+
+export const sqliteRemember: RememberEngine = {
+  planQueryVector: ({ handle, ...a }) => planQueryVector({ handle: handle as StoreHandle, ...a }),
+  async readSource({ handle, core, fp, query }, work) {
+    const store = handle as StoreHandle;
+    const base = { fingerprintId: fp?.id ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1, query, vectorsLoaded: store.vectors.available };
+    if (!core) return work(readerOf({ ...base, store: store.store, schema: "main", db: store.sqlite }));
+    // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
+    const db = openStoreReaderWithCore({ handle: store, core: core as StoreHandle });
+    try {
+      return await work(readerOf({ ...base, store: (core as StoreHandle).store, schema: "core", db }));
+    } finally {
+      db.close();
+    }
+  },
+  lexicalDetail({ plan, notes }) {
+    const match = matchExpression(plan.ftsTerms, "any");
+    const common = new Set(notes.flatMap((n) => n.words));
+    return match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; word(s) ${[...common].join(", ")} scored only on the rarer words' best ${4 * plan.req.candidates} rows` : ""}` : "no word to match";
+  },
+};
+
+function readerOf(src: Source): RememberReader {
+  const knn: KnnSource = { db: src.db, schema: src.schema, vectorsLoaded: src.vectorsLoaded };
+  const all = <R>(sql: string, ...params: unknown[]) => preparedOnce({ sqlite: src.db, sql }).all(...params) as R[];
+  const ids = (values: unknown[]) => JSON.stringify(values);
+  const rowsBy = <R>(kind: "thought" | "node", column: "seq" | "id", values: (number | string)[]): R[] =>
+    values.length === 0 ? [] : all<R>(`select ${ROW_COLUMNS[kind]} from ${src.schema}.${TABLES[kind]} where ${column} in (select value from json_each(?))`, ids(values));
+  return {
+    thoughts: (seqs) => rowsBy<ThoughtCandidateRow>("thought", "seq", seqs),
+    nodes: (by) => ("seqs" in by ? rowsBy<NodeCandidateRow>("node", "seq", by.seqs) : rowsBy<NodeCandidateRow>("node", "id", by.ids)),
+    nearest({ kind, k }) {
+      const r = vectorNeighbours({ sources: [{ store: src.store, source: knn, fingerprintId: src.fingerprintId! }], kind, query: src.query!, k, floor: src.floor });
+      return { ok: true, seqs: r.hits.map((h) => h.refId), belowFloor: r.belowFloor };
+    },
+    /**
+     * bm25 hits, best first. A query with common words is first ranked from its rarer words' rows (selectiveTopByBm25,
+     * or null: the whole query runs); the note names the words scored on those candidates only.
+     */
+    lexical({ kind, terms, k, budget }) {
+      const table = FTS_TABLES[kind];
+      const match = matchExpression(terms, "any");
+      if (!match) return { hits: [], note: { words: [], tsRank: false } };
+      const pruned = runWithinBudget({ sqlite: src.db, budget, fn: () => selectiveTopByBm25({ db: src.db, schema: src.schema, table, terms, k }) });
+      // Broad matches on a table with word lists are ranked from them, exactly as the statement below ranks them.
+      const broad = pruned ? null : broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
+      const rows = pruned
+        ? pruned.rows.map((r) => ({ seq: r.rowid, rank: r.rank }))
+        : broad
+          ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank }))
+          : runWithinBudget({ sqlite: src.db, budget, fn: () => all<{ seq: number; rank: number }>(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`, match, k) });
+      // bm25 is better when more negative.
+      return { hits: relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank }))), note: { words: pruned?.common ?? [], tsRank: false } };
+    },
+    /** Each lookup walks the timestamp index from the hit outwards. */
+    thoughtNeighbours(seqs) {
+      if (seqs.length === 0) return [];
+      const t = `${src.schema}.thoughts`;
+      return preparedOnce({
+        sqlite: src.db,
+        sql: `select h.seq as hit,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
+     from ${t} h where h.seq in (select value from json_each(@seqs))`,
+      }).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: ids(seqs) }) as ContextNeighbours[];
+    },
+    strongestEdges({ seeds, minWeight }) {
+      const r = `${src.schema}.kg_relation`;
+      const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
+      const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
+      return preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({ minWeight, seeds: ids(seeds), perSeed: MAX_EDGES_PER_SEED, total: MAX_EDGES_READ }) as EdgeRow[];
+    },
+    similarities: ({ kind, seqs }) => similaritiesOf({ source: knn, kind, fingerprintId: src.fingerprintId!, refIds: seqs, query: src.query! }),
+    nodeFacts(nodeIds) {
+      if (nodeIds.length === 0) return new Map();
+      // Frames and their evidence in one pass over the nodes' frames, ordered here.
+      const rows = all<FrameFactRow & { createdAt: number; thoughtId: string | null; stance: string | null }>(
+        `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt, e.thought_id as thoughtId, e.stance
+       from ${src.schema}.kg_frame f left join ${src.schema}.kg_frame_evidence e on e.frame_id = f.id
+      where f.node_id in (select value from json_each(?))`,
+        ids(nodeIds),
+      );
+      const frames = new Map<string, FrameFactRow & { createdAt: number }>();
+      const evidence: FrameEvidenceRow[] = [];
+      for (const r of rows) {
+        if (!frames.has(r.id)) frames.set(r.id, { id: r.id, nodeId: r.nodeId, col: r.col, properties: r.properties, createdAt: r.createdAt });
+        if (r.thoughtId !== null) evidence.push({ nodeId: r.nodeId, thoughtId: r.thoughtId, stance: r.stance! });
+      }
+      // SQLite's order by node_id, created_at, id (ids are ASCII: code-unit order is its binary order).
+      const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+      const ordered = [...frames.values()].sort((a, b) => byKey(a.nodeId, b.nodeId) || a.createdAt - b.createdAt || byKey(a.id, b.id));
+      return nodeFactsOf({ nodeIds, frames: ordered, evidence });
+    },
+    relationEvidence: (relationIds) =>
+      relationEvidenceOf(relationIds.length === 0 ? [] : all(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`, ids(relationIds))),
+    searchable: () => !!preparedOnce({ sqlite: src.db, sql: `select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1` }).get(),
+  };
+}
