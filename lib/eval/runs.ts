@@ -47,11 +47,6 @@ export async function latestProbeSet({ store }: { store: string }): Promise<Stor
   return row ? probeSetOf(row) : null;
 }
 
-export async function getProbeSet({ id }: { id: number }): Promise<StoredProbeSet | null> {
-  const row = await govRow<ProbeSetRow>(sql`select * from self_recall_probe_sets where id = ${id}`);
-  return row ? probeSetOf(row) : null;
-}
-
 export async function saveProbeSet({ store, seed, perKind, content, probes, generatorVersion }: { store: string; seed: number; perKind: number; content: ContentFingerprint; probes: Probe[]; generatorVersion: number }): Promise<StoredProbeSet> {
   const createdAt = Date.now();
   const row = await govRow<{ id: unknown }>(

@@ -195,11 +195,6 @@ export async function getEmbeddingStatusPgByName({ store }: { store: string }): 
   return getEmbeddingStatusPg({ handle: await openStorePg({ pg: await pgHandleOrThrow(), store }) });
 }
 
-/** The embed workers of every replica (public.embed_workers), for the store page and store health. */
-export async function getWorkerStatesPg(): Promise<WorkerState[]> {
-  return listWorkerStates({ handle: await pgHandleOrThrow() });
-}
-
 /** The store page on PostgreSQL: its status, the embeddings card's detail and the workers, by name. */
 export async function getStorePageEmbeddingsPg({ store }: { store: string }): Promise<{ status: StoreStatus; embeddings: EmbeddingStatus; workers: WorkerState[] }> {
   const pg = await pgHandleOrThrow();
