@@ -1,4 +1,3 @@
-import type { StoreHandle } from "../db/connection";
 import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
@@ -14,7 +13,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./engines/pg";
+import { getLiveStoreStatusesPg, getStorePageEmbeddingsPg, getStoreStatusPgByName, storeHealthPartsPg } from "./engines/pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -209,15 +208,13 @@ export async function vectorReadinessFor({ store }: { store: string }): Promise<
 }
 
 /**
- * `GET /stores/{store}/health`, MCP `store_health` and CLI `metrics status`:
- * the live status (getStoreStatus) with its detail, the worker and provider
- * state, and recall quality from the newest snapshot (with its time).
+ * `GET /stores/{store}/health`, MCP `store_health` and CLI `metrics status`: the live status with its detail, the
+ * workers and provider state, and recall quality (SQLite: the newest snapshot, with its time; PostgreSQL: measured
+ * now), as `principal` may see it: see redactHealthReport (an operator, the CLI, reads it whole).
  */
-export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) {
-  const status = await getStoreStatus({ handle });
-  const s = await getEmbeddingStatus({ handle, status });
-  const latest = getLatestSnapshotsByStore({ stores: [handle.store] }).get(handle.store) ?? null;
-  return {
+export async function storeHealthReportFor({ store, principal }: { store: string; principal: AgentPrincipal | "operator" }) {
+  const { status, embeddings: s, workers, vectorIndex, recall } = storesOnPostgres() ? await storeHealthPartsPg({ store }) : await storeHealthPartsSqlite({ store });
+  const report = {
     store: s.store,
     status: status.state,
     status_reason: status.reason,
@@ -228,29 +225,25 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
     backlog: s.backlog,
     drift: s.drift,
     coverage_pct: s.drift?.coveragePct ?? null,
-    vector_index: s.vectorIndex,
+    vector_index: vectorIndex,
     configured_model: s.configured,
     active_model: s.active,
     provider_error: s.providerError,
     provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
-    workers: getWorkerStates().map(workerReportOf),
+    workers: workers.map(workerReportOf),
     reembed: s.reembed,
     parked: s.parked,
-    recall: latest
-      ? { as_of: latest.ts, recalls: latest.recallCount, hit_rate: latest.hitRate, avg_hit_age_s: latest.avgHitAgeS, precision: latest.precision, p50_ms: latest.recallP50Ms, p95_ms: latest.recallP95Ms }
+    recall: recall
+      ? { as_of: recall.ts, recalls: recall.recallCount, hit_rate: recall.hitRate, avg_hit_age_s: recall.avgHitAgeS, precision: recall.precision, p50_ms: recall.recallP50Ms, p95_ms: recall.recallP95Ms }
       : null,
   };
-}
-
-/**
- * The health report of a store on this process's backend (getStoreHealthReport
- * on SQLite, getStoreHealthReportPg with DATABASE_URL), as `principal` may see
- * it: see redactHealthReport (an operator, the CLI, reads it whole).
- */
-export async function storeHealthReportFor({ store, principal }: { store: string; principal: AgentPrincipal | "operator" }) {
-  const report = storesOnPostgres() ? await getStoreHealthReportPg({ store }) : await getStoreHealthReport({ handle: openStore({ store }) });
   // The CLI on the server's own data dir is the operator: nothing is hidden from it.
   return principal === "operator" ? report : redactHealthReport({ report, principal });
+}
+
+async function storeHealthPartsSqlite({ store }: { store: string }) {
+  const { status, embeddings, workers } = await getStoreStatusDetail({ store });
+  return { status, embeddings, workers, vectorIndex: embeddings.vectorIndex, recall: getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null };
 }
 
 /**

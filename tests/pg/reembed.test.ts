@@ -24,7 +24,7 @@ import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
 import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
-import { getStoreHealthReportPg } from "@/lib/metrics/engines/pg";
+import { storeHealthReportFor } from "@/lib/metrics/health";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { callRoute, useTempDataDir } from "../helpers";
@@ -289,7 +289,7 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
       expect(progress).toMatchObject({ status: 200, json: { job: { total: 4, done: 0 } } });
       const health = await callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" });
       expect(health).toMatchObject({ status: 200, json: { reembed: { status: "running", total: 4 } } });
-      expect(await getStoreHealthReportPg({ store: "ops" })).toMatchObject({ reembed: { status: "running" } });
+      expect(await storeHealthReportFor({ store: "ops", principal: "operator" })).toMatchObject({ reembed: { status: "running" } });
 
       // Parked items go back in line when an admin asks; the job then finishes.
       const handle = await openStorePg({ pg, store: "ops" });
