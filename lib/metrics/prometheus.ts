@@ -124,8 +124,8 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   }
   for (const store of stores) {
     const d = describeStore({ handle: openStore({ store }) });
-    g.bytes.set({ db: store, file: "index.db" }, d.files.indexBytes);
-    g.bytes.set({ db: store, file: "wal" }, d.files.walBytes);
+    g.bytes.set({ db: store, file: "index.db" }, d.files.index_bytes);
+    g.bytes.set({ db: store, file: "wal" }, d.files.wal_bytes);
   }
   if (!principal || principal.stores === null) {
     if (onPostgres) {

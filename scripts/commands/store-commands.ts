@@ -25,7 +25,7 @@ export const storeCommands: Command[] = [
       const stores = await storesBackend().listStores();
       out(
         stores
-          .map((s) => `${s.name}${s.archived ? " (archived)" : ""}\t${s.files ? formatBytes(s.files.indexBytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
+          .map((s) => `${s.name}${s.archived ? " (archived)" : ""}\t${s.files ? formatBytes(s.files.index_bytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
           .join("\n"),
         { stores },
       );

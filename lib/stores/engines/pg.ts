@@ -27,8 +27,8 @@ function storeInfoOf(s: PgStoreSummary): StoreInfo {
     name: s.name,
     description: s.description,
     archived: s.archived,
-    createdAt: s.createdAt,
-    schemaVersion: s.schemaVersion,
+    created_at: s.createdAt,
+    schema_version: s.schemaVersion,
     // The exact scan works on any PostgreSQL; `reason` says which method answers and its limit.
     vectors: { available: true, version: s.vectors.pgvector, reason: s.vectors.reason },
     counts: s.counts,
