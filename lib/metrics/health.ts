@@ -4,7 +4,7 @@ import { getPg } from "../db/pg";
 import { withStoreTx } from "../db/pg-store";
 import { recallMetrics } from "../recall/events";
 import { inCallerTx } from "../db/port";
-import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
+import { listStoreNamesPg, openStorePg } from "../stores/engines/pg";
 import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";

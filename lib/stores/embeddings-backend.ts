@@ -10,7 +10,7 @@ import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
 import { startStoresEmbedWorkerPg } from "./engines/pg";
-import { openStorePg } from "./stores-pg";
+import { openStorePg } from "./engines/pg";
 
 /**
  * A store's embedding administration — re-embed (estimate, start, progress,

@@ -10,7 +10,7 @@ import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
 import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, retryParkedEmbeddingsPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { resetConfigForTests } from "@/lib/config";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";

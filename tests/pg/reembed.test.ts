@@ -25,7 +25,7 @@ import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readA
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
 import { storeHealthReportFor } from "@/lib/metrics/health";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase, useTwoReplicas } from "./helpers";

@@ -10,7 +10,7 @@ import { storeHealthReportFor } from "@/lib/metrics/health";
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { assertMatchesContract, toWire } from "@/lib/api/contract";
 import { closePg, getPg } from "@/lib/db/pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { recordTrace } from "@/lib/recall/traces";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";

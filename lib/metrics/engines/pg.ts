@@ -12,7 +12,7 @@ import type { MetricsRead } from "../series";
 import type { KindCounts, LiveCounts } from "../../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../../index/embed-queue-pg";
-import { listStoreNamesPg, openStorePg } from "../../stores/stores-pg";
+import { listStoreNamesPg, openStorePg } from "../../stores/engines/pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
 import { log } from "../../log";
 import { getReembedProgressPg, readActiveFingerprintPg } from "../../index/reembed-pg";
