@@ -5,7 +5,7 @@ import { registerEmbeddable } from "@/lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { enqueueEmbeddings } from "@/lib/embed/queue";
 import { drainEmbedQueues } from "@/lib/embed/worker";
-import { computeDrift } from "@/lib/embed/drift";
+import { computeDrift } from "./fixtures/drift-recount";
 import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { graphBackend } from "@/lib/graph/backend";

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb, type StoreHandle } from "@/lib/db/connection";
 import { EMBEDDABLE_KINDS } from "@/lib/embeddable-kinds";
 import { readLiveCounts } from "@/lib/embed/counters";
-import { computeDrift } from "@/lib/embed/drift";
+import { computeDrift } from "./fixtures/drift-recount";
 import { getEmbedder, readActiveFingerprintId } from "@/lib/embed/model";
 import { claimEmbedBatch, failEmbedItems, retryParkedEmbeddings } from "@/lib/embed/queue";
 import { startReembed } from "@/lib/embed/reembed";

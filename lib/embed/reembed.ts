@@ -4,7 +4,6 @@ import { embeddings, embedQueue } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import type { InputHashRow } from "./drift";
 import { listEmbeddables, type EmbeddableRef } from "./embeddables";
 import { getActiveFingerprintId, readActiveFingerprintId, rememberFingerprint, setActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
@@ -86,7 +85,7 @@ function itemsNeedingVectors({ handle, target }: { handle: StoreHandle; target: 
       continue;
     }
     for (const a of all) {
-      const row = has.get(e.kind, a.refId, target) as InputHashRow | undefined;
+      const row = has.get(e.kind, a.refId, target) as { h: string } | undefined;
       if (!row || row.h !== a.inputHash) items.push({ kind: e.kind, refId: a.refId, inputHash: a.inputHash });
     }
   }

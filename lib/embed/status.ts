@@ -1,7 +1,6 @@
 import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
 import { readLiveCounts, readOldestPendingAt, type KindCounts, type LiveCounts } from "./counters";
-import type { DriftReport } from "./drift";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
@@ -306,6 +305,27 @@ export function getWorkerStates(): WorkerState[] {
 export type VectorReadiness =
   | { usable: true; fingerprint: Fingerprint }
   | { usable: false; reason: "degraded" | "drifted" | "vectors_index_unavailable" | "provider_error"; message: string };
+
+export type DriftReport = {
+  activeFingerprintId: string;
+  configuredFingerprintId: string;
+  /** The configured model is not the one whose vectors serve this store. */
+  modelChanged: boolean;
+  artifacts: number;
+  /** Artifacts with a vector from the active model for their current text. */
+  fresh: number;
+  /** Vector exists but was made from older text. */
+  stale: number;
+  /** No vector from the active model yet (queued, parked, or never queued). */
+  missing: number;
+  /** Vectors from other models still on disk (excluded from search). */
+  otherModelVectors: number;
+  /** Rows that cannot serve a query with the configured model: stale, plus everything when the model changed. */
+  drifted: number;
+  driftPct: number;
+  coveragePct: number;
+  byKind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
+};
 
 export type EmbeddingStatus = {
   store: string;
