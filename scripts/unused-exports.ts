@@ -16,17 +16,16 @@ function resolve(symbol: ts.Symbol | undefined): ts.Symbol | undefined {
   return symbol;
 }
 
-const usedIn = new Map<ts.Symbol, Set<string>>();
-const ownUses = new Map<ts.Symbol, number>();
+/** Per symbol, how many identifiers in each file resolve to it (its declaration's name included). */
+const usedIn = new Map<ts.Symbol, Map<string, number>>();
 for (const source of sources) {
   const visit = (node: ts.Node): void => {
     if (ts.isIdentifier(node)) {
       const symbol = resolve(checker.getSymbolAtLocation(node));
       if (symbol) {
         let files = usedIn.get(symbol);
-        if (!files) usedIn.set(symbol, (files = new Set()));
-        files.add(source.fileName);
-        ownUses.set(symbol, (ownUses.get(symbol) ?? 0) + 1);
+        if (!files) usedIn.set(symbol, (files = new Map()));
+        files.set(source.fileName, (files.get(source.fileName) ?? 0) + 1);
       }
     }
     ts.forEachChild(node, visit);
@@ -44,13 +43,14 @@ for (const source of sources) {
     const symbol = resolve(exported)!;
     const declaration = symbol.declarations?.[0];
     if (!declaration || declaration.getSourceFile() !== source) continue; // re-exports are judged where declared
-    const others = [...(usedIn.get(symbol) ?? [])].filter((f) => f !== source.fileName);
+    const uses = usedIn.get(symbol) ?? new Map<string, number>();
+    const others = [...uses.keys()].filter((f) => f !== source.fileName);
+    // Reads in its own file besides the declaration's name: production code reaches it through the file.
+    const ownReads = (uses.get(source.fileName) ?? 0) - (symbol.declarations?.length ?? 1);
     const line = source.getLineAndCharacterOfPosition(declaration.getStart()).line + 1;
     const where = `${rel(source.fileName)}:${line} ${exported.name}`;
-    // ownUses counts the declaring name too; one means nothing else in the file reads it either
-    const dead = others.length === 0 && (ownUses.get(symbol) ?? 0) <= (symbol.declarations?.length ?? 1);
-    if (dead) console.log(`dead       ${where}`);
+    if (others.length === 0 && ownReads <= 0) console.log(`dead       ${where}`);
     else if (others.length === 0) console.log(`file-only  ${where}`);
-    else if (others.every(isTestLike)) console.log(`tests-only ${where}  <- ${others.map(rel).join(", ")}`);
+    else if (others.every(isTestLike)) console.log(`${ownReads > 0 ? "tests+file" : "tests-only"} ${where}  <- ${others.map(rel).join(", ")}`);
   }
 }
