@@ -62,7 +62,7 @@ describe("drift and re-embed", () => {
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coveragePct: 100 });
     h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 3").run();
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 37, stale: 3, drifted: 3, driftPct: 7.5 });
-    expect(estimateReembed({ handle: h, configured: fp, onlyStale: true }).toEmbed).toBe(3);
+    expect(estimateReembed({ handle: h, configured: fp, onlyStale: true }).to_embed).toBe(3);
     startReembed({ handle: h, configured: fp, onlyStale: true, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"] });
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 40, stale: 0, drifted: 0 });
@@ -81,7 +81,7 @@ describe("drift and re-embed", () => {
     const drift = computeDrift({ handle: h, configured: newFp });
     expect(drift).toMatchObject({ modelChanged: true, activeFingerprintId: oldFp.id, drifted: 40, driftPct: 100 });
     expect(() => estimateReembed({ handle: h, configured: newFp, onlyStale: true })).toThrow(/only a full re-embed/);
-    expect(estimateReembed({ handle: h, configured: newFp, onlyStale: false }).toEmbed).toBe(40);
+    expect(estimateReembed({ handle: h, configured: newFp, onlyStale: false }).to_embed).toBe(40);
 
     startReembed({ handle: h, configured: newFp, onlyStale: false, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"], batchSize: 8, maxBatches: 2 });

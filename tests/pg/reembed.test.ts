@@ -166,10 +166,10 @@ describe("re-embed across two replicas on PostgreSQL", () => {
 
     // Compare the candidate on the logged queries before switching.
     const cmp = await compareCandidateModelPg({ handle: storeB, n: 50, k: 5 });
-    expect(cmp).toMatchObject({ activeFingerprintId: oldModel.id, candidateFingerprintId: newModel.id, k: 5, queries: topics.length, candidateCoveragePct: 100 });
-    expect(cmp.meanOverlap).toBeGreaterThan(0);
-    expect(cmp.meanOverlap).toBeLessThanOrEqual(1);
-    expect(cmp.perQuery.every((q) => q.candidate.length === 5)).toBe(true);
+    expect(cmp).toMatchObject({ active_fingerprint_id: oldModel.id, candidate_fingerprint_id: newModel.id, k: 5, queries: topics.length, candidate_coverage_pct: 100 });
+    expect(cmp.mean_overlap).toBeGreaterThan(0);
+    expect(cmp.mean_overlap).toBeLessThanOrEqual(1);
+    expect(cmp.per_query.every((q) => q.candidate.length === 5)).toBe(true);
 
     await switchHeldReembedPg({ handle: storeA, actor: "user:admin" });
     expect(await withStoreTx({ handle: storeB, readOnly: true, work: readActiveFingerprintPg })).toBe(newModel.id);
@@ -205,20 +205,20 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     await withStoreTx({ handle: storeA, work: (tx) =>
       tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at) values ('unlisted-kind', 7, 'some-old-model', 'h', 1, 'document', '{1}', 0)`),
     });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 1, modelChanged: false });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 1, model_changed: false });
     await withStoreTx({ handle: storeA, work: (tx) => tx.execute(sql`delete from embeddings where kind = 'unlisted-kind'`) });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 0 });
   });
 
   it("queues thoughts and graph nodes for the new model too (each kind lists its rows without a vector of it)", async () => {
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 0 });
     const graph = graphOn(pgEngine(replicas.a()));
     const thought = await graph.think({ store: "kb", input: { content: "the certificate renews on Mondays" }, actor: "agent" });
     const node = await graph.createNode({ store: "kb", input: { name: "certbot", entity_type: "tool" }, actor: "agent" });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 2 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 2 });
     await graph.deleteThought({ store: "kb", id: thought.id, actor: "agent" });
     await graph.deleteNode({ store: "kb", id: node.id, actor: "agent" });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 0 });
   });
 
   it("a re-embed of stale rows with the same model finishes on its own (no switch)", async () => {
