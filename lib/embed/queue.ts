@@ -147,19 +147,19 @@ export function retryParkedEmbeddings({ handle, actor }: { handle: StoreHandle; 
     .immediate();
 }
 
-export type Backlog = { pending: number; oldestEnqueuedAt: number | null; parked: number };
+export type Backlog = { pending: number; oldest_enqueued_at: number | null; parked: number };
 
 /** Queue length from the live counters (no scan; see lib/embed/counters.ts). */
 export function getEmbedBacklog({ handle }: { handle: StoreHandle }): Backlog {
   const c = readLiveCounts({ handle });
-  return { pending: c.pending, oldestEnqueuedAt: c.pending > 0 ? readOldestPendingAt({ handle }) : null, parked: c.parked };
+  return { pending: c.pending, oldest_enqueued_at: c.pending > 0 ? readOldestPendingAt({ handle }) : null, parked: c.parked };
 }
 
-export type ParkedEmbedding = { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number };
+export type ParkedEmbedding = { kind: string; ref_id: number; attempts: number; last_error: string | null; parked_at: number };
 
 export function listParkedEmbeddings({ handle, limit = 50 }: { handle: StoreHandle; limit?: number }): ParkedEmbedding[] {
   return handle.db
-    .select({ kind: embedQueue.kind, refId: embedQueue.refId, attempts: embedQueue.attempts, lastError: embedQueue.lastError, parkedAt: embedQueue.parkedAt })
+    .select({ kind: embedQueue.kind, ref_id: embedQueue.refId, attempts: embedQueue.attempts, last_error: embedQueue.lastError, parked_at: embedQueue.parkedAt })
     .from(embedQueue)
     .where(isNotNull(embedQueue.parkedAt))
     .orderBy(desc(embedQueue.parkedAt))

@@ -178,7 +178,7 @@ export type StoreStatus = StatusVerdict & {
   store: string;
   /** When this was computed (it is live: never read from a snapshot). */
   asOf: number;
-  backlog: Backlog & { oldestAgeSeconds: number | null; watermark: number };
+  backlog: Backlog & { oldest_age_seconds: number | null; watermark: number };
   drift: LiveDrift;
   provider: { ok: boolean; error: string | null; checkedAt: number | null; configured: Fingerprint | null };
   queue: QueueState;
@@ -279,7 +279,7 @@ export function assembleStoreStatus(a: {
     ...verdict,
     store: a.store,
     asOf: now,
-    backlog: { pending: counts.pending, parked: counts.parked, oldestEnqueuedAt: oldest, oldestAgeSeconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
+    backlog: { pending: counts.pending, parked: counts.parked, oldest_enqueued_at: oldest, oldest_age_seconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
     drift,
     provider: { ...provider, configured: a.configured },
     queue: a.queue ?? { held: null, staleClaims: null },

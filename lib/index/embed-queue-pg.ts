@@ -180,7 +180,7 @@ export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Back
     query: sql`select count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked,
       min(enqueued_at) filter (where parked_at is null) as oldest from embed_queue`,
   });
-  return { pending: row.pending, parked: row.parked, oldestEnqueuedAt: row.oldest === null ? null : Number(row.oldest) };
+  return { pending: row.pending, parked: row.parked, oldest_enqueued_at: row.oldest === null ? null : Number(row.oldest) };
 }
 
 /**
@@ -210,11 +210,11 @@ export async function retryParkedEmbeddingsPg({ handle, actor, now = Date.now() 
 }
 
 export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner; limit?: number }): Promise<ParkedEmbedding[]> {
-  const found = await rowsOf<{ kind: string; refId: string; attempts: number; lastError: string | null; parkedAt: string }>({
+  const found = await rowsOf<{ kind: string; ref_id: string; attempts: number; last_error: string | null; parked_at: string }>({
     tx,
-    query: sql`select kind, ref_id as "refId", attempts, last_error as "lastError", parked_at as "parkedAt" from embed_queue where parked_at is not null order by parked_at desc, id limit ${limit}`,
+    query: sql`select kind, ref_id, attempts, last_error, parked_at from embed_queue where parked_at is not null order by parked_at desc, id limit ${limit}`,
   });
-  return found.map((r) => ({ ...r, refId: Number(r.refId), parkedAt: Number(r.parkedAt) }));
+  return found.map((r) => ({ ...r, ref_id: Number(r.ref_id), parked_at: Number(r.parked_at) }));
 }
 
 type Work = { item: ClaimedItemPg } & PgEmbeddableText;

@@ -268,7 +268,7 @@ export function providerErrorCategory(text: string): string {
 }
 
 type WorkerReport = { last_batch_store: string | null; last_error: string | null; last_error_store: string | null };
-type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[]; parked: { lastError: string | null }[] };
+type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[]; parked: { last_error: string | null }[] };
 
 /**
  * What a token may read of a health report. The workers embed for every
@@ -296,7 +296,7 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
       last_error_store: errorVisible ? w.last_error_store : null,
     };
   });
-  const parked = report.parked.map((p) => ({ ...p, lastError: hide(p.lastError) }));
+  const parked = report.parked.map((p) => ({ ...p, last_error: hide(p.last_error) }));
   const redacted = { ...report, provider_error: hide(report.provider_error), provider: { ...report.provider, error: hide(report.provider.error) }, workers, parked };
   if (replacements.size === 0) return redacted;
   // Status and degraded reasons quote the provider's text: every string of the report is cleaned the same way.

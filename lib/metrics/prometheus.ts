@@ -95,7 +95,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   for (const s of statuses) {
     for (const state of STORE_STATUS_PRECEDENCE) g.status.set({ store: s.store, status: state }, s.state === state ? 1 : 0);
     set(g.backlog, s.store, s.backlog.pending);
-    set(g.oldest, s.store, s.backlog.oldestAgeSeconds);
+    set(g.oldest, s.store, s.backlog.oldest_age_seconds);
     set(g.parked, s.store, s.backlog.parked);
     set(g.drift, s.store, s.drift.drifted);
     set(g.coverage, s.store, s.drift.coveragePct === null ? null : s.drift.coveragePct / 100);

@@ -177,7 +177,7 @@ describe("the embed queue on PostgreSQL", () => {
       const back = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w", now: () => clock });
       expect(back).toMatchObject({ claimed: inserted, embedded: inserted - 1, failed: 1, parked: 1, held: 0 });
       const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
-      expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
+      expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, last_error: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
 
       // An admin puts it back in line once the input is accepted (audited): it is embedded.
       fake.state.refuseTexts.clear();
@@ -199,7 +199,7 @@ describe("the embed queue on PostgreSQL", () => {
       const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
       expect(parked).toHaveLength(inserted);
       expect(parked[0].attempts).toBe(1);
-      expect(parked[0].lastError).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
+      expect(parked[0].last_error).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
       expect(await counts()).toMatchObject({ vectors: 0, provenance: 0 });
     });
   });

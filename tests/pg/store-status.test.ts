@@ -94,7 +94,7 @@ describe("store status on PostgreSQL", () => {
     expect(s.reason).toContain("2 items are parked after repeated embedding failures");
     const report = await storeHealthReportFor({ store: "ops", principal: "operator" });
     expect(report).toMatchObject({ status: "parked", backlog: { parked: 2 }, workers: [], recall: { recalls: 0, hit_rate: null, precision: null } });
-    expect(report.parked.map((p) => p.lastError)).toEqual(["provider said 400", "provider said 400"]);
+    expect(report.parked.map((p) => p.last_error)).toEqual(["provider said 400", "provider said 400"]);
     // What the route answers, in the wire's snake_case, must pass the API's declared schema (as the route wrapper checks).
     assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
   });

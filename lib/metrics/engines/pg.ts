@@ -137,7 +137,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
   const status = assembleStoreStatus({
     store: handle.store,
     counts,
-    oldestEnqueuedAt: backlog.oldestEnqueuedAt,
+    oldestEnqueuedAt: backlog.oldest_enqueued_at,
     watermark,
     active,
     configured,
