@@ -54,7 +54,7 @@ export function StoreEmbeddingsCard({
         <div>
           <dt className="label">Coverage / drift</dt>
           <dd data-testid="embeddings-coverage">
-            {d ? `${d.coveragePct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.driftPct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "unknown: the configured model has not answered yet"}
+            {d ? `${d.coverage_pct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.drift_pct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "unknown: the configured model has not answered yet"}
           </dd>
         </div>
       </dl>

@@ -33,12 +33,14 @@ describe("answers spelled as the wire spells them", () => {
     asWire(storeSummary, await stores().describeStore({ store: "docs" }));
   });
 
-  it("a re-embed's estimate (POST /stores/{store}/reembed dry_run) and the health report's backlog", async () => {
+  it("a re-embed's estimate (POST /stores/{store}/reembed dry_run) and the health report's backlog and drift", async () => {
     const configured = await getEmbedder().fingerprint;
     asWire(reembedEstimate, await embeddingsBackend().estimateReembed({ store: "docs", configured, onlyStale: false }));
     const report = await storeHealthReportFor({ store: "docs", principal: "operator" });
     asWire(storeHealthResponse.shape.backlog, report.backlog);
     asWire(storeHealthResponse.shape.parked, report.parked);
+    expect(report.drift).not.toBeNull();
+    asWire(storeHealthResponse.shape.drift, report.drift);
   });
 
   it("the self-recall report before the first run: its schedule (GET /stores/{store}/evaluate)", async () => {

@@ -307,10 +307,10 @@ export type VectorReadiness =
   | { usable: false; reason: "degraded" | "drifted" | "vectors_index_unavailable" | "provider_error"; message: string };
 
 export type DriftReport = {
-  activeFingerprintId: string;
-  configuredFingerprintId: string;
+  active_fingerprint_id: string;
+  configured_fingerprint_id: string;
   /** The configured model is not the one whose vectors serve this store. */
-  modelChanged: boolean;
+  model_changed: boolean;
   artifacts: number;
   /** Artifacts with a vector from the active model for their current text. */
   fresh: number;
@@ -319,12 +319,12 @@ export type DriftReport = {
   /** No vector from the active model yet (queued, parked, or never queued). */
   missing: number;
   /** Vectors from other models still on disk (excluded from search). */
-  otherModelVectors: number;
+  other_model_vectors: number;
   /** Rows that cannot serve a query with the configured model: stale, plus everything when the model changed. */
   drifted: number;
-  driftPct: number;
-  coveragePct: number;
-  byKind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
+  drift_pct: number;
+  coverage_pct: number;
+  by_kind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
 };
 
 export type EmbeddingStatus = {
@@ -366,7 +366,20 @@ export function embeddingStatusOf({ status: s, otherModelVectors, reembed, parke
   const drift: DriftReport | null =
     !known || d.configuredFingerprintId === null || d.drifted === null || d.driftPct === null || d.coveragePct === null
       ? null
-      : { ...d, drifted: d.drifted, driftPct: d.driftPct, coveragePct: d.coveragePct, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors };
+      : {
+          active_fingerprint_id: d.activeFingerprintId ?? d.configuredFingerprintId,
+          configured_fingerprint_id: d.configuredFingerprintId,
+          model_changed: d.modelChanged,
+          artifacts: d.artifacts,
+          fresh: d.fresh,
+          stale: d.stale,
+          missing: d.missing,
+          other_model_vectors: otherModelVectors,
+          drifted: d.drifted,
+          drift_pct: d.driftPct,
+          coverage_pct: d.coveragePct,
+          by_kind: d.byKind,
+        };
   const degraded = isDegraded(s);
   return {
     store: s.store,

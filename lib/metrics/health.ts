@@ -224,7 +224,7 @@ export async function storeHealthReportFor({ store, principal }: { store: string
     degraded_reason: s.degradedReason,
     backlog: s.backlog,
     drift: s.drift,
-    coverage_pct: s.drift?.coveragePct ?? null,
+    coverage_pct: s.drift?.coverage_pct ?? null,
     vector_index: vectorIndex,
     configured_model: s.configured,
     active_model: s.active,

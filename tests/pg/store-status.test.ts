@@ -80,7 +80,7 @@ describe("store status on PostgreSQL", () => {
     expect(s.reason).toContain("the configured model differs from the one whose vectors serve this store");
     expect(s.activeModel).toBeNull();
     const report = await storeHealthReportFor({ store: "ops", principal: "operator" });
-    expect(report.drift).toMatchObject({ modelChanged: true, otherModelVectors: 0 });
+    expect(report.drift).toMatchObject({ model_changed: true, other_model_vectors: 0 });
     assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
     await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`delete from chunk_embeddings; delete from store_meta where key = 'active_fingerprint'`) });
   });
