@@ -147,11 +147,6 @@ function reembedVerdict(store: string, r: ReembedState): StatusVerdict {
     : { state: "reembedding", reason: `${progress}: a planned re-embed is building vectors of the configured model; rows without one yet answer lexically`, action };
 }
 
-/** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */
-export function worstStatus<T extends { state: StoreStatusState }>(statuses: T[]): T | null {
-  return statuses.reduce<T | null>((worst, s) => (worst === null || STORE_STATUS_PRECEDENCE.indexOf(s.state) < STORE_STATUS_PRECEDENCE.indexOf(worst.state) ? s : worst), null);
-}
-
 export type LiveDrift = {
   activeFingerprintId: string | null;
   configuredFingerprintId: string | null;
