@@ -21,7 +21,12 @@ const usedIn = new Map<ts.Symbol, Map<string, number>>();
 for (const source of sources) {
   const visit = (node: ts.Node): void => {
     if (ts.isIdentifier(node)) {
-      const symbol = resolve(checker.getSymbolAtLocation(node));
+      // `const { name } = await import("…")`: the property of the module read by destructuring.
+      const destructured =
+        ts.isBindingElement(node.parent) && node.parent.name === node && !node.parent.propertyName && ts.isObjectBindingPattern(node.parent.parent)
+          ? checker.getTypeAtLocation(node.parent.parent).getProperty(node.text)
+          : undefined;
+      const symbol = resolve(destructured ?? checker.getSymbolAtLocation(node));
       if (symbol) {
         let files = usedIn.get(symbol);
         if (!files) usedIn.set(symbol, (files = new Map()));
