@@ -2,7 +2,7 @@ import { defineConfig } from "drizzle-kit";
 
 /**
  * PostgreSQL store index, one schema per store: `npm run db:generate:pg` writes
- * drizzle/pg/store (applied per store schema by lib/stores/stores-pg.ts).
+ * drizzle/pg/store (applied per store schema by lib/stores/engines/pg.ts).
  */
 export default defineConfig({
   dialect: "postgresql",

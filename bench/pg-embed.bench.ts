@@ -20,7 +20,7 @@ import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { drainEmbedQueuesPg } from "../lib/index/embed-queue-pg";
 import { putDocuments } from "../lib/index/ingest";
 import { putDocumentsSchema } from "../lib/index/ingest";
-import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "../lib/stores/engines/pg";
 import { benchPostgres } from "./pg-server";
 import { loadTextWindows, notesBetween } from "./corpus";
 import { printTable } from "./table";

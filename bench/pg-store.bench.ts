@@ -37,7 +37,7 @@ import { searchInputSchema, searchStore } from "../lib/index/search";
 import { searchStorePg } from "../lib/index/search-pg";
 import { EXACT_SCAN_LIMIT, hnswIndexName, listChunksWithoutEmbeddingPg, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
 import { createStore, openStore } from "../lib/stores/stores";
-import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "../lib/stores/engines/pg";
 import { benchPostgres } from "./pg-server";
 import { loadTextWindows, notesBetween } from "./corpus";
 import { buildDocQuerySet, loadMarkdownCorpus } from "./doc-queries";

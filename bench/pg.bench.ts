@@ -57,7 +57,7 @@ import { searchInputSchema, type SearchResult } from "../lib/index/search";
 import { EXACT_SCAN_LIMIT, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
 import { storesOn, type StoresBackend } from "../lib/stores/backend";
 import { openStore } from "../lib/stores/stores";
-import { openStorePg } from "../lib/stores/stores-pg";
+import { openStorePg } from "../lib/stores/engines/pg";
 import { RELIABILITY_TOKEN, ensureProductionBuild, startServer } from "../tests/fixtures/next-server";
 import { CONCURRENCY, SECONDS, WARMUP_REQUESTS, hammer } from "./api.bench";
 import { loadTextWindows, noteAt } from "./corpus";

@@ -14,7 +14,7 @@ import path from "node:path";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases } from "../lib/db/connection";
 import { readLiveCounts } from "../lib/embed/counters";
-import { computeDrift } from "../lib/embed/drift";
+import { computeDrift } from "../tests/fixtures/drift-recount";
 import { getEmbedder } from "../lib/embed/model";
 import { getStoreStatus } from "../lib/embed/status";
 import { processEmbedBatch } from "../lib/embed/worker";

@@ -29,7 +29,7 @@ export function ReembedJobProgress({ job }: { job: ReembedProgress }) {
         <>
           <p>
             Re-embed to {job.targetFingerprintId}: {formatCount(job.done)} of {formatCount(job.total)} done
-            {job.ratePerSec ? ` · ${formatNumber(job.ratePerSec, 1)}/s · ETA ${eta(job.etaSeconds)}` : ""} · started {formatTime(job.startedAt)} by {job.startedBy}
+            {job.rate_per_sec ? ` · ${formatNumber(job.rate_per_sec, 1)}/s · ETA ${eta(job.eta_seconds)}` : ""} · started {formatTime(job.startedAt)} by {job.startedBy}
             {job.status === "waiting_switch" ? " · built: waits for an admin to switch" : job.holdSwitch ? " · waits for an admin to switch" : ""}
           </p>
           <progress className="w-64" max={100} value={pct} aria-label="Re-embed progress" />

@@ -14,12 +14,12 @@ const MODES = ["hybrid", "fts", "vector", "knn"] as const;
 /** When the next run nobody asks for is due and why, or that there is none (DUALMIND_EVALUATE_EVERY). */
 function NextRun({ schedule }: { schedule: SelfRecallReport["schedule"] }) {
   if (schedule.every === "off") return <>no scheduled runs (DUALMIND_EVALUATE_EVERY=off)</>;
-  const share = `paced to ${formatPercent(schedule.cpuShare, 0)} of a core`;
-  if (schedule.waitingFor) return <>after reindex, waiting for {schedule.waitingFor} · {share}</>;
-  if (schedule.nextDueAt === null) return <>after the next reindex that changes the store · {share}</>;
+  const share = `paced to ${formatPercent(schedule.cpu_share, 0)} of a core`;
+  if (schedule.waiting_for) return <>after reindex, waiting for {schedule.waiting_for} · {share}</>;
+  if (schedule.next_due_at === null) return <>after the next reindex that changes the store · {share}</>;
   return (
     <>
-      {schedule.nextTrigger} · due {formatTime(schedule.nextDueAt)} · {share}
+      {schedule.next_trigger} · due {formatTime(schedule.next_due_at)} · {share}
     </>
   );
 }
@@ -112,7 +112,7 @@ export function SelfRecallCard({ reports, isAdmin, evaluate, switchModel }: { re
 function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: SelfRecallReport; isAdmin: boolean; evaluate?: FormAction; switchModel?: FormAction }) {
   const { latest, trend, job } = report;
   const shadow = trend.filter((t) => t.target === "shadow").at(-1);
-  const shadowIsNewest = shadow !== undefined && trend.at(-1)?.runId === shadow.runId;
+  const shadowIsNewest = shadow !== undefined && trend.at(-1)?.run_id === shadow.run_id;
   return (
     <div className="space-y-2">
       <p data-testid="self-recall-figure">
@@ -128,7 +128,7 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
         <p className="text-xs text-slate-600" data-testid="self-recall-job" data-status={job.status}>
           Last evaluation: {job.status}
           {job.status === "running" && job.progress ? ` (${formatCount(job.progress.done)} of ${formatCount(job.progress.total)} questions)` : ""}
-          {job.error ? `: ${job.error}` : ""} · {job.reason ?? "on demand"} · started {formatTime(job.startedAt)} by {job.actor}
+          {job.error ? `: ${job.error}` : ""} · {job.reason ?? "on demand"} · started {formatTime(job.started_at)} by {job.actor}
         </p>
       )}
       <p className="text-xs text-slate-600" data-testid="self-recall-next">
@@ -173,7 +173,7 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
       {trend.length > 1 && (
         <ol className="list-inside list-decimal text-xs text-slate-700" data-testid="self-recall-trend">
           {trend.slice(-8).map((t) => (
-            <li key={t.runId}>
+            <li key={t.run_id}>
               {formatTime(t.ts)} · {t.target === "shadow" ? "new model (shadow)" : "active"} · {t.model} · MRR@10 {formatNumber(t.mrr10, 3)} · hit@10 {formatPercent(t.hit10, 0)}
               {t.change.length ? ` · changed: ${t.change.join("; ")}` : ""}
             </li>

@@ -48,13 +48,13 @@ export function StoreEmbeddingsCard({
         <div>
           <dt className="label">Backlog</dt>
           <dd data-testid="embeddings-backlog">
-            {status.backlog.pending} pending (watermark {status.backlog.watermark}){status.backlog.oldestAgeSeconds !== null && `, oldest ${status.backlog.oldestAgeSeconds} s`} · {status.backlog.parked} parked
+            {status.backlog.pending} pending (watermark {status.backlog.watermark}){status.backlog.oldest_age_seconds !== null && `, oldest ${status.backlog.oldest_age_seconds} s`} · {status.backlog.parked} parked
           </dd>
         </div>
         <div>
           <dt className="label">Coverage / drift</dt>
           <dd data-testid="embeddings-coverage">
-            {d ? `${d.coveragePct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.driftPct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "unknown: the configured model has not answered yet"}
+            {d ? `${d.coverage_pct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.drift_pct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "unknown: the configured model has not answered yet"}
           </dd>
         </div>
       </dl>
@@ -64,8 +64,8 @@ export function StoreEmbeddingsCard({
           <summary className="cursor-pointer">Parked items ({status.parked.length})</summary>
           <ul className="mt-1 space-y-1 font-mono text-xs">
             {status.parked.map((p) => (
-              <li key={`${p.kind}:${p.refId}`}>
-                {p.kind} {p.refId} · {p.attempts} attempts · {p.lastError}
+              <li key={`${p.kind}:${p.ref_id}`}>
+                {p.kind} {p.ref_id} · {p.attempts} attempts · {p.last_error}
               </li>
             ))}
           </ul>

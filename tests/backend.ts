@@ -13,7 +13,7 @@ import { getEmbeddingStatusPgByName } from "@/lib/metrics/engines/pg";
 import { drainEmbedQueuesPg, processEmbedBatchPg } from "@/lib/index/embed-queue-pg";
 import type { TraceInput } from "@/lib/recall/descriptors";
 import { recallBackend } from "@/lib/recall/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { graphBackend } from "@/lib/graph/backend";
 import type { ThinkInput } from "@/lib/graph/thoughts";
 import { stores } from "@/lib/stores/backend";

@@ -4,7 +4,7 @@ import { getPg } from "@/lib/db/pg";
 import { count, insert, isUniqueViolation, read, row, write, type AnyStoreHandle } from "@/lib/db/port";
 import { graphTables } from "@/lib/graph/tables";
 import { openStore } from "@/lib/stores/stores";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
 
 /**

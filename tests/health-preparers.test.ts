@@ -5,7 +5,6 @@ import {
   bucketStarts,
   chartAnnotations,
   MAX_CHART_ANNOTATIONS,
-  fillGaps,
   isolatedPoints,
   findModelChanges,
   parseRange,
@@ -63,11 +62,6 @@ describe("bucketing", () => {
 
 describe("gaps vs zeros", () => {
   const w = { from: T0, to: T0 + 4 * MIN, stepMs: MIN };
-
-  it("a missing bucket is null in every field while a measured zero stays zero", () => {
-    const points = fillGaps({ rows: [{ bucket: T0, n: 0 }, { bucket: T0 + 2 * MIN, n: 5 }], window: w, fields: ["n"] });
-    expect(points.map((p) => p.n)).toEqual([0, null, 5, null]);
-  });
 
   it("health series: the outage minute is a gap, not a zero backlog", () => {
     const s = prepareHealthSeries({ rows: [snap(T0, { backlog: 0 }), snap(T0 + 2 * MIN, { backlog: 7 })], window: w });

@@ -14,7 +14,7 @@ import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { getPg } from "@/lib/db/pg";
 import { openStore } from "@/lib/stores/stores";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { drainEmbeddings, governanceSql, itSqliteOnly, onPg, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";

@@ -120,9 +120,9 @@ describe("self-recall probes", () => {
 describe("what moved between two runs", () => {
   const run = (over: { fingerprintId?: string; model?: string; tokenizer?: string; probeSetId?: number }) =>
     ({
-      fingerprintId: over.fingerprintId ?? "a",
+      fingerprint_id: over.fingerprintId ?? "a",
       model: over.model ?? "builtin:x",
-      probeSetId: over.probeSetId ?? 1,
+      probe_set_id: over.probeSetId ?? 1,
       settings: { search: { defaultMode: "hybrid", group: "document", chunkingVersion: 1, fusionWeights: { fts: 1, vec: 0.2 }, tokenizer: over.tokenizer ?? "porter unicode61 remove_diacritics 2" } },
     }) as unknown as SelfRecallRun;
   it("names a model change, a tokenizer change and probes drawn again", () => {

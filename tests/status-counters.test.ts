@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb, type StoreHandle } from "@/lib/db/connection";
 import { EMBEDDABLE_KINDS } from "@/lib/embeddable-kinds";
 import { readLiveCounts } from "@/lib/embed/counters";
-import { computeDrift } from "@/lib/embed/drift";
+import { computeDrift } from "./fixtures/drift-recount";
 import { getEmbedder, readActiveFingerprintId } from "@/lib/embed/model";
 import { claimEmbedBatch, failEmbedItems, retryParkedEmbeddings } from "@/lib/embed/queue";
 import { startReembed } from "@/lib/embed/reembed";
@@ -33,7 +33,7 @@ async function recount(handle: StoreHandle) {
   const active = readActiveFingerprintId({ handle });
   const drift = active ? computeDrift({ handle, configured }) : null;
   const artifacts = handle.sqlite.prepare("select count(*) as n from embeddable_hashes").get() as { n: number };
-  return { artifacts: drift?.artifacts ?? artifacts.n, fresh: drift?.fresh ?? 0, stale: drift?.stale ?? 0, pending: queue.pending, parked: queue.parked, byKind: drift?.byKind ?? null };
+  return { artifacts: drift?.artifacts ?? artifacts.n, fresh: drift?.fresh ?? 0, stale: drift?.stale ?? 0, pending: queue.pending, parked: queue.parked, byKind: drift?.by_kind ?? null };
 }
 
 async function expectCountersMatch(handle: StoreHandle, step: string) {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
-import { deriveStoreStatus, STORE_STATUS_PRECEDENCE, worstStatus, type StatusInput, type StoreStatusState } from "@/lib/embed/status";
+import { deriveStoreStatus, STORE_STATUS_PRECEDENCE, type StatusInput, type StoreStatusState } from "@/lib/embed/status";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
 import { drainEmbeddings, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
@@ -63,16 +63,6 @@ describe("status precedence (as documented in lib/embed/status.ts)", () => {
     expect(deriveStoreStatus({ ...HEALTHY, missing: 0, pending: 0 }).reason).toBe("every row has a vector of its current text");
     // A backlog exactly at the watermark is not above it.
     expect(deriveStoreStatus({ ...HEALTHY, pending: 1000, missing: 1000 }).state).toBe("healthy");
-  });
-
-  it("the overall status is the worst store's", () => {
-    const stores = [
-      { store: "a", ...deriveStoreStatus({ ...HEALTHY, store: "a" }) },
-      { store: "b", ...deriveStoreStatus({ ...HEALTHY, store: "b", ...FAULTS.parked }) },
-      { store: "c", ...deriveStoreStatus({ ...HEALTHY, store: "c", ...FAULTS.drifted }) },
-    ];
-    expect(worstStatus(stores)).toMatchObject({ store: "c", state: "drifted" });
-    expect(worstStatus([])).toBeNull();
   });
 });
 

@@ -98,8 +98,8 @@ describe("every surface shows the same status and numbers (builtin provider)", (
     for (const p of ["ops/a", "ops/b", "notes/c"]) await stores().createMemory({ store: "docs", input: createMemorySchema.parse({ path: p, body: `# ${p}` }), actor: "test" });
     for (const c of ["ops", "notes"]) await stores().setCategoryDescription({ store: "docs", input: setCategorySchema.parse({ path: c, description: `about ${c}` }), actor: "test" });
     const info = await stores().describeStore({ store: "docs" });
-    expect([info.files?.memoryFiles, info.counts.memories]).toEqual([3, 3]);
-    expect((await loadStorePage({ store: "docs" }))!.info.files?.memoryFiles).toBe(3);
+    expect([info.files?.memory_files, info.counts.memories]).toEqual([3, 3]);
+    expect((await loadStorePage({ store: "docs" }))!.info.files?.memory_files).toBe(3);
   });
 
   it("backlog: the headline names the store with the backlog and its number is the tile's", async () => {

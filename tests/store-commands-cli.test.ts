@@ -169,7 +169,7 @@ describe("the store commands on this backend", () => {
     configureDimension("256");
     const drifted = await cli("metrics", "status", "ops", "--json");
     expect(drifted.code).toBe(1);
-    expect(JSON.parse(drifted.stdout)).toMatchObject({ store: "ops", status: "drifted", configured_model: { dimension: 256 }, drift: { modelChanged: true } });
+    expect(JSON.parse(drifted.stdout)).toMatchObject({ store: "ops", status: "drifted", configured_model: { dimension: 256 }, drift: { model_changed: true } });
 
     const reembedded = await cli("reembed", "ops", "--wait");
     expect(reembedded.code, reembedded.stderr).toBe(0);

@@ -126,7 +126,7 @@ export default async function OverviewPage() {
                     {s.description && <div className="text-xs font-normal text-slate-500">{s.description}</div>}
                   </td>
                   <td data-label="Contents" className="min-w-48">
-                    <StoreContents counts={s.counts} memoryFiles={s.files?.memoryFiles ?? null} />
+                    <StoreContents counts={s.counts} memoryFiles={s.files?.memory_files ?? null} />
                   </td>
                   <td data-label="On disk" className="whitespace-nowrap">
                     <StoreStorage info={s} />
@@ -135,8 +135,8 @@ export default async function OverviewPage() {
                     <StoreVectors info={s} />
                   </td>
                   <td data-label="Created">
-                    <TimeAgo ms={s.createdAt} now={now} />
-                    <div className="text-xs text-slate-500">schema {s.schemaVersion ?? "—"}</div>
+                    <TimeAgo ms={s.created_at} now={now} />
+                    <div className="text-xs text-slate-500">schema {s.schema_version ?? "—"}</div>
                   </td>
                 </tr>
               ))}

@@ -407,14 +407,7 @@ export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle;
   loadVectorExtension(reader);
   loadQueryBudget({ sqlite: reader });
   reader.prepare("attach database ? as core").run(core.file);
-  requestReaders.add(reader);
   return reader;
-}
-
-/** Connections opened for one request and closed after it: work queued for later (between requests) must not hold on to them. */
-const requestReaders = new WeakSet<Database.Database>();
-export function isRequestReader(db: Database.Database): boolean {
-  return requestReaders.has(db);
 }
 
 /** The store connections this process has open (background upkeep walks them). */

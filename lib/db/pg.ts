@@ -9,7 +9,6 @@ import { Pool } from "pg";
 import { getConfig, type PgTimeouts } from "../config";
 import { log } from "../log";
 import * as pgGovernanceSchema from "./schema/pg/governance";
-import { dbErrorCode } from "../errors";
 
 /**
  * The PostgreSQL backend (DATABASE_URL): a pool per
@@ -42,24 +41,6 @@ export const PG_LOCK = {
   /** Request-latency flushes: replicas add their minutes to the shared rows one at a time. */
   metrics: 0x646d_0000_0007n,
 } as const;
-
-const PG_UNIQUE_VIOLATION = "23505";
-
-export function isPgUniqueViolation(e: unknown): boolean {
-  return dbErrorCode(e) === PG_UNIQUE_VIOLATION;
-}
-
-/**
- * A create that met the primary key of a concurrent create with the same id
- * (a client retry racing its first attempt, on any replica) is answered as
- * the retry it is, never as a 500; `answerRetry` returning null rethrows.
- */
-export async function answerUniqueRaceAsRetry<T>({ error: e, answerRetry }: { error: unknown; answerRetry: () => Promise<T | null> }): Promise<T> {
-  if (!isPgUniqueViolation(e)) throw e;
-  const raced = await answerRetry();
-  if (!raced) throw e;
-  return raced;
-}
 
 const MIGRATIONS_FOLDER = path.join(INSTALL_ROOT, "drizzle", "pg", "governance");
 

@@ -19,15 +19,15 @@ export function logVectorQuery({ handle, q, mode, fingerprintId, resultIds }: { 
 }
 
 export type ModelComparison = {
-  activeFingerprintId: string;
-  candidateFingerprintId: string;
+  active_fingerprint_id: string;
+  candidate_fingerprint_id: string;
   k: number;
   queries: number;
   /** Mean |top-k(active) ∩ top-k(candidate)| / k over the replayed queries. */
-  meanOverlap: number | null;
+  mean_overlap: number | null;
   /** Share of artifacts the candidate has vectors for (a partial re-embed compares on what exists). */
-  candidateCoveragePct: number | null;
-  perQuery: { q: string; overlap: number; active: number[]; candidate: number[] }[];
+  candidate_coverage_pct: number | null;
+  per_query: { q: string; overlap: number; active: number[]; candidate: number[] }[];
 };
 
 /**
@@ -46,7 +46,7 @@ export async function compareCandidateModel({ handle, n = 50, k = 10 }: { handle
   const have = handle.db.select({ n: count() }).from(embeddings).where(and(eq(embeddings.fingerprintId, candidate.id), eq(embeddings.kind, "chunk"))).get()?.n ?? 0;
   if (have === 0) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
   const logs = handle.db.select({ q: searchLog.q, ids: searchLog.resultIds }).from(searchLog).where(eq(searchLog.fingerprintId, active)).orderBy(desc(searchLog.id)).limit(n).all();
-  const perQuery: ModelComparison["perQuery"] = [];
+  const perQuery: ModelComparison["per_query"] = [];
   for (const log of logs) {
     const activeIds = (JSON.parse(log.ids) as number[]).slice(0, k);
     if (activeIds.length === 0) continue;
@@ -59,12 +59,14 @@ export async function compareCandidateModel({ handle, n = 50, k = 10 }: { handle
 }
 
 /** The comparison from the replayed queries (both backends): mean overlap@k, and how much of the re-embed the candidate's vectors cover. */
-export function comparisonOf({ perQuery, progress, ...ids }: { activeFingerprintId: string; candidateFingerprintId: string; k: number; perQuery: ModelComparison["perQuery"]; progress: ReembedProgress | null }): ModelComparison {
+export function comparisonOf({ perQuery, progress, activeFingerprintId, candidateFingerprintId, k }: { activeFingerprintId: string; candidateFingerprintId: string; k: number; perQuery: ModelComparison["per_query"]; progress: ReembedProgress | null }): ModelComparison {
   return {
-    ...ids,
+    active_fingerprint_id: activeFingerprintId,
+    candidate_fingerprint_id: candidateFingerprintId,
+    k,
     queries: perQuery.length,
-    meanOverlap: perQuery.length ? perQuery.reduce((s, x) => s + x.overlap, 0) / perQuery.length : null,
-    candidateCoveragePct: progress && progress.total ? (100 * progress.done) / progress.total : null,
-    perQuery,
+    mean_overlap: perQuery.length ? perQuery.reduce((s, x) => s + x.overlap, 0) / perQuery.length : null,
+    candidate_coverage_pct: progress && progress.total ? (100 * progress.done) / progress.total : null,
+    per_query: perQuery,
   };
 }

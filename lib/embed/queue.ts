@@ -153,20 +153,20 @@ export function retryParkedEmbeddings<H extends AnyStoreHandle>({ handle, actor,
   return write(handle, op());
 }
 
-export type Backlog = { pending: number; oldestEnqueuedAt: number | null; parked: number };
+export type Backlog = { pending: number; oldest_enqueued_at: number | null; parked: number };
 
 /** Queue length from the live counters (no scan; see lib/embed/counters.ts). */
 export function getEmbedBacklog({ handle }: { handle: StoreHandle }): Backlog {
   const c = readLiveCounts({ handle });
-  return { pending: c.pending, oldestEnqueuedAt: c.pending > 0 ? readOldestPendingAt({ handle }) : null, parked: c.parked };
+  return { pending: c.pending, oldest_enqueued_at: c.pending > 0 ? readOldestPendingAt({ handle }) : null, parked: c.parked };
 }
 
-export type ParkedEmbedding = { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number };
+export type ParkedEmbedding = { kind: string; ref_id: number; attempts: number; last_error: string | null; parked_at: number };
 
 export function listParkedEmbeddings<H extends AnyStoreHandle>({ handle, limit = 50 }: { handle: H; limit?: number }): On<H, ParkedEmbedding[]> {
   const op = function* (): Op<ParkedEmbedding[]> {
     const rows = yield* select({ q: EMBED_QUEUE }, (db, { q }) =>
-      db.select({ kind: q.kind, refId: q.refId, attempts: q.attempts, lastError: q.lastError, parkedAt: q.parkedAt }).from(q).where(isNotNull(q.parkedAt)).orderBy(desc(q.parkedAt), q.id).limit(limit),
+      db.select({ kind: q.kind, ref_id: q.refId, attempts: q.attempts, last_error: q.lastError, parked_at: q.parkedAt }).from(q).where(isNotNull(q.parkedAt)).orderBy(desc(q.parkedAt), q.id).limit(limit),
     );
     return rows as ParkedEmbedding[];
   };

@@ -4,7 +4,6 @@ import { embeddings, embedQueue } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import type { InputHashRow } from "./drift";
 import { listEmbeddables, type EmbeddableRef } from "./embeddables";
 import { getActiveFingerprintId, readActiveFingerprintId, rememberFingerprint, setActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
@@ -51,7 +50,7 @@ export type SwitchGate = {
   overrideId: string | null;
 };
 
-export type ReembedProgress = ReembedJob & { done: number; remaining: number; ratePerSec: number | null; etaSeconds: number | null };
+export type ReembedProgress = ReembedJob & { done: number; remaining: number; rate_per_sec: number | null; eta_seconds: number | null };
 
 const JOB_KEY = "reembed_job";
 
@@ -86,14 +85,14 @@ function itemsNeedingVectors({ handle, target }: { handle: StoreHandle; target: 
       continue;
     }
     for (const a of all) {
-      const row = has.get(e.kind, a.refId, target) as InputHashRow | undefined;
+      const row = has.get(e.kind, a.refId, target) as { h: string } | undefined;
       if (!row || row.h !== a.inputHash) items.push({ kind: e.kind, refId: a.refId, inputHash: a.inputHash });
     }
   }
   return items;
 }
 
-export type ReembedEstimate = { toEmbed: number; targetFingerprintId: string; modelChanged: boolean; estimatedSeconds: number | null };
+export type ReembedEstimate = { to_embed: number; target_fingerprint_id: string; model_changed: boolean; estimated_seconds: number | null };
 
 /** What a re-embed would do, before starting it. `ratePerSec` comes from measured worker throughput when known. */
 export function estimateReembed({ handle, configured, onlyStale, ratePerSec }: { handle: StoreHandle; configured: Fingerprint; onlyStale: boolean; ratePerSec?: number }): ReembedEstimate {
@@ -103,7 +102,7 @@ export function estimateReembed({ handle, configured, onlyStale, ratePerSec }: {
     throw new AppError("conflict", "the configured model differs from the store's active model: only a full re-embed can switch models");
   }
   const toEmbed = itemsNeedingVectors({ handle, target: configured.id }).length;
-  return { toEmbed, targetFingerprintId: configured.id, modelChanged, estimatedSeconds: ratePerSec ? toEmbed / ratePerSec : null };
+  return { to_embed: toEmbed, target_fingerprint_id: configured.id, model_changed: modelChanged, estimated_seconds: ratePerSec ? toEmbed / ratePerSec : null };
 }
 
 /**
@@ -130,14 +129,14 @@ export function describeReembedIntent({ handle, configured, intent }: { handle: 
 /** What starting a re-embed would do, from its estimate (the confirmation text on both backends). */
 export function describeStartIntent({ configured, intent, estimate: e }: { configured: Fingerprint; intent: "start" | "start_stale" | "start_hold"; estimate: ReembedEstimate }): string {
   const model = `${configured.provider}:${configured.model}`;
-  if (e.toEmbed === 0 && !e.modelChanged) return `Nothing to re-embed: every item already has a current vector from ${model}. No job will start.`;
+  if (e.to_embed === 0 && !e.model_changed) return `Nothing to re-embed: every item already has a current vector from ${model}. No job will start.`;
   const scope = intent === "start_stale" ? "stale item(s) (text changed since their vector was made)" : "item(s) without a current vector";
-  const switchText = e.modelChanged
+  const switchText = e.model_changed
     ? intent === "start_hold"
       ? " The current model keeps serving; when the new vectors are built, an admin compares and switches."
       : " This is a model change: the current model keeps serving until every item has its new vector, then the store switches."
     : "";
-  return `Embeds ${e.toEmbed.toLocaleString("en-US")} ${scope} with ${model}.${switchText} Items ingested meanwhile are embedded too but do not count in this job.`;
+  return `Embeds ${e.to_embed.toLocaleString("en-US")} ${scope} with ${model}.${switchText} Items ingested meanwhile are embedded too but do not count in this job.`;
 }
 
 export type StartReembedResult = { started: true; job: ReembedProgress } | { started: false; reason: string };
@@ -153,7 +152,7 @@ export type StartReembedResult = { started: true; job: ReembedProgress } | { sta
 export function startReembed({ handle, configured, onlyStale, holdSwitch = false, actor }: { handle: StoreHandle; configured: Fingerprint; onlyStale: boolean; holdSwitch?: boolean; actor: string }): StartReembedResult {
   // Refuse first (e.g. stale-only across a model change), then backfill: texts
   // rendered by an older descriptor version are re-rendered so they get vectors of the current text.
-  const { modelChanged } = estimateReembed({ handle, configured, onlyStale });
+  const { model_changed: modelChanged } = estimateReembed({ handle, configured, onlyStale });
   const target = `store:${handle.store}`;
   handle.sqlite
     .transaction(() => {
@@ -194,7 +193,7 @@ export function getReembedProgress({ handle }: { handle: StoreHandle }): Reembed
   const done = job.total - remaining;
   const elapsed = ((job.finishedAt ?? Date.now()) - job.startedAt) / 1000;
   const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
-  return { ...job, done, remaining, ratePerSec, etaSeconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
+  return { ...job, done, remaining, rate_per_sec: ratePerSec, eta_seconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
 }
 
 /**

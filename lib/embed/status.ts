@@ -1,7 +1,6 @@
 import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
 import { readLiveCounts, readOldestPendingAt, type KindCounts, type LiveCounts } from "./counters";
-import type { DriftReport } from "./drift";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
@@ -148,11 +147,6 @@ function reembedVerdict(store: string, r: ReembedState): StatusVerdict {
     : { state: "reembedding", reason: `${progress}: a planned re-embed is building vectors of the configured model; rows without one yet answer lexically`, action };
 }
 
-/** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */
-export function worstStatus<T extends { state: StoreStatusState }>(statuses: T[]): T | null {
-  return statuses.reduce<T | null>((worst, s) => (worst === null || STORE_STATUS_PRECEDENCE.indexOf(s.state) < STORE_STATUS_PRECEDENCE.indexOf(worst.state) ? s : worst), null);
-}
-
 export type LiveDrift = {
   activeFingerprintId: string | null;
   configuredFingerprintId: string | null;
@@ -179,7 +173,7 @@ export type StoreStatus = StatusVerdict & {
   store: string;
   /** When this was computed (it is live: never read from a snapshot). */
   asOf: number;
-  backlog: Backlog & { oldestAgeSeconds: number | null; watermark: number };
+  backlog: Backlog & { oldest_age_seconds: number | null; watermark: number };
   drift: LiveDrift;
   provider: { ok: boolean; error: string | null; checkedAt: number | null; configured: Fingerprint | null };
   queue: QueueState;
@@ -280,7 +274,7 @@ export function assembleStoreStatus(a: {
     ...verdict,
     store: a.store,
     asOf: now,
-    backlog: { pending: counts.pending, parked: counts.parked, oldestEnqueuedAt: oldest, oldestAgeSeconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
+    backlog: { pending: counts.pending, parked: counts.parked, oldest_enqueued_at: oldest, oldest_age_seconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
     drift,
     provider: { ...provider, configured: a.configured },
     queue: a.queue ?? { held: null, staleClaims: null },
@@ -306,6 +300,27 @@ export function getWorkerStates(): WorkerState[] {
 export type VectorReadiness =
   | { usable: true; fingerprint: Fingerprint }
   | { usable: false; reason: "degraded" | "drifted" | "vectors_index_unavailable" | "provider_error"; message: string };
+
+export type DriftReport = {
+  active_fingerprint_id: string;
+  configured_fingerprint_id: string;
+  /** The configured model is not the one whose vectors serve this store. */
+  model_changed: boolean;
+  artifacts: number;
+  /** Artifacts with a vector from the active model for their current text. */
+  fresh: number;
+  /** Vector exists but was made from older text. */
+  stale: number;
+  /** No vector from the active model yet (queued, parked, or never queued). */
+  missing: number;
+  /** Vectors from other models still on disk (excluded from search). */
+  other_model_vectors: number;
+  /** Rows that cannot serve a query with the configured model: stale, plus everything when the model changed. */
+  drifted: number;
+  drift_pct: number;
+  coverage_pct: number;
+  by_kind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
+};
 
 export type EmbeddingStatus = {
   store: string;
@@ -346,7 +361,20 @@ export function embeddingStatusOf({ status: s, otherModelVectors, reembed, parke
   const drift: DriftReport | null =
     !known || d.configuredFingerprintId === null || d.drifted === null || d.driftPct === null || d.coveragePct === null
       ? null
-      : { ...d, drifted: d.drifted, driftPct: d.driftPct, coveragePct: d.coveragePct, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors };
+      : {
+          active_fingerprint_id: d.activeFingerprintId ?? d.configuredFingerprintId,
+          configured_fingerprint_id: d.configuredFingerprintId,
+          model_changed: d.modelChanged,
+          artifacts: d.artifacts,
+          fresh: d.fresh,
+          stale: d.stale,
+          missing: d.missing,
+          other_model_vectors: otherModelVectors,
+          drifted: d.drifted,
+          drift_pct: d.driftPct,
+          coverage_pct: d.coveragePct,
+          by_kind: d.byKind,
+        };
   const degraded = isDegraded(s);
   return {
     store: s.store,

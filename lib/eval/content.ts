@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { getPg } from "../db/pg";
 import { withStoreTx } from "../db/pg-store";
 import { openStore } from "../stores/stores";
-import { openStorePg } from "../stores/stores-pg";
+import { openStorePg } from "../stores/engines/pg";
 import { PROBE_KINDS, type ProbeKind, type ProbeSource } from "./probes";
 
 /**

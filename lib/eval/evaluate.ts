@@ -12,7 +12,7 @@ import { recallBackend } from "../recall/backend";
 import { FUSION_WEIGHTS } from "../retrieval/fusion";
 import { stores } from "../stores/backend";
 import { openStore } from "../stores/stores";
-import { openStorePg } from "../stores/stores-pg";
+import { openStorePg } from "../stores/engines/pg";
 import { listProbeCandidates, readProbeSources, sharedSentenceCheck, storeReader, type StoreCandidates, type StoreReader } from "./content";
 import { contentFingerprint, drawProbes, PROBE_GENERATOR_VERSION, PROBE_KINDS, probeSetStaleReason, type Probe, type ProbeKind } from "./probes";
 import { latestProbeSet, saveProbeSet, type StoredProbeSet } from "./runs";

@@ -29,8 +29,8 @@ export type EvaluationJob = {
   /** The run it recorded (GET /evaluate lists it). */
   result: { runId: number; target: EvalTarget; hit10: number | null; mrr10: number | null } | null;
   error: string | null;
-  startedAt: number;
-  finishedAt: number | null;
+  started_at: number;
+  finished_at: number | null;
 };
 
 const PROGRESS_WRITE_MS = 1_000;
@@ -55,8 +55,8 @@ function jobOf(r: JobRow): EvaluationJob {
     progress: r.progress_json ? (JSON.parse(r.progress_json) as EvalProgress) : null,
     result: r.result_json ? (JSON.parse(r.result_json) as EvaluationJob["result"]) : null,
     error: r.error,
-    startedAt: num(r.started_at),
-    finishedAt: numOrNull(r.finished_at),
+    started_at: num(r.started_at),
+    finished_at: numOrNull(r.finished_at),
   };
 }
 

@@ -15,10 +15,10 @@ export type StoredProbeSet = { id: number; store: string; generatorVersion: numb
 export type SelfRecallRun = {
   id: number;
   store: string;
-  jobId: string | null;
-  probeSetId: number;
+  job_id: string | null;
+  probe_set_id: number;
   target: EvalTarget;
-  fingerprintId: string;
+  fingerprint_id: string;
   model: string;
   ts: number;
   actor: string;
@@ -30,7 +30,7 @@ export type SelfRecallRun = {
   noise: number | null;
   settings: EvalSettings;
   results: EvalResults;
-  durationMs: number;
+  duration_ms: number;
 };
 
 const KEEP_RUNS = 200;
@@ -44,11 +44,6 @@ function probeSetOf(r: ProbeSetRow): StoredProbeSet {
 
 export async function latestProbeSet({ store }: { store: string }): Promise<StoredProbeSet | null> {
   const row = await govRow<ProbeSetRow>(sql`select * from self_recall_probe_sets where store = ${store} order by id desc limit 1`);
-  return row ? probeSetOf(row) : null;
-}
-
-export async function getProbeSet({ id }: { id: number }): Promise<StoredProbeSet | null> {
-  const row = await govRow<ProbeSetRow>(sql`select * from self_recall_probe_sets where id = ${id}`);
   return row ? probeSetOf(row) : null;
 }
 
@@ -86,10 +81,10 @@ function runOf(r: RunRow): SelfRecallRun {
   return {
     id: num(r.id),
     store: r.store,
-    jobId: r.job_id,
-    probeSetId: num(r.probe_set_id),
+    job_id: r.job_id,
+    probe_set_id: num(r.probe_set_id),
     target: r.target as EvalTarget,
-    fingerprintId: r.fingerprint_id,
+    fingerprint_id: r.fingerprint_id,
     model: r.model,
     ts: num(r.ts),
     actor: r.actor,
@@ -101,7 +96,7 @@ function runOf(r: RunRow): SelfRecallRun {
     noise: numOrNull(r.noise),
     settings: JSON.parse(r.settings_json) as EvalSettings,
     results: JSON.parse(r.results_json) as EvalResults,
-    durationMs: num(r.duration_ms),
+    duration_ms: num(r.duration_ms),
   };
 }
 
@@ -109,9 +104,9 @@ export async function saveRun(run: Omit<SelfRecallRun, "id" | "probes" | "hit1" 
   const o: Score | null = run.results.overall;
   const row = await govRow<{ id: unknown }>(
     sql`insert into self_recall_runs (store, job_id, probe_set_id, target, fingerprint_id, model, ts, actor, trigger, probes, hit1, hit10, mrr10, noise, settings_json, results_json, duration_ms)
-        values (${run.store}, ${run.jobId}, ${run.probeSetId}, ${run.target}, ${run.fingerprintId}, ${run.model}, ${run.ts}, ${run.actor}, ${run.trigger},
+        values (${run.store}, ${run.job_id}, ${run.probe_set_id}, ${run.target}, ${run.fingerprint_id}, ${run.model}, ${run.ts}, ${run.actor}, ${run.trigger},
                 ${o?.probes ?? 0}, ${o?.hit1 ?? null}, ${o?.hit10 ?? null}, ${o?.mrr10 ?? null}, ${o?.noise ?? null},
-                ${JSON.stringify(run.settings)}, ${JSON.stringify(run.results)}, ${run.durationMs}) returning id`,
+                ${JSON.stringify(run.settings)}, ${JSON.stringify(run.results)}, ${run.duration_ms}) returning id`,
   );
   const id = num(row!.id);
   await govRun(sql`delete from self_recall_runs where store = ${run.store} and id <= ${id - KEEP_RUNS}`);

@@ -33,12 +33,12 @@ export const AFTER_REINDEX_MAX_WAIT_MS = 60 * 60_000;
 export type EvaluationSchedule = {
   every: EvaluateEvery;
   /** The share of one core a scheduled or after-reindex run takes while it runs. */
-  cpuShare: number;
+  cpu_share: number;
   /** When the next run nobody asks for is due (in the past: at the scheduler's next look), or null when none is. */
-  nextDueAt: number | null;
-  nextTrigger: "after reindex" | "scheduled" | null;
+  next_due_at: number | null;
+  next_trigger: "after reindex" | "scheduled" | null;
   /** Set while an after-reindex run waits for the reindex's vectors. */
-  waitingFor: string | null;
+  waiting_for: string | null;
 };
 
 type JobTimes = { started_at: unknown; finished_at: unknown; result_json: string | null };
@@ -56,7 +56,7 @@ function reindexChanged(resultJson: string | null): boolean {
 /** The store's next evaluation nobody asks for, from its last evaluation and its last reindex (both backends: one SQL text). */
 export async function evaluationScheduleOf({ store, now = Date.now() }: { store: string; now?: number }): Promise<EvaluationSchedule> {
   const { every, cpuShare } = getConfig().selfRecall;
-  const none: EvaluationSchedule = { every, cpuShare, nextDueAt: null, nextTrigger: null, waitingFor: null };
+  const none: EvaluationSchedule = { every, cpu_share: cpuShare, next_due_at: null, next_trigger: null, waiting_for: null };
   if (every === "off") return none;
   const lastEval = await govRow<JobTimes>(sql`select started_at, finished_at, result_json from admin_jobs where store = ${store} and kind = 'evaluate' order by started_at desc limit 1`);
   const lastStart = lastEval ? num(lastEval.started_at) : 0;
@@ -66,12 +66,12 @@ export async function evaluationScheduleOf({ store, now = Date.now() }: { store:
   if (reindex && reindexChanged(reindex.result_json)) {
     const finished = num(reindex.finished_at);
     const pending = now - finished < AFTER_REINDEX_MAX_WAIT_MS && (await embedBacklog(store)) > 0;
-    return { ...none, nextDueAt: pending ? null : finished, nextTrigger: "after reindex", waitingFor: pending ? "the reindex's new vectors (the embed queue is not empty)" : null };
+    return { ...none, next_due_at: pending ? null : finished, next_trigger: "after reindex", waiting_for: pending ? "the reindex's new vectors (the embed queue is not empty)" : null };
   }
   const period = PERIOD_MS[every];
   if (period === null) return none;
   // A store never evaluated is due at the next look.
-  return { ...none, nextDueAt: lastEval ? lastStart + period : now, nextTrigger: "scheduled" };
+  return { ...none, next_due_at: lastEval ? lastStart + period : now, next_trigger: "scheduled" };
 }
 
 async function embedBacklog(store: string): Promise<number> {
@@ -81,8 +81,8 @@ async function embedBacklog(store: string): Promise<number> {
 
 /** The earliest start time a due run is claimed against: no evaluation of the store may have started since. */
 export function dueSince(schedule: EvaluationSchedule, now: number): number | null {
-  if (schedule.nextDueAt === null || schedule.nextDueAt > now || !schedule.nextTrigger) return null;
-  if (schedule.nextTrigger === "after reindex") return schedule.nextDueAt;
+  if (schedule.next_due_at === null || schedule.next_due_at > now || !schedule.next_trigger) return null;
+  if (schedule.next_trigger === "after reindex") return schedule.next_due_at;
   return now - (PERIOD_MS[schedule.every] ?? 0);
 }
 
@@ -103,8 +103,8 @@ export async function runDueEvaluations({ start, now = Date.now() }: { start: St
     try {
       const schedule = await evaluationScheduleOf({ store, now });
       const notSince = dueSince(schedule, now);
-      if (notSince === null || !schedule.nextTrigger) continue;
-      if ((await start({ store, trigger: schedule.nextTrigger, notSince, cpuShare: schedule.cpuShare })).started) started.push(store);
+      if (notSince === null || !schedule.next_trigger) continue;
+      if ((await start({ store, trigger: schedule.next_trigger, notSince, cpuShare: schedule.cpu_share })).started) started.push(store);
     } catch (e) {
       // As many running as allowed: the rest wait for the next look.
       if (e instanceof AppError && e.code === "rate_limited") break;

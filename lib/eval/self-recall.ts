@@ -60,14 +60,14 @@ async function assertShadowReady({ store, configured }: { store: string; configu
 export function changeBetween(before: SelfRecallRun | undefined, after: SelfRecallRun): string[] {
   if (!before) return [];
   const out: string[] = [];
-  if (before.fingerprintId !== after.fingerprintId) out.push(`model ${before.model} → ${after.model}`);
+  if (before.fingerprint_id !== after.fingerprint_id) out.push(`model ${before.model} → ${after.model}`);
   const a = before.settings.search;
   const b = after.settings.search;
   if ((a.tokenizer ?? null) !== (b.tokenizer ?? null)) out.push(`full-text tokenizer ${a.tokenizer ?? "?"} → ${b.tokenizer ?? "?"}`);
   if (a.chunkingVersion !== b.chunkingVersion) out.push(`chunking version ${a.chunkingVersion} → ${b.chunkingVersion}`);
   if (a.defaultMode !== b.defaultMode || a.group !== b.group) out.push(`search defaults ${a.defaultMode}/${a.group} → ${b.defaultMode}/${b.group}`);
   if (JSON.stringify(a.fusionWeights) !== JSON.stringify(b.fusionWeights)) out.push("fusion weights");
-  if (before.probeSetId !== after.probeSetId) out.push("probes drawn again (the content changed)");
+  if (before.probe_set_id !== after.probe_set_id) out.push("probes drawn again (the content changed)");
   return out;
 }
 
@@ -75,7 +75,7 @@ export function changeBetween(before: SelfRecallRun | undefined, after: SelfReca
 async function noticeFall(run: SelfRecallRun): Promise<void> {
   if (run.target !== "active" || run.mrr10 === null || run.noise === null) return;
   const [, before] = await listRuns({ store: run.store, target: "active", limit: 2 });
-  if (!before || before.probeSetId !== run.probeSetId || before.mrr10 === null || before.noise === null) return;
+  if (!before || before.probe_set_id !== run.probe_set_id || before.mrr10 === null || before.noise === null) return;
   if (!fellBeyondNoise({ mrr10: before.mrr10, noise: before.noise }, { mrr10: run.mrr10, noise: run.noise })) return;
   const change = changeBetween(before, run);
   await recordHealthEvent({
@@ -131,17 +131,17 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
     await assertStoreStays();
     const run = await saveRun({
       store,
-      jobId: job.id,
-      probeSetId: outcome.set.id,
+      job_id: job.id,
+      probe_set_id: outcome.set.id,
       target,
-      fingerprintId: outcome.fingerprintId,
+      fingerprint_id: outcome.fingerprintId,
       model: `${configured.provider}:${configured.model}`,
       ts: Date.now(),
       actor,
       trigger,
       settings: outcome.settings,
       results: outcome.results,
-      durationMs: outcome.durationMs,
+      duration_ms: outcome.durationMs,
     });
     await finishEvaluationJob({ id: job.id, outcome: { result: { runId: run.id, target, hit10: run.hit10, mrr10: run.mrr10 } } });
     await noticeFall(run).catch((e: unknown) => log("warn", "could not record a self-recall fall", { store, error: String(e) }));
@@ -192,7 +192,7 @@ const startDue = async ({ store, trigger, notSince, cpuShare }: { store: string;
   const asked = Date.now();
   const job = await startEvaluation({ store, actor: "system:scheduler", input: {}, trigger, cpuShare, notSince });
   // Started by this look, not one running since an earlier look.
-  return { started: job !== null && job.reason === trigger && job.startedAt >= asked };
+  return { started: job !== null && job.reason === trigger && job.started_at >= asked };
 };
 
 /** One look of the scheduler: the stores whose run is due are started (lib/eval/schedule.ts). */
@@ -205,7 +205,7 @@ export function startSelfRecallScheduler(): void {
   startEvaluationScheduler(startDue);
 }
 
-export type TrendPoint = { runId: number; ts: number; target: EvalTarget; model: string; hit10: number | null; mrr10: number | null; noise: number | null; change: string[] };
+export type TrendPoint = { run_id: number; ts: number; target: EvalTarget; model: string; hit10: number | null; mrr10: number | null; noise: number | null; change: string[] };
 
 export type SelfRecallReport = {
   store: string;
@@ -227,7 +227,7 @@ export async function getSelfRecall({ store, limit = 30 }: { store: string; limi
   const active = shown.filter((r) => r.target === "active");
   const trend = shown.map((r) => {
     const previous = [...runs.slice(0, runs.indexOf(r))].reverse().find((p) => p.target === r.target);
-    return { runId: r.id, ts: r.ts, target: r.target, model: r.model, hit10: r.hit10, mrr10: r.mrr10, noise: r.noise, change: changeBetween(previous, r) };
+    return { run_id: r.id, ts: r.ts, target: r.target, model: r.model, hit10: r.hit10, mrr10: r.mrr10, noise: r.noise, change: changeBetween(previous, r) };
   });
   return { store, latest: active.at(-1) ?? null, trend, job: await latestEvaluationJob({ store }), schedule: await evaluationScheduleOf({ store }) };
 }
@@ -268,7 +268,7 @@ export async function checkSwitchGate({ store, actor, tokenLabel, override }: { 
     const job = await startEvaluation({ store, actor, input: { target: "shadow", per_kind: set!.perKind, seed: set!.seed }, trigger: "switch gate", wait: true });
     if (job.status === "running") throw new AppError("conflict", "an evaluation of this store is running: switch when it has finished");
     shadow = job.result ? ((await listRuns({ store, target: "shadow", limit: 1 }))[0] ?? null) : null;
-    if (!shadow || shadow.probeSetId !== baseline.probeSetId) return unmeasured("the store's content changed since the active model's run: its probes were drawn again");
+    if (!shadow || shadow.probe_set_id !== baseline.probe_set_id) return unmeasured("the store's content changed since the active model's run: its probes were drawn again");
   }
   const compared = gateScores(baseline, shadow);
   if (!compared) return unmeasured("the two models' runs have no kind in common to compare");

@@ -120,7 +120,7 @@ export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Back
     query: sql`select count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked,
       min(enqueued_at) filter (where parked_at is null) as oldest from embed_queue`,
   });
-  return { pending: row.pending, parked: row.parked, oldestEnqueuedAt: row.oldest === null ? null : Number(row.oldest) };
+  return { pending: row.pending, parked: row.parked, oldest_enqueued_at: row.oldest === null ? null : Number(row.oldest) };
 }
 
 /**

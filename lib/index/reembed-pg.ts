@@ -125,7 +125,7 @@ async function progressOf(tx: SqlRunner, job: PgReembedJob): Promise<ReembedProg
   const elapsed = ((job.finishedAt ?? Date.now()) - job.startedAt) / 1000;
   const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
   const { queueIdUntil: _internal, ...shown } = job;
-  return { ...shown, done, remaining, ratePerSec, etaSeconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
+  return { ...shown, done, remaining, rate_per_sec: ratePerSec, eta_seconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
 }
 
 /** The store's re-embed, running or the last one finished; null if there never was one. */
@@ -159,7 +159,7 @@ async function estimateIn(tx: SqlRunner, { configured, onlyStale, ratePerSec }: 
     throw new AppError("conflict", "the configured model differs from the store's active model: only a full re-embed can switch models");
   }
   const toEmbed = await countNeedingVectorsPg(tx, configured.id);
-  return { toEmbed, targetFingerprintId: configured.id, modelChanged, estimatedSeconds: ratePerSec ? toEmbed / ratePerSec : null };
+  return { to_embed: toEmbed, target_fingerprint_id: configured.id, model_changed: modelChanged, estimated_seconds: ratePerSec ? toEmbed / ratePerSec : null };
 }
 
 /** What a re-embed button would do, in counts, for its confirmation (the twin of describeReembedIntent, same wording). */
@@ -200,7 +200,7 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
     const estimate = await estimateIn(tx, { configured, onlyStale });
     const backfilled = await backfillEmbeddablesPg(tx);
     if (backfilled > 0) await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.backfill", target, details: { backfilled } } });
-    const { modelChanged, toEmbed } = backfilled > 0 ? await estimateIn(tx, { configured, onlyStale }) : estimate;
+    const { model_changed: modelChanged, to_embed: toEmbed } = backfilled > 0 ? await estimateIn(tx, { configured, onlyStale }) : estimate;
     const existing = await readJobPg(tx);
     const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
     if (!resume && toEmbed === 0 && !modelChanged) {
@@ -324,7 +324,7 @@ export async function compareCandidateModelPg({ handle, n = 50, k = 10 }: { hand
     throw new AppError("conflict", "the configured model is already the active one: configure the candidate model and start a re-embed (hold_switch) first");
   }
   if (!have) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
-  const perQuery: ModelComparison["perQuery"] = [];
+  const perQuery: ModelComparison["per_query"] = [];
   for (const entry of logs) {
     const activeIds = entry.ids.map(Number).slice(0, k);
     if (activeIds.length === 0) continue;

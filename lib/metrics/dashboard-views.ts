@@ -29,7 +29,7 @@ export function vectorEngineLabel(info: StoreInfo): { text: string; warning: boo
 /** Where a store's index lives and its size: its files on SQLite, a schema on PostgreSQL. */
 export function storageFacts(info: StoreInfo): { where: string; bytes: number | null; walBytes: number | null; memoryFiles: number | null } {
   if (!info.files) return { where: "PostgreSQL schema", bytes: null, walBytes: null, memoryFiles: null };
-  return { where: "index.db", bytes: info.files.indexBytes, walBytes: info.files.walBytes, memoryFiles: info.files.memoryFiles };
+  return { where: "index.db", bytes: info.files.index_bytes, walBytes: info.files.wal_bytes, memoryFiles: info.files.memory_files };
 }
 
 /** The ledger's storage as the Overview lists it (label, value). */
@@ -46,7 +46,7 @@ export function ledgerStorageFacts(): { label: string; value: string | { bytes: 
 export async function listDatabaseFiles(): Promise<{ name: string; bytes: number | null; walBytes: number | null }[]> {
   if (onSqlite()) {
     const gov = getGovernanceStatus();
-    const storeFiles = (await stores().listStores()).flatMap((s) => (s.files ? [{ name: `stores/${s.name}/index.db`, bytes: s.files.indexBytes, walBytes: s.files.walBytes }] : []));
+    const storeFiles = (await stores().listStores()).flatMap((s) => (s.files ? [{ name: `stores/${s.name}/index.db`, bytes: s.files.index_bytes, walBytes: s.files.wal_bytes }] : []));
     return [{ name: "governance.db", bytes: gov.bytes, walBytes: gov.walBytes }, ...storeFiles];
   }
   const pg = await getPg();

@@ -1,11 +1,10 @@
-import type { StoreHandle } from "../db/connection";
 import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
 import { withStoreTx } from "../db/pg-store";
 import { recallMetrics } from "../recall/events";
 import { inCallerTx } from "../db/port";
-import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
+import { listStoreNamesPg, openStorePg } from "../stores/engines/pg";
 import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
@@ -14,7 +13,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./engines/pg";
+import { getLiveStoreStatusesPg, getStorePageEmbeddingsPg, getStoreStatusPgByName, storeHealthPartsPg } from "./engines/pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -209,15 +208,13 @@ export async function vectorReadinessFor({ store }: { store: string }): Promise<
 }
 
 /**
- * `GET /stores/{store}/health`, MCP `store_health` and CLI `metrics status`:
- * the live status (getStoreStatus) with its detail, the worker and provider
- * state, and recall quality from the newest snapshot (with its time).
+ * `GET /stores/{store}/health`, MCP `store_health` and CLI `metrics status`: the live status with its detail, the
+ * workers and provider state, and recall quality (SQLite: the newest snapshot, with its time; PostgreSQL: measured
+ * now), as `principal` may see it: see redactHealthReport (an operator, the CLI, reads it whole).
  */
-export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) {
-  const status = await getStoreStatus({ handle });
-  const s = await getEmbeddingStatus({ handle, status });
-  const latest = getLatestSnapshotsByStore({ stores: [handle.store] }).get(handle.store) ?? null;
-  return {
+export async function storeHealthReportFor({ store, principal }: { store: string; principal: AgentPrincipal | "operator" }) {
+  const { status, embeddings: s, workers, vectorIndex, recall } = storesOnPostgres() ? await storeHealthPartsPg({ store }) : await storeHealthPartsSqlite({ store });
+  const report = {
     store: s.store,
     status: status.state,
     status_reason: status.reason,
@@ -227,30 +224,26 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
     degraded_reason: s.degradedReason,
     backlog: s.backlog,
     drift: s.drift,
-    coverage_pct: s.drift?.coveragePct ?? null,
-    vector_index: s.vectorIndex,
+    coverage_pct: s.drift?.coverage_pct ?? null,
+    vector_index: vectorIndex,
     configured_model: s.configured,
     active_model: s.active,
     provider_error: s.providerError,
     provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
-    workers: getWorkerStates().map(workerReportOf),
+    workers: workers.map(workerReportOf),
     reembed: s.reembed,
     parked: s.parked,
-    recall: latest
-      ? { as_of: latest.ts, recalls: latest.recallCount, hit_rate: latest.hitRate, avg_hit_age_s: latest.avgHitAgeS, precision: latest.precision, p50_ms: latest.recallP50Ms, p95_ms: latest.recallP95Ms }
+    recall: recall
+      ? { as_of: recall.ts, recalls: recall.recallCount, hit_rate: recall.hitRate, avg_hit_age_s: recall.avgHitAgeS, precision: recall.precision, p50_ms: recall.recallP50Ms, p95_ms: recall.recallP95Ms }
       : null,
   };
-}
-
-/**
- * The health report of a store on this process's backend (getStoreHealthReport
- * on SQLite, getStoreHealthReportPg with DATABASE_URL), as `principal` may see
- * it: see redactHealthReport (an operator, the CLI, reads it whole).
- */
-export async function storeHealthReportFor({ store, principal }: { store: string; principal: AgentPrincipal | "operator" }) {
-  const report = storesOnPostgres() ? await getStoreHealthReportPg({ store }) : await getStoreHealthReport({ handle: openStore({ store }) });
   // The CLI on the server's own data dir is the operator: nothing is hidden from it.
   return principal === "operator" ? report : redactHealthReport({ report, principal });
+}
+
+async function storeHealthPartsSqlite({ store }: { store: string }) {
+  const { status, embeddings, workers } = await getStoreStatusDetail({ store });
+  return { status, embeddings, workers, vectorIndex: embeddings.vectorIndex, recall: getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null };
 }
 
 /**
@@ -275,7 +268,7 @@ export function providerErrorCategory(text: string): string {
 }
 
 type WorkerReport = { last_batch_store: string | null; last_error: string | null; last_error_store: string | null };
-type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[]; parked: { lastError: string | null }[] };
+type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[]; parked: { last_error: string | null }[] };
 
 /**
  * What a token may read of a health report. The workers embed for every
@@ -303,7 +296,7 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
       last_error_store: errorVisible ? w.last_error_store : null,
     };
   });
-  const parked = report.parked.map((p) => ({ ...p, lastError: hide(p.lastError) }));
+  const parked = report.parked.map((p) => ({ ...p, last_error: hide(p.last_error) }));
   const redacted = { ...report, provider_error: hide(report.provider_error), provider: { ...report.provider, error: hide(report.provider.error) }, workers, parked };
   if (replacements.size === 0) return redacted;
   // Status and degraded reasons quote the provider's text: every string of the report is cleaned the same way.

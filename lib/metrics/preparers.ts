@@ -38,17 +38,6 @@ export function bucketOf({ ts, stepMs }: { ts: number; stepMs: number }): number
   return ts - (ts % stepMs);
 }
 
-/** One point per bucket of the window; a bucket without a row gets null in every field. */
-export function fillGaps<T extends object>({ rows, window, fields }: { rows: (T & { bucket: number })[]; window: Window; fields: (keyof T)[] }): ({ t: number } & { [K in keyof T]: T[K] | null })[] {
-  const byBucket = new Map(rows.map((r) => [r.bucket, r]));
-  return bucketStarts(window).map((t) => {
-    const r = byBucket.get(t);
-    const point = { t } as { t: number } & { [K in keyof T]: T[K] | null };
-    for (const f of fields) (point as Record<keyof T, unknown>)[f] = r ? (r[f] ?? null) : null;
-    return point;
-  });
-}
-
 /** Indexes of points with a value whose neighbours have none: a line cannot show them, so the chart draws a dot. */
 export function isolatedPoints({ points, key }: { points: readonly Record<string, number | null | undefined>[]; key: string }): Set<number> {
   const has = (i: number) => i >= 0 && i < points.length && points[i][key] !== null && points[i][key] !== undefined;

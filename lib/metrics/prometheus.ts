@@ -95,7 +95,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   for (const s of statuses) {
     for (const state of STORE_STATUS_PRECEDENCE) g.status.set({ store: s.store, status: state }, s.state === state ? 1 : 0);
     set(g.backlog, s.store, s.backlog.pending);
-    set(g.oldest, s.store, s.backlog.oldestAgeSeconds);
+    set(g.oldest, s.store, s.backlog.oldest_age_seconds);
     set(g.parked, s.store, s.backlog.parked);
     set(g.drift, s.store, s.drift.drifted);
     set(g.coverage, s.store, s.drift.coveragePct === null ? null : s.drift.coveragePct / 100);
@@ -124,8 +124,8 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   }
   for (const store of stores) {
     const d = describeStore({ handle: openStore({ store }) });
-    g.bytes.set({ db: store, file: "index.db" }, d.files.indexBytes);
-    g.bytes.set({ db: store, file: "wal" }, d.files.walBytes);
+    g.bytes.set({ db: store, file: "index.db" }, d.files.index_bytes);
+    g.bytes.set({ db: store, file: "wal" }, d.files.wal_bytes);
   }
   if (!principal || principal.stores === null) {
     if (onPostgres) {

@@ -90,7 +90,7 @@ export function snapshotOf({ store, status: s, recall, now }: { store: string; s
     ts: now - (now % MINUTE_MS),
     store,
     backlog: s.backlog.pending,
-    oldestAgeS: s.backlog.oldestAgeSeconds,
+    oldestAgeS: s.backlog.oldest_age_seconds,
     parked: s.backlog.parked,
     watermark: s.backlog.watermark,
     driftCount: s.drift.drifted,

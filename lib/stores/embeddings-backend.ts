@@ -9,7 +9,7 @@ import { describeReembedIntent, estimateReembed, getReembedProgress, startReembe
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
 import { startStoresEmbedWorkerPg } from "./engines/pg";
-import { openStorePg } from "./stores-pg";
+import { openStorePg } from "./engines/pg";
 
 /**
  * A store's embedding administration — re-embed (estimate, start, progress,

@@ -21,7 +21,7 @@ import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { importMemoryFolderPg, exportMemoriesPg } from "../index/memories-pg";
 import { ensureIndexBuilt, reindexStore } from "../index/reindex";
 import { createStore } from "./stores";
-import { createStorePg, listStoreNamesPg, openStorePg } from "./stores-pg";
+import { createStorePg, listStoreNamesPg, openStorePg } from "./engines/pg";
 
 /**
  * The stores' part of `dualmind migrate-data`: every store's truth copied

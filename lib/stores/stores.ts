@@ -25,11 +25,11 @@ export type StoreSummary = {
   description: string | null;
   /** Read-only until an admin unarchives it; background work leaves it closed. */
   archived: boolean;
-  createdAt: number | null;
-  schemaVersion: string | null;
+  created_at: number | null;
+  schema_version: string | null;
   vectors: { available: boolean; version: string | null; reason: string | null };
   counts: Record<string, number>;
-  files: { indexBytes: number; walBytes: number; memoryFiles: number };
+  files: { index_bytes: number; wal_bytes: number; memory_files: number };
 };
 
 function fileSize(file: string): number {
@@ -80,16 +80,16 @@ export function describeStore({ handle }: { handle: StoreHandle }): StoreSummary
     name: handle.store,
     description: values.description ?? null,
     archived: isStoreArchived(handle.store),
-    createdAt: values.created_at ? Number(values.created_at) : null,
-    schemaVersion: values.schema_version ?? null,
+    created_at: values.created_at ? Number(values.created_at) : null,
+    schema_version: values.schema_version ?? null,
     vectors: handle.vectors.available
       ? { available: true, version: handle.vectors.version, reason: null }
       : { available: false, version: null, reason: handle.vectors.reason },
     counts: tableCounts({ handle }),
     files: {
-      indexBytes: fileSize(handle.file),
-      walBytes: fileSize(handle.file + "-wal"),
-      memoryFiles: countMarkdownFiles(path.join(storeDir(handle.store), "memory")),
+      index_bytes: fileSize(handle.file),
+      wal_bytes: fileSize(handle.file + "-wal"),
+      memory_files: countMarkdownFiles(path.join(storeDir(handle.store), "memory")),
     },
   };
 }

@@ -2,7 +2,7 @@ import { getConfig } from "../../lib/config";
 import { getGovernance, getStoreDb } from "../../lib/db/connection";
 import { getPg } from "../../lib/db/pg";
 import { listStoreNames } from "../../lib/db/store-names";
-import { listStoreNamesPg, openStorePg } from "../../lib/stores/stores-pg";
+import { listStoreNamesPg, openStorePg } from "../../lib/stores/engines/pg";
 import { migratePgToSqlite, migrateSqliteToPg, type MigrateDataResult } from "../../lib/backend/migrate-data";
 import { checkStoresCopyable, migrateStoresToPg, migrateStoresToSqlite, storeCopyReport } from "../../lib/stores/migrate-stores";
 import { flagString, UsageError, type Command } from "../cli-kit";

@@ -3,7 +3,7 @@ import { actorOf } from "../../lib/auth/actor";
 import { getPg } from "../../lib/db/pg";
 import type { PgStoreHandle } from "../../lib/db/pg-store";
 import { exportMemoriesPg, importMemoriesPg } from "../../lib/index/memories-pg";
-import { openStorePg } from "../../lib/stores/stores-pg";
+import { openStorePg } from "../../lib/stores/engines/pg";
 import { flagString, UsageError, type Command, type Flags } from "../cli-kit";
 
 const ACTOR = actorOf("cli");

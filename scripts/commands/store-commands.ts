@@ -25,7 +25,7 @@ export const storeCommands: Command[] = [
       const stores = await storesBackend().listStores();
       out(
         stores
-          .map((s) => `${s.name}${s.archived ? " (archived)" : ""}\t${s.files ? formatBytes(s.files.indexBytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
+          .map((s) => `${s.name}${s.archived ? " (archived)" : ""}\t${s.files ? formatBytes(s.files.index_bytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
           .join("\n"),
         { stores },
       );
@@ -81,13 +81,13 @@ export const storeCommands: Command[] = [
           `configured: ${s.configured ? `${s.configured.provider}:${s.configured.model} (${s.configured.id})` : `unavailable: ${s.providerError}`}`,
           `active:     ${s.active ? `${s.active.provider}:${s.active.model} (${s.active.id})` : "none yet"}`,
           `backlog:    ${s.backlog.pending} pending, ${s.backlog.parked} parked, watermark ${s.backlog.watermark}${s.degraded ? " — DEGRADED" : ""}`,
-          `drift:      ${d ? `${d.drifted} drifted (${d.driftPct.toFixed(1)}%), ${d.stale} stale, ${d.missing} missing, coverage ${d.coveragePct.toFixed(1)}%` : "—"}`,
+          `drift:      ${d ? `${d.drifted} drifted (${d.drift_pct.toFixed(1)}%), ${d.stale} stale, ${d.missing} missing, coverage ${d.coverage_pct.toFixed(1)}%` : "—"}`,
           `vec index:  ${onPg ? "PostgreSQL (pgvector HNSW, else a bounded exact scan)" : s.vectorIndex.available ? "sqlite-vec" : `unavailable (${s.vectorIndex.reason})`}`,
           `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.holdSwitch ? " (held)" : ""}` : "none"}`,
         ].join("\n"),
         s,
       );
-      return s.degraded || s.drift?.modelChanged ? 1 : 0;
+      return s.degraded || s.drift?.model_changed ? 1 : 0;
     },
   },
   {

@@ -12,7 +12,7 @@ import { indexCommands } from "@/scripts/commands/index-commands";
 import { adminJobs } from "@/lib/db/schema/pg/governance";
 import { JOB_STALE_MS, type Job } from "@/lib/index/jobs";
 import { createMemoryPg } from "@/lib/index/memories-pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { eq } from "drizzle-orm";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";

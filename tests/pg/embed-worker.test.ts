@@ -11,7 +11,7 @@ import { drainEmbedQueuesPg, getEmbedBacklogPg, processEmbedBatchPg, startEmbedW
 import { listParkedEmbeddings, retryParkedEmbeddings } from "@/lib/embed/queue";
 import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { resetConfigForTests } from "@/lib/config";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
@@ -178,7 +178,7 @@ describe("the embed queue on PostgreSQL", () => {
       const back = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w", now: () => clock });
       expect(back).toMatchObject({ claimed: inserted, embedded: inserted - 1, failed: 1, parked: 1, held: 0 });
       const parked = await listParkedEmbeddings({ handle: storeA });
-      expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
+      expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, last_error: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
 
       // An admin puts it back in line once the input is accepted (audited): it is embedded.
       fake.state.refuseTexts.clear();
@@ -200,7 +200,7 @@ describe("the embed queue on PostgreSQL", () => {
       const parked = await listParkedEmbeddings({ handle: storeA });
       expect(parked).toHaveLength(inserted);
       expect(parked[0].attempts).toBe(1);
-      expect(parked[0].lastError).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
+      expect(parked[0].last_error).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
       expect(await counts()).toMatchObject({ vectors: 0, provenance: 0 });
     });
   });

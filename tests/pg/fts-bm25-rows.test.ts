@@ -9,7 +9,7 @@ import { backfillRowTermsPg, LEARNING_WORDS, NODE_WORDS, rowsTopBm25Pg, THOUGHT_
 import { recallOn, type RecallBackend } from "@/lib/recall/backend";
 import { matchExpression } from "@/lib/retrieval/match";
 import { storesOn, type StoresBackend } from "@/lib/stores/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 

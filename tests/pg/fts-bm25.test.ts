@@ -11,7 +11,7 @@ import { searchInputSchema, type SearchResult } from "@/lib/index/search";
 import { bm25Part, ftsIdf } from "@/lib/retrieval/fts5-bm25";
 import { scratchTable } from "@/lib/retrieval/fts-tokens";
 import { storesOn, type StoresBackend } from "@/lib/stores/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 

@@ -5,7 +5,7 @@ import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
 import { graphOn, type GraphBackend } from "@/lib/graph/backend";
 import { storesOn } from "@/lib/stores/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { useTwoReplicas } from "./helpers";
 
 /**

@@ -9,7 +9,7 @@ import { measureRecallStatsPg } from "@/lib/metrics/engines/pg";
 import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
 import { storesOn, type StoresBackend } from "@/lib/stores/backend";
 import { recallOn, type RecallBackend } from "@/lib/recall/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { useTwoReplicas } from "./helpers";
 

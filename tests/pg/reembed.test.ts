@@ -24,8 +24,8 @@ import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
 import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
-import { getStoreHealthReportPg } from "@/lib/metrics/engines/pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { storeHealthReportFor } from "@/lib/metrics/health";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase, useTwoReplicas } from "./helpers";
@@ -166,10 +166,10 @@ describe("re-embed across two replicas on PostgreSQL", () => {
 
     // Compare the candidate on the logged queries before switching.
     const cmp = await compareCandidateModelPg({ handle: storeB, n: 50, k: 5 });
-    expect(cmp).toMatchObject({ activeFingerprintId: oldModel.id, candidateFingerprintId: newModel.id, k: 5, queries: topics.length, candidateCoveragePct: 100 });
-    expect(cmp.meanOverlap).toBeGreaterThan(0);
-    expect(cmp.meanOverlap).toBeLessThanOrEqual(1);
-    expect(cmp.perQuery.every((q) => q.candidate.length === 5)).toBe(true);
+    expect(cmp).toMatchObject({ active_fingerprint_id: oldModel.id, candidate_fingerprint_id: newModel.id, k: 5, queries: topics.length, candidate_coverage_pct: 100 });
+    expect(cmp.mean_overlap).toBeGreaterThan(0);
+    expect(cmp.mean_overlap).toBeLessThanOrEqual(1);
+    expect(cmp.per_query.every((q) => q.candidate.length === 5)).toBe(true);
 
     await switchHeldReembedPg({ handle: storeA, actor: "user:admin" });
     expect(await withStoreTx({ handle: storeB, readOnly: true, work: readActiveFingerprintPg })).toBe(newModel.id);
@@ -205,20 +205,20 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     await withStoreTx({ handle: storeA, work: (tx) =>
       tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at) values ('unlisted-kind', 7, 'some-old-model', 'h', 1, 'document', '{1}', 0)`),
     });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 1, modelChanged: false });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 1, model_changed: false });
     await withStoreTx({ handle: storeA, work: (tx) => tx.execute(sql`delete from embeddings where kind = 'unlisted-kind'`) });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 0 });
   });
 
   it("queues thoughts and graph nodes for the new model too (each kind lists its rows without a vector of it)", async () => {
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 0 });
     const graph = graphOn(pgEngine(replicas.a()));
     const thought = await graph.think({ store: "kb", input: { content: "the certificate renews on Mondays" }, actor: "agent" });
     const node = await graph.createNode({ store: "kb", input: { name: "certbot", entity_type: "tool" }, actor: "agent" });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 2 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 2 });
     await graph.deleteThought({ store: "kb", id: thought.id, actor: "agent" });
     await graph.deleteNode({ store: "kb", id: node.id, actor: "agent" });
-    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ to_embed: 0 });
   });
 
   it("a re-embed of stale rows with the same model finishes on its own (no switch)", async () => {
@@ -289,7 +289,7 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
       expect(progress).toMatchObject({ status: 200, json: { job: { total: 4, done: 0 } } });
       const health = await callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" });
       expect(health).toMatchObject({ status: 200, json: { reembed: { status: "running", total: 4 } } });
-      expect(await getStoreHealthReportPg({ store: "ops" })).toMatchObject({ reembed: { status: "running" } });
+      expect(await storeHealthReportFor({ store: "ops", principal: "operator" })).toMatchObject({ reembed: { status: "running" } });
 
       // Parked items go back in line when an admin asks; the job then finishes.
       const handle = await openStorePg({ pg, store: "ops" });

@@ -13,7 +13,7 @@ import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
 import { EXACT_SCAN_LIMIT } from "@/lib/index/vectors-pg";
 import { runTool } from "@/lib/mcp/server";
 import { stores } from "@/lib/stores/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";

@@ -7,7 +7,7 @@ import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { caught, createTestDatabase } from "./helpers";
 
 let pg: PgHandle;

@@ -14,7 +14,7 @@ import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
 import { storesOn, stores, type StoresBackend } from "@/lib/stores/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { openStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
 import { closePg, getPg } from "@/lib/db/pg";
 import { createMemoryPg } from "@/lib/index/memories-pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import type { CommandContext } from "@/scripts/cli-kit";
 import { memoryCommands } from "@/scripts/commands/memory-commands";
 import { createTestDatabase } from "./helpers";

@@ -7,7 +7,7 @@ import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audi
 import { graphOn, type GraphBackend } from "@/lib/graph/backend";
 import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
 import { storesOn } from "@/lib/stores/backend";
-import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { expectHubNodeDetailBounded } from "../shared/node-detail-bounds";
 import { createTestDatabase } from "./helpers";
 

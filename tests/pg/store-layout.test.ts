@@ -6,7 +6,7 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { putDocuments } from "@/lib/index/ingest";
 import { storeSchemaName, storeSchemaVersion, withStoreTx } from "@/lib/db/pg-store";
-import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, openCoreForPg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, openCoreForPg, openStorePg } from "@/lib/stores/engines/pg";
 import { createTestDatabase } from "./helpers";
 
 let pg: PgHandle;

@@ -10,7 +10,7 @@ import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
 import { createStore, openStore } from "@/lib/stores/stores";
 import type { PgStoreHandle } from "@/lib/db/pg-store";
-import { createStorePg, describeStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, describeStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 

@@ -12,7 +12,7 @@ import { listChunksWithoutEmbeddingPg, putChunkEmbeddingsPg } from "@/lib/index/
 import { createMemoryPg } from "@/lib/index/memories-pg";
 import { createMemorySchema } from "@/lib/index/memories";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
-import { createStorePg, openCoreForPg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openCoreForPg, openStorePg } from "@/lib/stores/engines/pg";
 import { createTestDatabase } from "./helpers";
 
 let pg: PgHandle;

@@ -5,11 +5,12 @@ import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
 import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { getStoreHealthReportPg, getStoreStatusPg } from "@/lib/metrics/engines/pg";
+import { getStoreStatusPg } from "@/lib/metrics/engines/pg";
+import { storeHealthReportFor } from "@/lib/metrics/health";
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { assertMatchesContract, toWire } from "@/lib/api/contract";
 import { closePg, getPg } from "@/lib/db/pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { recordTrace } from "@/lib/recall/traces";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
@@ -78,8 +79,8 @@ describe("store status on PostgreSQL", () => {
     expect(s).toMatchObject({ state: "drifted", drift: { modelChanged: true, activeFingerprintId: "another-model", drifted: 8 } });
     expect(s.reason).toContain("the configured model differs from the one whose vectors serve this store");
     expect(s.activeModel).toBeNull();
-    const report = await getStoreHealthReportPg({ store: "ops" });
-    expect(report.drift).toMatchObject({ modelChanged: true, otherModelVectors: 0 });
+    const report = await storeHealthReportFor({ store: "ops", principal: "operator" });
+    expect(report.drift).toMatchObject({ model_changed: true, other_model_vectors: 0 });
     assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
     await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`delete from chunk_embeddings; delete from store_meta where key = 'active_fingerprint'`) });
   });
@@ -91,9 +92,9 @@ describe("store status on PostgreSQL", () => {
     const s = await getStoreStatusPg({ handle: store });
     expect(s.state).toBe("parked");
     expect(s.reason).toContain("2 items are parked after repeated embedding failures");
-    const report = await getStoreHealthReportPg({ store: "ops" });
+    const report = await storeHealthReportFor({ store: "ops", principal: "operator" });
     expect(report).toMatchObject({ status: "parked", backlog: { parked: 2 }, workers: [], recall: { recalls: 0, hit_rate: null, precision: null } });
-    expect(report.parked.map((p) => p.lastError)).toEqual(["provider said 400", "provider said 400"]);
+    expect(report.parked.map((p) => p.last_error)).toEqual(["provider said 400", "provider said 400"]);
     // What the route answers, in the wire's snake_case, must pass the API's declared schema (as the route wrapper checks).
     assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
   });

@@ -89,7 +89,7 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   }
   let now = await status();
   expect(now.backlog).toMatchObject({ pending: queued - parkedWrong, parked: parkedWrong });
-  expect(now.parked.every((p) => /dimension/.test(p.lastError ?? ""))).toBe(true);
+  expect(now.parked.every((p) => /dimension/.test(p.last_error ?? ""))).toBe(true);
 
   // Recovered: the held items drain by themselves; an admin retries the wrongly answered ones; hybrid search uses vectors again.
   fake.state.defaultMode = "ok";

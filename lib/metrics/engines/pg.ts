@@ -13,11 +13,11 @@ import type { KindCounts, LiveCounts } from "../../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../../embed/status";
 import { getEmbedBacklogPg, readStaleClaimsPg } from "../../index/embed-queue-pg";
 import { listParkedEmbeddings } from "../../embed/queue";
-import { listStoreNamesPg, openStorePg } from "../../stores/stores-pg";
+import { listStoreNamesPg, openStorePg } from "../../stores/engines/pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
 import { log } from "../../log";
 import { getReembedProgressPg, readActiveFingerprintPg } from "../../index/reembed-pg";
-import { listWorkerStates, workerReportOf, type WorkerState } from "../../embed/worker-state";
+import { listWorkerStates, type WorkerState } from "../../embed/worker-state";
 
 /**
  * What the Health and Observability pages and the metrics loop measure and
@@ -138,7 +138,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
   const status = assembleStoreStatus({
     store: handle.store,
     counts,
-    oldestEnqueuedAt: backlog.oldestEnqueuedAt,
+    oldestEnqueuedAt: backlog.oldest_enqueued_at,
     watermark,
     active,
     configured,
@@ -196,11 +196,6 @@ export async function getEmbeddingStatusPgByName({ store }: { store: string }): 
   return getEmbeddingStatusPg({ handle: await openStorePg({ pg: await pgHandleOrThrow(), store }) });
 }
 
-/** The embed workers of every replica (public.embed_workers), for the store page and store health. */
-export async function getWorkerStatesPg(): Promise<WorkerState[]> {
-  return listWorkerStates({ handle: await pgHandleOrThrow() });
-}
-
 /** The store page on PostgreSQL: its status, the embeddings card's detail and the workers, by name. */
 export async function getStorePageEmbeddingsPg({ store }: { store: string }): Promise<{ status: StoreStatus; embeddings: EmbeddingStatus; workers: WorkerState[] }> {
   const pg = await pgHandleOrThrow();
@@ -210,42 +205,24 @@ export async function getStorePageEmbeddingsPg({ store }: { store: string }): Pr
 }
 
 /**
- * `GET /stores/{store}/health` and MCP `store_health` on PostgreSQL: the
- * same report as getStoreHealthReport — the workers of every replica
- * (heartbeat rows in public.embed_workers) and the re-embed's progress —
- * and recall quality measured when asked (measureRecallStatsPg: PostgreSQL
- * keeps no snapshots, so `recall.as_of` is now).
+ * What the health report (lib/metrics/health.ts storeHealthReportFor) reads on PostgreSQL beside the status: the
+ * workers of every replica (heartbeat rows in public.embed_workers), which vector method answers, and recall
+ * quality measured now (PostgreSQL keeps no snapshots, so `recall.as_of` is now).
  */
-export async function getStoreHealthReportPg({ store }: { store: string }) {
+export async function storeHealthPartsPg({ store }: { store: string }) {
   const pg = await pgHandleOrThrow();
   const handle = await openStorePg({ pg, store });
   const status = await getStoreStatusPg({ handle });
-  const s = await getEmbeddingStatusPg({ handle, status });
+  const embeddings = await getEmbeddingStatusPg({ handle, status });
   const support = await withStoreTx({ handle, readOnly: true, work: (tx) => pgvectorSupportPg({ db: tx }) });
-  const workers = await listWorkerStates({ handle: pg });
   const now = Date.now();
   const recall = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now }) });
   return {
-    store,
-    status: status.state,
-    status_reason: status.reason,
-    action: status.action,
-    as_of: status.asOf,
-    degraded: s.degraded,
-    degraded_reason: s.degradedReason,
-    backlog: { pending: status.backlog.pending, parked: status.backlog.parked, oldestEnqueuedAt: status.backlog.oldestEnqueuedAt, oldestAgeSeconds: status.backlog.oldestAgeSeconds, watermark: status.backlog.watermark },
-    drift: s.drift,
-    coverage_pct: s.drift?.coveragePct ?? null,
-    vector_index: { available: true, reason: support.pgvector ? `pgvector ${support.pgvector}` : `exact cosine scan of up to ${EXACT_SCAN_LIMIT} vectors (pgvector is not installed in this database)` },
-    configured_model: status.provider.configured,
-    active_model: status.activeModel,
-    provider_error: status.provider.ok ? null : status.provider.error,
-    provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
-    // Every replica's workers, in the report's shape (as on SQLite).
-    workers: workers.map(workerReportOf),
-    reembed: s.reembed,
-    parked: s.parked,
-    recall: { as_of: now, recalls: recall.recallCount, hit_rate: recall.hitRate, avg_hit_age_s: recall.avgHitAgeS, precision: recall.precision, p50_ms: recall.recallP50Ms, p95_ms: recall.recallP95Ms },
+    status,
+    embeddings,
+    workers: await listWorkerStates({ handle: pg }),
+    vectorIndex: { available: true, reason: support.pgvector ? `pgvector ${support.pgvector}` : `exact cosine scan of up to ${EXACT_SCAN_LIMIT} vectors (pgvector is not installed in this database)` },
+    recall: { ts: now, ...recall },
   };
 }
 

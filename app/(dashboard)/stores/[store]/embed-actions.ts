@@ -31,7 +31,7 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
     switch (intent) {
       case "estimate": {
         const e = await backend.estimateReembed({ store, configured, onlyStale: false });
-        message = `A full re-embed would embed ${formatCount(e.toEmbed)} item(s) with ${configured.provider}:${configured.model}${e.modelChanged ? " (a model change)" : ""}.`;
+        message = `A full re-embed would embed ${formatCount(e.to_embed)} item(s) with ${configured.provider}:${configured.model}${e.model_changed ? " (a model change)" : ""}.`;
         break;
       }
       case "start":

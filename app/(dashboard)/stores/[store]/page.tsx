@@ -45,8 +45,8 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
         <p className="text-slate-600">
           {storage.bytes === null ? storage.where : `${storage.where} ${formatBytes(storage.bytes)}`}
           {storage.walBytes !== null && ` · WAL ${formatBytes(storage.walBytes)}`}
-          {storage.memoryFiles !== null && ` · ${storage.memoryFiles} memory files`} · vectors: <span title={vectors.title ?? undefined}>{vectors.text}</span> · schema {info.schemaVersion ?? "—"} · created{" "}
-          {info.createdAt === null ? "—" : formatTime(info.createdAt)}
+          {storage.memoryFiles !== null && ` · ${storage.memoryFiles} memory files`} · vectors: <span title={vectors.title ?? undefined}>{vectors.text}</span> · schema {info.schema_version ?? "—"} · created{" "}
+          {info.created_at === null ? "—" : formatTime(info.created_at)}
         </p>
         <p className="flex gap-3">
           <Link className="text-blue-700 underline" href={`/memories?store=${encodeURIComponent(store)}`}>

@@ -3,7 +3,7 @@ import { sql, type InferSelectModel } from "drizzle-orm";
 
 /**
  * One store's index on PostgreSQL: these tables live in the store's own
- * schema (`store_<name>`, lib/stores/stores-pg.ts), the way each SQLite store
+ * schema (`store_<name>`, lib/stores/engines/pg.ts), the way each SQLite store
  * has its own index.db. drizzle-kit generates them unqualified (drizzle/pg/store);
  * the store migrator applies them with search_path set to the store's schema.
  * Hand-written SQL (drizzle/pg/store) adds what drizzle-kit cannot express
