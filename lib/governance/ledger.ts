@@ -15,6 +15,16 @@ export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
 export const VERDICTS = ["pending", "passed", "failed"] as const;
 export type Verdict = (typeof VERDICTS)[number];
+/**
+ * What a person reads for each verdict. The machine value `pending` (API,
+ * URLs, the stored column) stays; people read "awaiting checks", which says
+ * the work is not failed, only not yet fully checked.
+ */
+export const VERDICT_LABELS: Record<Verdict, string> = { pending: "awaiting checks", passed: "passed", failed: "failed" };
+/** A verdict as a person reads it; any other status word (a run's, a session's) unchanged. */
+export function verdictLabel(value: string): string {
+  return (VERDICT_LABELS as Record<string, string>)[value] ?? value;
+}
 
 const artifactRefSchema = z
   .object({
