@@ -476,6 +476,8 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
       }
       const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
+      // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
+      yield* auditStep({ actor: `agent:${caller.agentId}`, action: "ledger.validation", target: `task:${task.taskId}`, reason: null, details: { validation_id: validationId, run_id: runId ?? null, critic_passed: facts.criticPassed, runner_passed: facts.runnerPassed } });
       return { validation: underTask(toValidation(created), task), created: true };
     })(),
   );
