@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as activityGET } from "@/app/api/v1/activity/route";
 import { GET as summaryGET } from "@/app/api/v1/activity/summary/route";
@@ -83,6 +85,23 @@ describe("the activity summary counts an agent's searches, recalls and remembers
       back();
     }
   });
+
+  it("saves the waiting counts when the server is stopped (SIGTERM)", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join("tests", "fixtures", "retrieval-counts-child.ts")], { cwd: process.cwd(), env: { ...process.env, DATA_DIR: env.dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (out.includes("READY")) resolve();
+      });
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      child.on("exit", () => reject(new Error(`child exited before READY: ${out}`)));
+    });
+    child.kill("SIGTERM");
+    expect(await exited).toBe("SIGTERM");
+    expect(byKind(await summary({ agent: "nightly" })).search).toEqual([3, 1]);
+  }, 60_000);
 
   it("keeps to the range asked, and retention drops hours older than DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", async () => {
     const hour = 3_600_000;

@@ -163,7 +163,14 @@ export function startRetrievalCountFlush(): void {
   };
   g.__dualmindRetrievalFlush = setInterval(() => void tick(), RETRIEVAL_FLUSH_EVERY_MS);
   g.__dualmindRetrievalFlush.unref();
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => void tick());
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      // Next.js stops the server on these signals itself; where nothing else listens, stop as the signal would have.
+      void tick().finally(() => {
+        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      });
+    });
+  }
   process.once("exit", flushOnExit);
 }
 
