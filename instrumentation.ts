@@ -37,6 +37,9 @@ export async function register() {
     startSelfRecallScheduler();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
+    // Per-agent search, recall and remember counts are merged into the ledger once a minute and at shutdown.
+    const { startRetrievalCountFlush } = await import("./lib/governance/retrieval-counts");
+    startRetrievalCountFlush();
     // Store status changes and failed reviews become health events (and webhook alerts).
     const { startStatusWatch } = await import("./lib/metrics/health");
     startStatusWatch();

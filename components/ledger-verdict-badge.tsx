@@ -1,3 +1,5 @@
+import { verdictLabel } from "@/lib/governance/ledger";
+
 const STYLE: Record<string, string> = {
   passed: "bg-emerald-100 text-emerald-800",
   failed: "bg-red-100 text-red-800",
@@ -8,11 +10,15 @@ const STYLE: Record<string, string> = {
   resolved: "bg-emerald-100 text-emerald-800",
 };
 
-/** A coloured word for a verdict, run status or session status. */
+/**
+ * A coloured word for a verdict, run status or session status. Verdicts read
+ * as people say them ("awaiting checks" for pending); `data-value` keeps the
+ * machine value.
+ */
 export function LedgerVerdictBadge({ value, testId }: { value: string; testId?: string }) {
   return (
-    <span data-testid={testId} className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${STYLE[value] ?? "bg-slate-100 text-slate-700"}`}>
-      {value}
+    <span data-testid={testId} data-value={value} className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${STYLE[value] ?? "bg-slate-100 text-slate-700"}`}>
+      {verdictLabel(value)}
     </span>
   );
 }

@@ -71,9 +71,14 @@ test("a task's runs, validation and artifacts show on the ledger, and the artifa
       })
     ).status(),
   ).toBe(201);
+  // The critic's check alone: the task awaits its runner check, which is not a failure.
+  expect((await request.post(`/api/v1/tasks/${taskId}/validations`, { headers: agent, data: { validation_id: `${taskId}-critic`, run_id: `${taskId}-r1`, critic_passed: true, runner_passed: null } })).status()).toBe(201);
+  await signIn(page, "admin", E2E.adminPassword);
+  await page.goto(`/ledger?requested_by=e2e-runner-${RUN}&outcome=pending`);
+  await expect(page.getByTestId("tasks-table")).toContainText("awaiting checks");
+  await expect(page.getByRole("combobox", { name: "Outcome" })).toHaveValue("pending");
   expect((await request.post(`/api/v1/tasks/${taskId}/validations`, { headers: agent, data: { run_id: `${taskId}-r1`, critic_passed: true, runner_passed: true } })).status()).toBe(201);
 
-  await signIn(page, "admin", E2E.adminPassword);
   await page.goto(`/ledger?requested_by=e2e-runner-${RUN}`);
   await page.getByRole("link", { name: taskId }).click();
   await expect(page.getByTestId("task-verdict")).toHaveText("passed");

@@ -204,8 +204,12 @@ for (const vp of VIEWPORTS) {
       // The agent writes with its token; its activity shows it.
       const headers = await agentToken(request, agent);
       expect((await request.post(`/api/v1/stores/${store}/memories`, { headers, data: { path: "dev/first-write", body: "# First write\n\nHello from the agent." } })).status()).toBe(201);
+      // Its searches count beside its writes in the summary.
+      expect((await request.post(`/api/v1/stores/${store}/search`, { headers, data: { q: "hello", mode: "fts" } })).status()).toBe(200);
       await page.goto(`/activity?agent=${agent}`);
       await expect(page.getByTestId("activity-table")).toContainText(`store:${store}/memory:dev/first-write`);
+      await expect(page.getByTestId("activity-count-searches")).toContainText(/Searches\s*1$/);
+      await expect(page.getByTestId("activity-count-writes")).toContainText(/Writes\s*1$/);
     });
   });
 }

@@ -122,6 +122,7 @@ const envSchema = z.object({
   DUALMIND_MCP_BATCH_MAX: z.coerce.number().int().min(0).max(100).default(10),
   DUALMIND_RECALL_EVENTS_MAX_ROWS: z.coerce.number().int().min(100).max(100_000_000).default(100_000),
   DUALMIND_RECALL_EVENTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  DUALMIND_ACTIVITY_COUNTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   DUALMIND_AUDIT_DETAIL_MAX_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(8192),
   DUALMIND_ALERTS_PER_AGENT_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(10),
 })
@@ -196,6 +197,8 @@ export type LimitsConfig = {
   mcpBatchMax: number;
   recallEventsMaxRows: number;
   recallEventsMaxDays: number;
+  /** Hourly per-agent retrieval counts older than this many days are dropped. */
+  activityCountsMaxDays: number;
   /** Largest audit `details` JSON kept whole; larger is stored truncated and marked. */
   auditDetailMaxBytes: number;
   /** Operator alerts (webhook POSTs) one agent's actions may cause per hour; more are counted, not sent. */
@@ -295,6 +298,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       mcpBatchMax: e.DUALMIND_MCP_BATCH_MAX,
       recallEventsMaxRows: e.DUALMIND_RECALL_EVENTS_MAX_ROWS,
       recallEventsMaxDays: e.DUALMIND_RECALL_EVENTS_MAX_DAYS,
+      activityCountsMaxDays: e.DUALMIND_ACTIVITY_COUNTS_MAX_DAYS,
       auditDetailMaxBytes: e.DUALMIND_AUDIT_DETAIL_MAX_BYTES,
       alertsPerAgentPerHour: e.DUALMIND_ALERTS_PER_AGENT_PER_HOUR,
     },
@@ -389,6 +393,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
+  { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
   { variable: "DUALMIND_AUDIT_DETAIL_MAX_BYTES", default: "8192", meaning: "largest audit-row details kept whole; larger details are stored cut and marked `truncated`" },
   { variable: "DUALMIND_ALERTS_PER_AGENT_PER_HOUR", default: "10", meaning: "alert webhook POSTs one agent's actions may cause per hour; the rest are not sent, and each health event says so" },
 ];

@@ -5,6 +5,7 @@ import { getPg } from "../db/pg";
 import { runWithinBudget, runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
 import { STORE_NAME_RE } from "../names";
+import { tallyRetrievalByAgent, type RetrievalTally } from "./retrieval-counts";
 
 /**
  * The activity explorer: "what did agent X do, and when?" over the
@@ -75,7 +76,16 @@ export type ActivitySummary = {
   actor: string;
   since: number | null;
   until: number | null;
+  /** Audited actions (the rows of by_action). */
   total: number;
+  /** Audited changes other than reviews: memory, document, store, graph writes. */
+  writes: number;
+  /** Validations this actor posted on tasks (its own or another agent's). */
+  reviews: number;
+  /** An agent's searches, recalls and remembers with their failures, counted by the hour (whole hours the range touches). */
+  retrieval: RetrievalTally[];
+  /** Retrieval requests that failed. */
+  failures: number;
   first_ts: number | null;
   last_ts: number | null;
   by_action: { action: string; count: number }[];
@@ -112,6 +122,9 @@ async function selectRows<T>(query: SQL, budget: QueryBudget): Promise<T[]> {
 function likePrefix(prefix: string): string {
   return prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
 }
+
+/** The audited actions that review someone's work. */
+const REVIEW_ACTIONS = new Set(["ledger.validation"]);
 
 /** Account administration (users, tokens, sign-in lockouts): shown to admins only. */
 const ACCOUNT_FAMILIES = ["user.", "token.", "auth."];
@@ -228,7 +241,10 @@ export async function listActivity({ filter, accounts = true, scanWindow = ACTIV
 export async function summarizeActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW, budgetMs }: { filter: z.output<typeof activitySummarySchema>; accounts?: boolean; scanWindow?: number; budgetMs?: number }): Promise<ActivitySummary> {
   const budget = startQueryBudget({ hint: ACTIVITY_HINT, budgetMs });
   const actor = filter.actor ?? (filter.agent ? `agent:${filter.agent}` : null);
-  const empty: ActivitySummary = { actor: actor ?? "", since: filter.since ?? null, until: filter.until ?? null, total: 0, first_ts: null, last_ts: null, by_action: [], complete: true };
+  const agentId = actor?.startsWith("agent:") ? actor.slice("agent:".length) : null;
+  const retrieval = agentId === null ? [] : await tallyRetrievalByAgent({ agentId, store: filter.store, since: filter.since, until: filter.until });
+  const failures = retrieval.reduce((n, t) => n + t.failures, 0);
+  const empty: ActivitySummary = { actor: actor ?? "", since: filter.since ?? null, until: filter.until ?? null, total: 0, writes: 0, reviews: 0, retrieval, failures, first_ts: null, last_ts: null, by_action: [], complete: true };
   if (!actor) return empty;
   const top = await topId({ until: filter.until, budget });
   if (top === null) return empty;
@@ -240,11 +256,17 @@ export async function summarizeActivity({ filter, accounts = true, scanWindow = 
     budget,
   );
   const byAction = rows.map((r) => ({ action: r.action, count: Number(r.n) }));
+  const total = byAction.reduce((a, r) => a + r.count, 0);
+  const reviews = byAction.filter((r) => REVIEW_ACTIONS.has(r.action)).reduce((a, r) => a + r.count, 0);
   return {
     actor,
     since: filter.since ?? null,
     until: filter.until ?? null,
-    total: byAction.reduce((a, r) => a + r.count, 0),
+    total,
+    writes: total - reviews,
+    reviews,
+    retrieval,
+    failures,
     first_ts: rows.length ? Math.min(...rows.map((r) => Number(r.first_ts))) : null,
     last_ts: rows.length ? Math.max(...rows.map((r) => Number(r.last_ts))) : null,
     by_action: byAction,

@@ -15,6 +15,16 @@ export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
 export const VERDICTS = ["pending", "passed", "failed"] as const;
 export type Verdict = (typeof VERDICTS)[number];
+/**
+ * What a person reads for each verdict. The machine value `pending` (API,
+ * URLs, the stored column) stays; people read "awaiting checks", which says
+ * the work is not failed, only not yet fully checked.
+ */
+export const VERDICT_LABELS: Record<Verdict, string> = { pending: "awaiting checks", passed: "passed", failed: "failed" };
+/** A verdict as a person reads it; any other status word (a run's, a session's) unchanged. */
+export function verdictLabel(value: string): string {
+  return (VERDICT_LABELS as Record<string, string>)[value] ?? value;
+}
 
 const artifactRefSchema = z
   .object({
@@ -466,6 +476,8 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
       }
       const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
+      // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
+      yield* auditStep({ actor: `agent:${caller.agentId}`, action: "ledger.validation", target: `task:${task.taskId}`, reason: null, details: { validation_id: validationId, run_id: runId ?? null, critic_passed: facts.criticPassed, runner_passed: facts.runnerPassed } });
       return { validation: underTask(toValidation(created), task), created: true };
     })(),
   );

@@ -41,6 +41,7 @@ import { activityPageResponse, activitySummaryResponse } from "../api/responses/
 import { evaluateStartResponse, selfRecallResponse } from "../api/responses/self-recall";
 import { evaluateInputSchema, getSelfRecall, startEvaluation } from "../eval/self-recall";
 import { activityFilterSchema, activitySummarySchema, assertStoreNamedWhenLimited, listActivity, summarizeActivity } from "../governance/activity";
+import { countedRetrieval } from "../governance/retrieval-counts";
 
 export type ToolContext = { principal: AgentPrincipal };
 
@@ -76,7 +77,7 @@ const indexTools: ToolDef[] = [
     output: searchResponse,
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => stores().search({ store, input }),
+    run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "search", agentId: agentOf(ctx), store, work: () => stores().search({ store, input }) }),
   }),
   tool({
     name: "read_chunk",
@@ -182,7 +183,7 @@ const graphTools: ToolDef[] = [
     output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => graphBackend().remember({ store, input }),
+    run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "remember", agentId: agentOf(ctx), store, work: () => graphBackend().remember({ store, input }) }),
   }),
   tool({
     name: "node_create",
@@ -298,7 +299,7 @@ const recallTools: ToolDef[] = [
     output: recallResponse,
     scope: "read",
     input: recallInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => recallBackend().recall({ store, agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "recall", agentId: agentOf(ctx), store, work: () => recallBackend().recall({ store, agentId: agentOf(ctx), input }) }),
   }),
   tool({
     name: "record_trace",
@@ -424,7 +425,7 @@ const activityTools: ToolDef[] = [
   }),
   tool({
     name: "activity_summary",
-    description: "What one agent (or actor) did over a time range, counted per action (GET /activity/summary).",
+    description: "What one agent (or actor) did over a time range: writes, reviews, searches, recalls, remembers and failures, and audited actions per action (GET /activity/summary).",
     output: activitySummaryResponse,
     scope: "admin",
     input: activitySummarySchema,

@@ -31,11 +31,13 @@ export const activityCommands: Command[] = [
   {
     name: "activity summary",
     usage: "activity summary --agent ID | --actor A [--store S] [--since T] [--until T]",
-    summary: "what one agent or actor did over a time range, counted per action",
+    summary: "what one agent or actor did over a time range: writes, reviews, searches, recalls and remembers (with failures), and counts per action",
     run: async ({ flags, out }) => {
       const summary = await summarizeActivity({ filter: filterFrom(activitySummarySchema, flags, ["agent", "actor", "store", "since", "until"]) });
       const rows = summary.by_action.map((r) => `  ${String(r.count).padStart(7)}  ${r.action}`).join("\n");
-      out(`${summary.actor}: ${summary.total} audited action(s)${summary.complete ? "" : " (newest part of the range only)"}\n${rows}`, summary);
+      const retrieval = summary.retrieval.map((t) => `${t.kind} ${t.count}${t.failures ? ` (${t.failures} failed)` : ""}`).join(", ");
+      const head = `${summary.actor}: ${summary.total} audited action(s) — writes ${summary.writes}, reviews ${summary.reviews}${retrieval ? `; ${retrieval}; failures ${summary.failures}` : ""}`;
+      out(`${head}${summary.complete ? "" : " (newest part of the range only)"}\n${rows}`, summary);
     },
   },
 ];

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import { formatTime } from "../../lib/format";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { governance } from "../../lib/backend/governance";
+import { verdictLabel } from "../../lib/governance/ledger";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 const ACTOR = `cli:${process.env.USER ?? "local"}`;
@@ -20,7 +21,7 @@ export const ledgerCommands: Command[] = [
           limit: flagString(flags, "limit") ?? 50,
         },
       });
-      out(result.tasks.map((t) => `${t.taskId}\t${t.verdict}\t${t.requestedBy}\t${formatTime(t.createdAt)}\t${t.intent}`).join("\n") || "no tasks", result);
+      out(result.tasks.map((t) => `${t.taskId}\t${verdictLabel(t.verdict)}\t${t.requestedBy}\t${formatTime(t.createdAt)}\t${t.intent}`).join("\n") || "no tasks", result);
     },
   },
   {
@@ -32,7 +33,7 @@ export const ledgerCommands: Command[] = [
       const s = await governance().getTaskStatus({ taskId: args[0] });
       const lines = [
         `${s.task.taskId}: ${s.task.intent} (requested by ${s.task.requestedBy})`,
-        `verdict: ${s.verdict.verdict} — ${s.verdict.reasons.join("; ")}`,
+        `verdict: ${verdictLabel(s.verdict.verdict)} — ${s.verdict.reasons.join("; ")}`,
         ...s.runs.map((r) => `run ${r.runId} ${r.skill} ${r.status} exit=${r.exitCode ?? "-"} in=${r.inputHash.slice(0, 12)} out=${r.outputHash?.slice(0, 12) ?? "-"}`),
         ...s.validations.map((v) => `validation ${v.validationId} critic=${v.criticPassed} runner=${v.runnerPassed}`),
         ...s.overrides.map((o) => `override by ${o.actor}: ${o.note}`),
@@ -49,7 +50,7 @@ export const ledgerCommands: Command[] = [
       const p = await governance().getProofsByArtifact({ input: { artifact_type: args[0], artifact_id: args[1], store: flagString(flags, "store") } });
       const lines = [
         ...p.provenance.map((f) => `${formatTime(f.createdAt)} ${f.store} model=${f.modelName || "-"} ${f.modelVersion} input=${f.inputHash.slice(0, 12)} run=${f.runId ?? "-"}`),
-        ...p.tasks.map((t) => `task ${t.task.taskId} (${t.verdict}): ${t.task.intent}`),
+        ...p.tasks.map((t) => `task ${t.task.taskId} (${verdictLabel(t.verdict)}): ${t.task.intent}`),
       ];
       out(lines.join("\n") || "nothing in the ledger produced this artifact", p);
     },

@@ -7,6 +7,7 @@
 export const BOTH_BACKEND_SUITES = [
   "tests/activity.test.ts",
   "tests/activity-budget.test.ts",
+  "tests/activity-retrieval.test.ts",
   "tests/agents-cli.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",

@@ -18,6 +18,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/health-preparers.test.ts": "no database: the charts' preparers",
   "tests/http-gate.test.ts": "no database: access rules and security headers",
   "tests/memory-markdown.test.ts": "no database: markdown rendering",
+  "tests/ledger-verdict-label.test.ts": "no database: the verdict badge's words",
   "tests/search-docs-queries.test.ts": "no database: the search bench's query-set builder",
   "tests/search-url.test.ts": "no database: the search page's URLs",
   // SQLite's own machinery; PostgreSQL's counterpart named.

@@ -3,7 +3,7 @@ import { LedgerFilterError } from "@/components/ledger-pager";
 import { LedgerSection } from "@/components/ledger-section";
 import { ActorLink } from "@/components/actor-link";
 import { formatTime } from "@/lib/format";
-import { activityFilterSchema, listActivity, summarizeActivity } from "@/lib/governance/activity";
+import { activityFilterSchema, listActivity, summarizeActivity, type ActivitySummary } from "@/lib/governance/activity";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
 
@@ -14,6 +14,19 @@ function dayBound(date: string | undefined, endOfDay: boolean): string | undefin
   if (!date) return undefined;
   const ms = Date.parse(`${date}T${endOfDay ? "23:59:59.999" : "00:00:00.000"}Z`);
   return Number.isNaN(ms) ? date : String(ms);
+}
+
+/** The headline figures of a summary: writes and reviews from the audit log, retrieval from the hourly counts. */
+function summaryCounts(s: ActivitySummary): [label: string, value: number, failed: number][] {
+  const kind = (k: string) => s.retrieval.find((t) => t.kind === k) ?? { count: 0, failures: 0 };
+  return [
+    ["Writes", s.writes, 0],
+    ["Reviews", s.reviews, 0],
+    ["Searches", kind("search").count, kind("search").failures],
+    ["Recalls", kind("recall").count, kind("recall").failures],
+    ["Remembers", kind("remember").count, kind("remember").failures],
+    ["Failures", s.failures, 0],
+  ];
 }
 
 function detailsText(details: unknown): string {
@@ -75,6 +88,17 @@ export default async function ActivityPage({ searchParams }: Props) {
             {summary.first_ts !== null && summary.last_ts !== null ? ` from ${formatTime(summary.first_ts)} to ${formatTime(summary.last_ts)}` : ""}
             {summary.complete ? "" : " (the newest part of the range only)"}
           </p>
+          <dl className="grid grid-cols-3 gap-2 text-sm sm:grid-cols-6" data-testid="activity-summary-counts">
+            {summaryCounts(summary).map(([label, value, failed]) => (
+              <div key={label} className="rounded border border-slate-200 px-2 py-1" data-testid={`activity-count-${label.toLowerCase()}`}>
+                <dt className="text-xs text-slate-700">{label}</dt>
+                <dd className="font-semibold tabular-nums">
+                  {value}
+                  {failed ? <span className="ml-1 text-xs font-normal text-red-800">({failed} failed)</span> : null}
+                </dd>
+              </div>
+            ))}
+          </dl>
           {summary.by_action.length > 0 && (
             <table tabIndex={0} className="data" data-testid="activity-summary">
               <thead>

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { count, epochMs, exact } from "./common";
+import { RETRIEVAL_KINDS } from "../../governance/retrieval-counts";
 
 export const activityEntry = exact({
   id: z.number().int(),
@@ -18,6 +19,10 @@ export const activitySummaryResponse = exact({
   since: epochMs.nullable(),
   until: epochMs.nullable(),
   total: count,
+  writes: count,
+  reviews: count,
+  retrieval: z.array(exact({ kind: z.enum(RETRIEVAL_KINDS), count, failures: count })),
+  failures: count,
   first_ts: epochMs.nullable(),
   last_ts: epochMs.nullable(),
   by_action: z.array(exact({ action: z.string(), count })),

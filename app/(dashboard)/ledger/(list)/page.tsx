@@ -4,7 +4,7 @@ import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { listTasksQuerySchema, VERDICTS } from "@/lib/governance/ledger";
+import { listTasksQuerySchema, VERDICT_LABELS, VERDICTS } from "@/lib/governance/ledger";
 import { governance } from "@/lib/backend/governance";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
@@ -52,7 +52,9 @@ export default async function LedgerPage({ searchParams }: Props) {
           <select className="input" name="outcome" defaultValue={raw.outcome ?? ""} aria-label="Outcome">
             <option value="">any outcome</option>
             {VERDICTS.map((v) => (
-              <option key={v}>{v}</option>
+              <option key={v} value={v}>
+                {VERDICT_LABELS[v]}
+              </option>
             ))}
           </select>
           <input className="input" type="date" name="from" defaultValue={raw.from} aria-label="Created from" />

@@ -4,7 +4,7 @@ import { activitySummarySchema, assertStoreNamedWhenLimited, summarizeActivity }
 
 export const GET = defineRoute({
   name: "GET /activity/summary",
-  description: "What one agent (or actor) did over a time range: audited actions counted per action.",
+  description: "What one agent (or actor) did over a time range: writes and reviews (validations posted) from the audit log, searches, recalls and remembers with their failures from the hourly retrieval counts, and audited actions counted per action.",
   auth: "admin",
   query: activitySummarySchema,
   response: activitySummaryResponse,

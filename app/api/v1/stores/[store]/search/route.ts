@@ -4,6 +4,8 @@ import { defineRoute } from "@/lib/api/route";
 import { stores } from "@/lib/stores/backend";
 import { searchInputSchema } from "@/lib/index/search";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { callerOf } from "@/lib/api/respond";
+import { countedRetrieval } from "@/lib/governance/retrieval-counts";
 
 const params = z.object({ store: storeNameSchema });
 
@@ -14,7 +16,7 @@ export const GET = defineRoute({
   response: searchResponse,
   params,
   query: searchInputSchema,
-  handler: ({ params, query }) => stores().search({ store: params.store, input: query }),
+  handler: ({ params, query, principal }) => countedRetrieval({ kind: "search", agentId: callerOf(principal).agentId, store: params.store, work: () => stores().search({ store: params.store, input: query }) }),
 });
 
 export const POST = defineRoute({
@@ -23,5 +25,5 @@ export const POST = defineRoute({
   response: searchResponse,
   params,
   body: searchInputSchema,
-  handler: ({ params, body }) => stores().search({ store: params.store, input: body }),
+  handler: ({ params, body, principal }) => countedRetrieval({ kind: "search", agentId: callerOf(principal).agentId, store: params.store, work: () => stores().search({ store: params.store, input: body }) }),
 });
