@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import os from "node:os";
 import path from "node:path";
 import { BOTH_BACKEND_SUITES } from "./tests/pg/both-backends";
 
@@ -15,6 +16,10 @@ export default defineConfig({
     environment: "node",
     setupFiles: ["tests/setup.ts"],
     pool: "forks",
+    // Each file makes its own database on the one server, so files can run side by side. Vitest's
+    // default is one worker fewer than the cores (one on 2 cores); the files wait on PostgreSQL,
+    // servers and child processes as much as on the CPU, so two keep 2 cores busy.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     globalSetup: ["tests/pg/global-setup.ts"],
     // Read by tests/backend.ts only: the shared suites seed and assert for PostgreSQL.
     env: { DM_TEST_BACKEND: "pg" },

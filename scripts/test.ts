@@ -25,23 +25,29 @@ const npm = (script: string): string[] => ["npm", "run", "-s", script];
 
 /**
  * The stages, in order. A stage is lanes that run side by side; the phases of
- * one lane run one after another. The suites of the last stage each run one
- * server or one test file at a time and spend much of it waiting (servers
- * starting, timed load, the browser), so two lanes keep 2 cores busy.
+ * one lane run one after another, the longest lane listed first. The
+ * reliability suites and e2e run one server or one test file at a time and
+ * spend much of it waiting (servers starting, timed load, the browser), so
+ * they share the cores with the suites that run two files at a time (unit, pg):
+ * the SQLite reliability suite follows the short type check beside unit, and
+ * e2e runs beside the PostgreSQL lane, the longest.
  */
 const STAGES: Phase[][][] = [
   // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
   [[{ name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] }], [{ name: "lint", args: npm("lint") }]],
-  [[{ name: "typecheck", args: npm("typecheck"), needsBuild: true }], [{ name: "unit", args: npm("test:unit"), needsBuild: true }]],
+  [
+    [
+      { name: "typecheck", args: npm("typecheck"), needsBuild: true },
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
+    ],
+    [{ name: "unit", args: npm("test:unit"), needsBuild: true }],
+  ],
   [
     [
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
       { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
     ],
-    [
-      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
-      { name: "e2e", args: npm("test:e2e"), needsBuild: true },
-    ],
+    [{ name: "e2e", args: npm("test:e2e"), needsBuild: true }],
   ],
 ];
 
