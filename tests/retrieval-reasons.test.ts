@@ -240,8 +240,8 @@ describe("explain=true on recall and remember (REST and MCP)", () => {
     const r = await recall({ query: "rotate the tls certificate", explain: true });
     expect(r.traces.length).toBe(1);
     const stages = r.explain.stages.map((s: { stage: string }) => s.stage);
-    // PostgreSQL runs every vector leg before the lexical ones (a refused exact scan turns the whole answer lexical).
-    expect(stages).toEqual(onPg ? ["readiness", "vector", "vector", "lexical", "lexical", "fusion"] : ["readiness", "vector", "lexical", "vector", "lexical", "fusion"]);
+    // Every vector leg runs before the lexical ones, on both backends (a refused exact scan turns the whole answer lexical).
+    expect(stages).toEqual(["readiness", "vector", "vector", "lexical", "lexical", "fusion"]);
     const lexical = r.explain.stages.find((s: { stage: string; detail: string }) => s.stage === "lexical" && s.detail.startsWith("trace"));
     expect(lexical.candidates).toBe(1);
     expect(lexical.top[0].key).toBe(`trace:${r.traces[0].id}`);
