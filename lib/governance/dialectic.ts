@@ -8,6 +8,8 @@ import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom } from "./limits";
+import { getConfig } from "../config";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
@@ -495,6 +497,9 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
       };
       const existing = yield* row(dialecticSessions, mine);
       if (existing) return yield* retry(existing);
+      yield* assertLedgerRoom();
+      const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
+      assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });
       const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
       if (created) return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
       const raced = yield* row(dialecticSessions, mine);
@@ -526,6 +531,8 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
 }): OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }> {
   const parsed = postMessageSchema.parse(input);
   const messageId = parsed.message_id ?? newId();
+  const { message_id: _id, ...text } = parsed;
+  assertFieldSize({ field: "the message", value: text });
   const attempt = () =>
     writeLedger(
       handle,
@@ -547,6 +554,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
           yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
           return { failedIdle: conflict({ message: "the session was idle past its timeout and has failed", session: { ...session, phase: "failed" }, last: tail.last }) };
         }
+        yield* assertLedgerRoom();
         const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
         const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));

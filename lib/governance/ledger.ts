@@ -7,6 +7,8 @@ import { count, insert, insertManyOrIgnore, insertOrIgnore, readLedger, row, row
 import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep } from "./audit";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom } from "./limits";
+import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
 import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
@@ -308,10 +310,19 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
   const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
   const assignees = [...new Set(parsed.assignees ?? [])].filter((a) => a !== requestedBy);
   const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
+  assertFieldSize({ field: "spec", value: parsed.spec });
   const now = Date.now();
+  const mine = (t: typeof tasks.sqlite | typeof tasks.pg) => and(eq(t.requestedBy, requestedBy), eq(t.clientId, taskId)) as SQL;
   return writeLedger(
     handle,
-    insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
+    (function* () {
+      if (!(yield* row(tasks, mine))) {
+        yield* assertLedgerRoom();
+        const max = getConfig().limits.maxOpenTasksPerAgent;
+        const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
+        assertAgentCount({ limit: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", what: "pending tasks", agentId: requestedBy, open, max });
+      }
+      return yield* insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
       tasks,
       {
         taskId: key,
@@ -326,7 +337,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
         assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
       },
       // Ids are namespaced per requester: another agent's task with this id is another task.
-      (t) => and(eq(t.requestedBy, requestedBy), eq(t.clientId, taskId)) as SQL,
+      mine,
       (t) => [t.requestedBy, t.clientId],
       (existing) => {
         const t = toTask(existing);
@@ -334,7 +345,8 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
         return { task: t, created: false };
       },
       (created) => ({ task: toTask(created), created: true }),
-    ),
+      );
+    })(),
   );
 }
 
@@ -402,6 +414,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
         return { run: stored, created: false };
       }
+      yield* assertLedgerRoom();
       const created = yield* insert(skillRuns, values);
       yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
@@ -427,6 +440,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       }
       const finishedAt = parsed.finished_at ?? Date.now();
       if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
+      yield* assertLedgerRoom();
       const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
       yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
@@ -448,6 +462,7 @@ export function assertSameValidationRetry({ existing: v, facts }: { existing: Va
 export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): OnLedger<H, { validation: Validation; created: boolean }> {
   const parsed = recordValidationSchema.parse(input);
   const validationId = parsed.validation_id ?? newId();
+  assertFieldSize({ field: "details", value: parsed.details ?? null });
   return writeLedger(
     handle,
     (function* () {
@@ -464,6 +479,7 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
         assertSameValidationRetry({ existing: v, facts });
         return { validation: underTask(v, task), created: false };
       }
+      yield* assertLedgerRoom();
       const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
       return { validation: underTask(toValidation(created), task), created: true };
@@ -539,6 +555,7 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
   return writeLedger(
     handle,
     (function* () {
+      yield* assertLedgerRoom();
       const { taskIds, runIds } = provenanceBatchLinks(records);
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
       const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
@@ -565,6 +582,7 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
     handle,
     (function* () {
       const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
+      if (caller && !(yield* row(overrides, (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL))) yield* assertLedgerRoom();
       const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
       const answer = yield* insertOrRetry<typeof overrides, { override: Override; created: boolean }>(
         overrides,
