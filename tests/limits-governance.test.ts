@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { POST as createTask } from "@/app/api/v1/tasks/route";
+import { GET as listTasks, POST as createTask } from "@/app/api/v1/tasks/route";
+import { GET as taskStatus } from "@/app/api/v1/tasks/[id]/route";
+import { POST as startRun } from "@/app/api/v1/tasks/[id]/runs/route";
 import { POST as validate } from "@/app/api/v1/tasks/[id]/validations/route";
-import { POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
+import { GET as listSessions, POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
 import { POST as postMessage } from "@/app/api/v1/dialectic/sessions/[id]/messages/route";
 import { POST as provenance } from "@/app/api/v1/provenance/route";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
@@ -13,7 +15,7 @@ vi.mock("server-only", () => ({}));
 let env: TestEnv;
 let token = "";
 const HASH = "a".repeat(64);
-const LIMITS = { DUALMIND_GOVERNANCE_FIELD_MAX_BYTES: "4096", DUALMIND_MAX_OPEN_TASKS_PER_AGENT: "3", DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: "2" };
+const LIMITS = { DUALMIND_GOVERNANCE_FIELD_MAX_BYTES: "4096", DUALMIND_MAX_OPEN_TASKS_PER_AGENT: "3", DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: "2", DUALMIND_LIST_MAX_BYTES: "16384" };
 
 beforeAll(async () => {
   env = await useTestBackend(LIMITS);
@@ -59,6 +61,52 @@ describe("governance limits", () => {
     const third = await callRoute(createSession, { token: other, body: { session_id: "s2", topic: "t" } });
     expect(third.status).toBe(422);
     expect(limitOf(third.json)).toBe("DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT");
+  });
+
+  it("task and review lists stop at DUALMIND_LIST_MAX_BYTES and say where the next page starts; paging reaches every row", async () => {
+    const lister = await seedToken({ label: "l", agent_id: "lister", scopes: ["read"] });
+    for (const owner of ["o1", "o2", "o3", "o4"]) {
+      const t = await seedToken({ label: owner, agent_id: owner, scopes: ["write"] });
+      for (let i = 0; i < 3; i++) expect((await callRoute(createTask, { token: t, body: { task_id: `${owner}-t${i}`, intent: "i", spec: { text: "s".repeat(3500) }, assignees: ["lister"] } })).status).toBe(201);
+      for (let i = 0; i < 2; i++) {
+        expect((await callRoute(createSession, { token: t, body: { session_id: `${owner}-s${i}`, topic: "t", reviewer_agent_id: "lister" } })).status).toBe(201);
+        expect((await callRoute(postMessage, { token: t, params: { id: `${owner}-s${i}` }, body: { message_type: "thesis", reasoning: "r".repeat(3500) } })).status).toBe(201);
+      }
+    }
+    const seen: string[] = [];
+    for (let offset: number | null = 0, pages = 0; offset !== null; pages++) {
+      expect(pages).toBeLessThan(12);
+      const page = await callRoute(listTasks, { token: lister, url: `http://127.0.0.1/api/v1/tasks?limit=200&offset=${offset}` });
+      expect(page.status).toBe(200);
+      expect(page.json.total).toBe(12);
+      expect(JSON.stringify(page.json).length).toBeLessThan(16384 + 4096);
+      seen.push(...page.json.tasks.map((t: { task_id: string }) => t.task_id));
+      offset = page.json.next_offset;
+    }
+    expect(new Set(seen).size).toBe(12);
+
+    const sessions = await callRoute(listSessions, { token: lister, url: "http://127.0.0.1/api/v1/dialectic/sessions?limit=200&transcript=true" });
+    expect(sessions.status).toBe(200);
+    expect(sessions.json.total).toBe(8);
+    expect(sessions.json.sessions.length).toBeLessThan(8);
+    expect(sessions.json.next_offset).toBe(sessions.json.sessions.length);
+    expect(JSON.stringify(sessions.json).length).toBeLessThan(16384 + 4096);
+  });
+
+  it("a task's status carries the newest runs within DUALMIND_LIST_MAX_BYTES and counts the runs it left out", async () => {
+    const t = await seedToken({ label: "r", agent_id: "run-agent", scopes: ["write"] });
+    expect((await callRoute(createTask, { token: t, body: { task_id: "many-runs", intent: "i", spec: {} } })).status).toBe(201);
+    for (let i = 0; i < 10; i++) {
+      const artifacts = Array.from({ length: 40 }, (_, j) => ({ artifact_type: "doc", artifact_id: `r${i}-${j}-${"a".repeat(150)}`, store: "default" }));
+      expect((await callRoute(startRun, { token: t, params: { id: "many-runs" }, body: { run_id: `run${i}`, skill: "s", input_hash: HASH, runner_version: "1", output_hash: HASH, exit_code: 0, artifacts } })).status).toBe(201);
+    }
+    const status = await callRoute(taskStatus, { token: t, params: { id: "many-runs" } });
+    expect(status.status).toBe(200);
+    expect(status.json.omitted.runs).toBeGreaterThan(0);
+    expect(status.json.runs.length + status.json.omitted.runs).toBe(10);
+    expect(status.json.runs.at(-1).run_id).toBe("run9");
+    expect(status.json.omitted.artifacts).toBeGreaterThan(0);
+    expect(JSON.stringify(status.json).length).toBeLessThan(16384 + 4096);
   });
 
   it("past DUALMIND_GOVERNANCE_MAX_BYTES agents' ledger writes answer 507 naming it instead of growing the ledger", async () => {

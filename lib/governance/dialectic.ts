@@ -8,7 +8,7 @@ import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
-import { assertAgentCount, assertFieldSize, assertLedgerRoom } from "./limits";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
@@ -80,7 +80,8 @@ export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "cli
   synthesisRounds: number;
   expected: ExpectedNext;
 };
-export type SessionView = DialecticSession & { messages?: DialecticMessage[] };
+/** `transcriptOmitted`: a list left this session's transcript out, as it alone is past the list's byte budget (read the session itself). */
+export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcriptOmitted?: true };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
   const { proposedConditionsJson, observedMetricsJson, concernsJson, clientId, ...rest } = row;
@@ -710,21 +711,34 @@ export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceH
   })());
 }
 
+const listed = ({ shown, nextOffset }: { shown: SessionView[]; nextOffset: number | null }) => ({ sessions: shown, nextOffset });
+
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
-export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number }> {
+export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number; nextOffset: number | null }> {
   const where = (s: SessionTable) => sessionListWhere({ columns: s, input });
+  const offset = input.offset ?? 0;
   return readLedger(
     handle,
     (function* () {
-      const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset: input.offset ?? 0 });
+      const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset });
       const total = yield* count(dialecticSessions, where);
       const keys = page.map((r) => r.sessionId);
-      if (input.includeTranscript) {
-        const transcripts = yield* messagesBySessionKeys(keys);
-        return { sessions: page.map((r) => withTranscript(r, transcripts.get(r.sessionId) ?? [])), total };
-      }
       const tails = yield* tailsBySessionKeys(keys);
-      return { sessions: page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } })), total };
+      const views = page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } }));
+      if (!input.includeTranscript) return { total, ...listed(withinListBudget({ items: views, offset, total })) };
+      // Transcripts are read one session at a time and stop at the list's byte budget; a transcript larger than the whole budget is left out and marked.
+      const budget = getConfig().limits.listMaxBytes;
+      const out: SessionView[] = [];
+      let used = 0;
+      for (const [i, r] of page.entries()) {
+        const view = withTranscript(r, (yield* messagesBySessionKeys([r.sessionId])).get(r.sessionId) ?? []);
+        const bytes = Buffer.byteLength(JSON.stringify(view), "utf8");
+        const shown: SessionView = bytes > budget ? { ...views[i], transcriptOmitted: true } : view;
+        used += bytes > budget ? Buffer.byteLength(JSON.stringify(shown), "utf8") : bytes;
+        if (out.length > 0 && used > budget) break;
+        out.push(shown);
+      }
+      return { sessions: out, total, nextOffset: offset + out.length < total ? offset + out.length : null };
     })(),
   );
 }

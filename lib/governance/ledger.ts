@@ -7,7 +7,7 @@ import { count, insert, insertManyOrIgnore, insertOrIgnore, readLedger, row, row
 import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep } from "./audit";
-import { assertAgentCount, assertFieldSize, assertLedgerRoom } from "./limits";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, boundedLists, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
@@ -138,6 +138,8 @@ export type TaskStatus = {
   validations: Validation[];
   overrides: Override[];
   artifacts: ProvenanceRow[];
+  /** How many of each list the answer left out (oldest first) to stay within DUALMIND_LIST_MAX_BYTES. */
+  omitted: { runs: number; validations: number; overrides: number; artifacts: number };
   verdict: VerdictExplanation;
 };
 
@@ -624,14 +626,17 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
       const visible = inCallerStores(caller);
       const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
       const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
-      return {
-        task,
-        runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
-        validations: vals,
-        overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
-        artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
-        verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
-      };
+      // The verdict weighs every run and validation; the answer carries the newest of each list within the byte budget and counts the rest.
+      const { shown, omitted } = boundedLists({
+        keep: "last",
+        lists: {
+          runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
+          validations: vals,
+          overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
+          artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
+        },
+      });
+      return { task, ...shown, omitted, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }) };
     })(),
   );
 }
@@ -673,7 +678,7 @@ function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string)
   return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
 }
 
-export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number }> {
+export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number; nextOffset: number | null }> {
   const q = listTasksQuerySchema.parse(input);
   const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tables: { tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller });
   return readLedger(
@@ -682,7 +687,8 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
       const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
       const total = yield* count(tasks, where);
       const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-      return { tasks: page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), total };
+      const { shown, nextOffset } = withinListBudget({ items: page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), offset: q.offset, total });
+      return { tasks: shown, total, nextOffset };
     })(),
   );
 }
@@ -717,6 +723,8 @@ export type ArtifactProofs = {
   runs: SkillRun[];
   tasks: { task: Task; verdict: Verdict }[];
   validations: Validation[];
+  /** How many of each list the answer left out to stay within DUALMIND_LIST_MAX_BYTES. */
+  omitted: { provenance: number; runs: number; tasks: number; validations: number };
 };
 
 /**
@@ -751,7 +759,9 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
         taskIds.length || runIds.length
           ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
           : [];
-      return { provenance: facts.map(linkShown), runs: runs.map(known), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) };
+      // Newest facts first; each list within its share of the byte budget, with what it left out counted.
+      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map(known), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
+      return { ...shown, omitted };
     })(),
   );
 }

@@ -48,3 +48,46 @@ export function* assertLedgerRoom(): Op<void> {
   const bytes = yield* ledgerBytes();
   if (bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${bytes} bytes, past its most of ${max}; agents' new tasks, runs, validations, provenance and reviews are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
 }
+
+/**
+ * One list answer's rows within DUALMIND_LIST_MAX_BYTES: rows are taken in
+ * order while their JSON fits (the first always), and `nextOffset` says where
+ * the next page starts when rows remain (past the budget or past the page).
+ */
+export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buffer.byteLength(JSON.stringify(x), "utf8") }: { items: T[]; offset: number; total: number; size?: (item: T) => number }): { shown: T[]; nextOffset: number | null } {
+  const budget = getConfig().limits.listMaxBytes;
+  let used = 0;
+  let n = 0;
+  for (const item of items) {
+    used += size(item);
+    if (n > 0 && used > budget) break;
+    n++;
+  }
+  return { shown: items.slice(0, n), nextOffset: offset + n < total ? offset + n : null };
+}
+
+/**
+ * A detail answer's lists (a task's runs, validations, overrides and
+ * artifacts; an artifact's proofs) within DUALMIND_LIST_MAX_BYTES together:
+ * each list keeps its `keep` end ("last": the newest of an oldest-first list)
+ * within its share of the budget (the one at that end always: an item is
+ * bounded by the write limits), and says how many it left out.
+ */
+export function boundedLists<L extends Record<string, unknown[]>>({ lists, keep }: { lists: L; keep: "first" | "last" }): { shown: L; omitted: { [K in keyof L]: number } } {
+  const share = Math.floor(getConfig().limits.listMaxBytes / Math.max(1, Object.keys(lists).length));
+  const shown = {} as Record<string, unknown[]>;
+  const omitted = {} as Record<string, number>;
+  for (const [name, items] of Object.entries(lists)) {
+    const ordered = keep === "last" ? [...items].reverse() : items;
+    let used = 0;
+    let n = 0;
+    for (const item of ordered) {
+      used += Buffer.byteLength(JSON.stringify(item), "utf8");
+      if (n > 0 && used > share) break;
+      n++;
+    }
+    shown[name] = keep === "last" ? items.slice(items.length - n) : items.slice(0, n);
+    omitted[name] = items.length - n;
+  }
+  return { shown: shown as L, omitted: omitted as { [K in keyof L]: number } };
+}
