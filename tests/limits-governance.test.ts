@@ -5,7 +5,7 @@ import { POST as startRun } from "@/app/api/v1/tasks/[id]/runs/route";
 import { POST as validate } from "@/app/api/v1/tasks/[id]/validations/route";
 import { GET as listSessions, POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
 import { POST as postMessage } from "@/app/api/v1/dialectic/sessions/[id]/messages/route";
-import { POST as provenance } from "@/app/api/v1/provenance/route";
+import { GET as proofs, POST as provenance } from "@/app/api/v1/provenance/route";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
@@ -107,6 +107,20 @@ describe("governance limits", () => {
     expect(status.json.runs.at(-1).run_id).toBe("run9");
     expect(status.json.omitted.artifacts).toBeGreaterThan(0);
     expect(JSON.stringify(status.json).length).toBeLessThan(16384 + 4096);
+  });
+
+  it("GET /provenance leaves out a run's artifacts in stores the token may not read, as GET /tasks/:id does", async () => {
+    const writer = await seedToken({ label: "pw", agent_id: "prov-agent", scopes: ["write"] });
+    const limited = await seedToken({ label: "pl", agent_id: "prov-agent", scopes: ["read"], stores: ["default"] });
+    expect((await callRoute(createTask, { token: writer, body: { task_id: "prov-task", intent: "i", spec: {} } })).status).toBe(201);
+    const artifacts = [{ artifact_type: "doc", artifact_id: "pub-x", store: "default" }, { artifact_type: "doc", artifact_id: "SECRET-in-other", store: "other" }];
+    expect((await callRoute(startRun, { token: writer, params: { id: "prov-task" }, body: { run_id: "xs1", skill: "s", input_hash: HASH, runner_version: "1", output_hash: HASH, exit_code: 0, artifacts } })).status).toBe(201);
+    const answer = await callRoute(proofs, { token: limited, url: "http://127.0.0.1/api/v1/provenance?artifact_type=doc&artifact_id=pub-x&store=default" });
+    expect(answer.status).toBe(200);
+    expect(answer.json.runs.map((r: { run_id: string }) => r.run_id)).toEqual(["xs1"]);
+    expect(JSON.stringify(answer.json)).not.toContain("SECRET-in-other");
+    const status = await callRoute(taskStatus, { token: limited, params: { id: "prov-task" } });
+    expect(JSON.stringify(status.json)).not.toContain("SECRET-in-other");
   });
 
   it("past DUALMIND_GOVERNANCE_MAX_BYTES agents' ledger writes answer 507 naming it instead of growing the ledger", async () => {

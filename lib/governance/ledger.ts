@@ -760,7 +760,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
           ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
           : [];
       // Newest facts first; each list within its share of the byte budget, with what it left out counted.
-      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map(known), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
+      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
       return { ...shown, omitted };
     })(),
   );
