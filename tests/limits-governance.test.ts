@@ -8,8 +8,12 @@ import { POST as postMessage } from "@/app/api/v1/dialectic/sessions/[id]/messag
 import { GET as proofs, POST as provenance } from "@/app/api/v1/provenance/route";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+import { handleMcpPost } from "@/lib/mcp/http";
+import TaskPage from "@/app/(dashboard)/ledger/tasks/[id]/page";
+import SessionPage from "@/app/(dashboard)/sessions/[id]/page";
 
 vi.mock("server-only", () => ({}));
+vi.mock("@/app/_server/session", () => ({ requireUser: async () => ({ id: 1, username: "viewer", role: "viewer" }) }));
 
 /** The ledger's and the reviews' limits: field sizes, open items per agent, the ledger's size. */
 let env: TestEnv;
@@ -139,5 +143,23 @@ describe("governance limits", () => {
     } finally {
       await small.cleanup();
     }
+  });
+
+  it("an id holding a bare % is a 404 on the task and review pages and an invalid-params error from MCP resources/read, never a 500", async () => {
+    for (const page of [TaskPage, SessionPage]) {
+      const rendered = page({ params: Promise.resolve({ id: "%" }) });
+      // notFound() throws Next's 404 signal; the old double decode threw URIError (a bare 500).
+      await expect(rendered).rejects.toMatchObject({ digest: expect.stringContaining("404") });
+    }
+    const res = await handleMcpPost(
+      new Request("http://127.0.0.1/api/mcp", {
+        method: "POST",
+        headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "dualmind://dialectic/sessions/%" } }),
+      }),
+    );
+    const body = (await res.json()) as { error?: { code: number; message: string } };
+    expect(body.error?.code).toBe(-32602);
+    expect(body.error?.message).toContain("%-escape");
   });
 });

@@ -15,7 +15,8 @@ type Props = { params: Promise<{ id: string }> };
 
 export default async function TaskPage({ params }: Props) {
   await requireUser();
-  const id = decodeURIComponent((await params).id);
+  // Next hands params already decoded: decoding again broke on an id holding `%`.
+  const id = (await params).id;
   const lookup = await findByClientId<TaskStatus>({ id, load: (taskId) => governance().getTaskStatus({ taskId }), choices: (clientId) => governance().listTasksByClientId({ clientId }) });
   if (!lookup) notFound();
   if ("choices" in lookup) return <OwnedIdChoices kind="task" id={id} basePath="/ledger/tasks" backHref="/ledger" backLabel="Ledger" choices={lookup.choices} />;
