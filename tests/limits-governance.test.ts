@@ -11,6 +11,8 @@ import { callRoute } from "./helpers";
 import { handleMcpPost } from "@/lib/mcp/http";
 import TaskPage from "@/app/(dashboard)/ledger/tasks/[id]/page";
 import SessionPage from "@/app/(dashboard)/sessions/[id]/page";
+import { governance } from "@/lib/backend/governance";
+import { SIGNATURE_GENESIS, signMessage } from "@/lib/governance/dialectic";
 
 vi.mock("server-only", () => ({}));
 vi.mock("@/app/_server/session", () => ({ requireUser: async () => ({ id: 1, username: "viewer", role: "viewer" }) }));
@@ -161,5 +163,20 @@ describe("governance limits", () => {
     const body = (await res.json()) as { error?: { code: number; message: string } };
     expect(body.error?.code).toBe(-32602);
     expect(body.error?.message).toContain("%-escape");
+  });
+
+  it("a restore whose old-style messages in two sessions share one id answers 409 naming the id, not a 500, and restores nothing", async () => {
+    const now = Date.now();
+    const session = (sid: string, agent: string, mid: string) => {
+      const base = { id: mid, sessionId: sid, seq: 1, agentId: agent, messageType: "thesis" as const, timestamp: now, reasoning: "old", rootCause: null, proposedConditionsJson: null, observedMetricsJson: null, concernsJson: null, agrees: null };
+      const signature = signMessage({ prevSignature: SIGNATURE_GENESIS, message: base as never });
+      return { sessionId: sid, pausedAgentId: agent, reviewerAgentId: null, phase: "antithesis", status: "active", createdAt: now, updatedAt: now, topic: "t", sessionType: "review", resolutionJson: null, failureReason: null, maxRounds: 6, idleTimeoutMs: 86400000, messages: [{ ...base, signature }] };
+    };
+    const snapshot = (sessions: unknown[]) => ({ format: "dualmind.dialectic-sessions.v1", exportedAt: now, sessions });
+    await expect(governance().restoreDialecticSessions({ snapshot: snapshot([session("rx1", "B", "dupmsg"), session("rx2", "C", "dupmsg")]), actor: "admin" })).rejects.toMatchObject({ status: 409, message: expect.stringContaining("message id dupmsg") });
+    expect((await governance().restoreDialecticSessions({ snapshot: snapshot([session("rx1", "B", "dupmsg")]), actor: "admin" })).restored).toBe(1);
+    // The id taken by a session already restored: the second restore is refused the same way.
+    await expect(governance().restoreDialecticSessions({ snapshot: snapshot([session("rx2", "C", "dupmsg")]), actor: "admin" })).rejects.toMatchObject({ status: 409, message: expect.stringContaining("message id dupmsg") });
+    expect(Number((await governanceSql<{ n: number | string }>("select count(*) as n from dialectic_sessions where session_id = ?", ["rx2"]))[0].n)).toBe(0);
   });
 });
