@@ -250,10 +250,23 @@ export type Abandoner = { agentId: string; isAdmin: boolean } | { person: string
  * never as the system's own. The inverse of the text abandonedState writes.
  */
 export function splitFailureReason(failureReason: string): { system: string; agentId: string | null; agentText: string | null } {
-  const m = /^abandoned by ([^\s:]+)( \(admin\))?(?:: ([\s\S]*))?$/.exec(failureReason);
+  // An id holds no whitespace (but may hold `:`), so the first ": " after it ends it.
+  const m = /^abandoned by (\S+?)( \(admin\))?(?:: ([\s\S]*))?$/.exec(failureReason);
   if (!m) return { system: failureReason, agentId: null, agentText: null };
   const byPerson = m[2] !== undefined;
   return { system: `abandoned by ${m[1]}${m[2] ?? ""}`, agentId: byPerson ? null : m[1], agentText: m[3] ?? null };
+}
+
+/**
+ * The agent a failed session's alert counts against (DUALMIND_ALERTS_PER_AGENT_PER_HOUR):
+ * the agent that abandoned it, or for an idle timeout or too many rounds the
+ * agent that opened it; none when a person abandoned it. Taken from the
+ * session's own participant fields, never from text alone.
+ */
+export function failureAgentOf(session: Pick<DialecticSessionRow, "failureReason" | "pausedAgentId" | "reviewerAgentId">): string | null {
+  const { agentId, system } = splitFailureReason(session.failureReason ?? "");
+  if (agentId !== null) return agentId === session.reviewerAgentId ? session.reviewerAgentId : session.pausedAgentId;
+  return system.startsWith("abandoned by ") ? null : session.pausedAgentId;
 }
 
 /**
