@@ -179,4 +179,17 @@ describe("governance limits", () => {
     await expect(governance().restoreDialecticSessions({ snapshot: snapshot([session("rx2", "C", "dupmsg")]), actor: "admin" })).rejects.toMatchObject({ status: 409, message: expect.stringContaining("message id dupmsg") });
     expect(Number((await governanceSql<{ n: number | string }>("select count(*) as n from dialectic_sessions where session_id = ?", ["rx2"]))[0].n)).toBe(0);
   });
+
+  it("a provenance fact is each recorder's own: a second agent recording the same fact is told it inserted one, and its task lists it", async () => {
+    const first = await seedToken({ label: "f1", agent_id: "fact-first", scopes: ["write"] });
+    const second = await seedToken({ label: "f2", agent_id: "fact-second", scopes: ["write"] });
+    const fact = { artifact_type: "doc", artifact_id: "d9", store: "default", input_hash: "b".repeat(64) };
+    expect((await callRoute(provenance, { token: first, body: { records: [fact] } })).json).toEqual({ inserted: 1, existing: 0 });
+    expect((await callRoute(createTask, { token: second, body: { task_id: "fact-task", intent: "i", spec: {} } })).status).toBe(201);
+    expect((await callRoute(provenance, { token: second, body: { records: [{ ...fact, task_id: "fact-task" }] } })).json).toEqual({ inserted: 1, existing: 0 });
+    const status = await callRoute(taskStatus, { token: second, params: { id: "fact-task" } });
+    expect(status.json.artifacts.map((a: { artifact_id: string }) => a.artifact_id)).toEqual(["d9"]);
+    // A retry of one's own fact is still a no-op.
+    expect((await callRoute(provenance, { token: second, body: { records: [{ ...fact, task_id: "fact-task" }] } })).json).toEqual({ inserted: 0, existing: 1 });
+  });
 });

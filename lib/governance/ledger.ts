@@ -362,9 +362,9 @@ function* insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recorde
   );
 }
 
-/** The unique fact key of provenance: a retried fact is skipped. */
+/** The unique fact key of provenance, per recorder: a retried fact is skipped, and another agent's fact is neither taken over nor revealed. */
 function provenanceFactKey(t: typeof provenance.sqlite | typeof provenance.pg): (SQLiteColumn | PgColumn)[] {
-  return [t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion];
+  return [t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion, t.recordedBy];
 }
 
 export function runFacts(r: SkillRun) {
