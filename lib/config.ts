@@ -415,5 +415,5 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
-  { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one task or review list answer carries (rows past it are left for `next_offset`; a review's transcript past it is left out and marked `transcript_omitted`)" },
+  { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list or review list with transcripts carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
 ];

@@ -687,7 +687,10 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
       const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
       const total = yield* count(tasks, where);
       const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-      const { shown, nextOffset } = withinListBudget({ items: page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), offset: q.offset, total });
+      const listed = page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 }));
+      // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
+      if (!caller) return { tasks: listed, total, nextOffset: q.offset + listed.length < total ? q.offset + listed.length : null };
+      const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
       return { tasks: shown, total, nextOffset };
     })(),
   );
