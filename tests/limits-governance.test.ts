@@ -12,6 +12,7 @@ import { handleMcpPost } from "@/lib/mcp/http";
 import TaskPage from "@/app/(dashboard)/ledger/tasks/[id]/page";
 import SessionPage from "@/app/(dashboard)/sessions/[id]/page";
 import { governance } from "@/lib/backend/governance";
+import { renderToStaticMarkup } from "react-dom/server";
 import { SIGNATURE_GENESIS, signMessage } from "@/lib/governance/dialectic";
 
 vi.mock("server-only", () => ({}));
@@ -113,6 +114,9 @@ describe("governance limits", () => {
     expect(status.json.runs.at(-1).run_id).toBe("run9");
     expect(status.json.omitted.artifacts).toBeGreaterThan(0);
     expect(JSON.stringify(status.json).length).toBeLessThan(16384 + 4096);
+    // The task page says that older runs are left out.
+    const html = renderToStaticMarkup(await TaskPage({ params: Promise.resolve({ id: "run-agent~many-runs" }) }));
+    expect(html).toContain(`${status.json.omitted.runs} older runs not shown`);
   });
 
   it("GET /provenance leaves out a run's artifacts in stores the token may not read, as GET /tasks/:id does", async () => {
