@@ -125,6 +125,11 @@ const envSchema = z.object({
   DUALMIND_ACTIVITY_COUNTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   DUALMIND_AUDIT_DETAIL_MAX_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(8192),
   DUALMIND_ALERTS_PER_AGENT_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(10),
+  DUALMIND_GOVERNANCE_FIELD_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(32 * 1024),
+  DUALMIND_MAX_OPEN_TASKS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(1000),
+  DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(200),
+  DUALMIND_GOVERNANCE_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 * 1024 * 1024),
+  DUALMIND_LIST_MAX_BYTES: z.coerce.number().int().min(16 * 1024).max(256 * 1024 * 1024).default(1024 * 1024),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -203,6 +208,16 @@ export type LimitsConfig = {
   auditDetailMaxBytes: number;
   /** Operator alerts (webhook POSTs) one agent's actions may cause per hour; more are counted, not sent. */
   alertsPerAgentPerHour: number;
+  /** Largest task spec, validation details or review message (stored JSON bytes); larger → 422. */
+  governanceFieldMaxBytes: number;
+  /** Pending tasks one agent may have requested; another → 422. */
+  maxOpenTasksPerAgent: number;
+  /** Active reviews one agent may have opened; another → 422. */
+  maxOpenReviewsPerAgent: number;
+  /** The ledger's size past which agents' ledger and review writes are refused (507). */
+  governanceMaxBytes: number;
+  /** Bytes of rows one list answer (tasks, reviews) carries; the rest is a `next_offset` away. */
+  listMaxBytes: number;
 };
 
 /** Milliseconds; 0 = no limit. */
@@ -301,6 +316,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       activityCountsMaxDays: e.DUALMIND_ACTIVITY_COUNTS_MAX_DAYS,
       auditDetailMaxBytes: e.DUALMIND_AUDIT_DETAIL_MAX_BYTES,
       alertsPerAgentPerHour: e.DUALMIND_ALERTS_PER_AGENT_PER_HOUR,
+      governanceFieldMaxBytes: e.DUALMIND_GOVERNANCE_FIELD_MAX_BYTES,
+      maxOpenTasksPerAgent: e.DUALMIND_MAX_OPEN_TASKS_PER_AGENT,
+      maxOpenReviewsPerAgent: e.DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT,
+      governanceMaxBytes: e.DUALMIND_GOVERNANCE_MAX_BYTES,
+      listMaxBytes: e.DUALMIND_LIST_MAX_BYTES,
     },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
@@ -396,4 +416,9 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
   { variable: "DUALMIND_AUDIT_DETAIL_MAX_BYTES", default: "8192", meaning: "largest audit-row details kept whole; larger details are stored cut and marked `truncated`" },
   { variable: "DUALMIND_ALERTS_PER_AGENT_PER_HOUR", default: "10", meaning: "alert webhook POSTs one agent's actions may cause per hour; the rest are not sent, and each health event says so" },
+  { variable: "DUALMIND_GOVERNANCE_FIELD_MAX_BYTES", default: "32768", meaning: "largest task `spec`, validation `details` or review message (all its text together), as stored JSON bytes; larger → 422 naming this variable" },
+  { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
+  { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
+  { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
+  { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list or review list with transcripts carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
 ];

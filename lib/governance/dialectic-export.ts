@@ -117,11 +117,25 @@ export const dialecticSnapshotSchema = z
  * already exist identically are skipped, a differing one is a conflict (a
  * restore never overwrites). All or nothing, audited.
  */
+/** A restored message whose id (an old-style bare id) another session's message already holds: a restore never overwrites. */
+function messageIdTaken({ id, sessionId, by }: { id: string; sessionId: string; by: string }): AppError {
+  return new AppError("conflict", `message id ${id} of session ${sessionId} is already a message of ${by}; a restore never overwrites (give one of them a namespaced id, session~id)`);
+}
+
 export type RestoreResult = { restored: number; unchanged: number; messages: number };
 
 /** Parse a snapshot and verify every session's signature chain, before any transaction (both dialects). */
 export function parseVerifiedSnapshot(snapshot: unknown): z.output<typeof dialecticSnapshotSchema> {
   const parsed = dialecticSnapshotSchema.parse(snapshot);
+  // A message's id is its key across sessions; two old-style messages (bare ids) in two sessions may share one.
+  const sessionOfMessage = new Map<string, string>();
+  for (const s of parsed.sessions) {
+    for (const m of s.messages) {
+      const other = sessionOfMessage.get(m.id);
+      if (other !== undefined && other !== s.sessionId) throw messageIdTaken({ id: m.id, sessionId: s.sessionId, by: `session ${other} of this snapshot` });
+      sessionOfMessage.set(m.id, s.sessionId);
+    }
+  }
   for (const s of parsed.sessions) {
     if (s.messages.some((m) => m.sessionId !== s.sessionId)) throw new AppError("unprocessable", `session ${s.sessionId} holds messages of another session`);
     const check = verifyMessageChain(s.messages);
@@ -180,7 +194,12 @@ export async function restoreDialecticSessions({ handle = getGovernance(), snaps
           if (isUniqueViolation(e)) throw new AppError("conflict", `session ${session.sessionId} already exists with different contents; a restore never overwrites`);
           throw e;
         }
-        for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) yield* insertMany(dialecticMessages, msgs.slice(at, at + MESSAGE_INSERT_BATCH));
+        for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) {
+          const batch = msgs.slice(at, at + MESSAGE_INSERT_BATCH);
+          const taken = yield* rows(dialecticMessages, { where: (t) => inArray(t.id, batch.map((m) => m.id)), limit: 1 });
+          if (taken[0]) throw messageIdTaken({ id: taken[0].id, sessionId: session.sessionId, by: `session ${taken[0].sessionId}` });
+          yield* insertMany(dialecticMessages, batch);
+        }
         messages += msgs.length;
       }
       const restored = { restored: toInsert.length, unchanged, messages };

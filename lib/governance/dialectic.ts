@@ -8,6 +8,8 @@ import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom } from "./limits";
+import { getConfig } from "../config";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
@@ -78,7 +80,8 @@ export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "cli
   synthesisRounds: number;
   expected: ExpectedNext;
 };
-export type SessionView = DialecticSession & { messages?: DialecticMessage[] };
+/** `transcriptOmitted`: a list left this session's transcript out, as it alone is past the list's byte budget (read the session itself). */
+export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcriptOmitted?: true };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
   const { proposedConditionsJson, observedMetricsJson, concernsJson, clientId, ...rest } = row;
@@ -247,10 +250,23 @@ export type Abandoner = { agentId: string; isAdmin: boolean } | { person: string
  * never as the system's own. The inverse of the text abandonedState writes.
  */
 export function splitFailureReason(failureReason: string): { system: string; agentId: string | null; agentText: string | null } {
-  const m = /^abandoned by ([^\s:]+)( \(admin\))?(?:: ([\s\S]*))?$/.exec(failureReason);
+  // An id holds no whitespace (but may hold `:`), so the first ": " after it ends it.
+  const m = /^abandoned by (\S+?)( \(admin\))?(?:: ([\s\S]*))?$/.exec(failureReason);
   if (!m) return { system: failureReason, agentId: null, agentText: null };
   const byPerson = m[2] !== undefined;
   return { system: `abandoned by ${m[1]}${m[2] ?? ""}`, agentId: byPerson ? null : m[1], agentText: m[3] ?? null };
+}
+
+/**
+ * The agent a failed session's alert counts against (DUALMIND_ALERTS_PER_AGENT_PER_HOUR):
+ * the agent that abandoned it, or for an idle timeout or too many rounds the
+ * agent that opened it; none when a person abandoned it. Taken from the
+ * session's own participant fields, never from text alone.
+ */
+export function failureAgentOf(session: Pick<DialecticSessionRow, "failureReason" | "pausedAgentId" | "reviewerAgentId">): string | null {
+  const { agentId, system } = splitFailureReason(session.failureReason ?? "");
+  if (agentId !== null) return agentId === session.reviewerAgentId ? session.reviewerAgentId : session.pausedAgentId;
+  return system.startsWith("abandoned by ") ? null : session.pausedAgentId;
 }
 
 /**
@@ -495,6 +511,9 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
       };
       const existing = yield* row(dialecticSessions, mine);
       if (existing) return yield* retry(existing);
+      yield* assertLedgerRoom();
+      const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
+      assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });
       const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
       if (created) return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
       const raced = yield* row(dialecticSessions, mine);
@@ -526,6 +545,8 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
 }): OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }> {
   const parsed = postMessageSchema.parse(input);
   const messageId = parsed.message_id ?? newId();
+  const { message_id: _id, ...text } = parsed;
+  assertFieldSize({ field: "the message", value: text });
   const attempt = () =>
     writeLedger(
       handle,
@@ -547,6 +568,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
           yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
           return { failedIdle: conflict({ message: "the session was idle past its timeout and has failed", session: { ...session, phase: "failed" }, last: tail.last }) };
         }
+        yield* assertLedgerRoom();
         const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
         const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
@@ -703,20 +725,32 @@ export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceH
 }
 
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
-export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number }> {
+export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number; nextOffset: number | null }> {
   const where = (s: SessionTable) => sessionListWhere({ columns: s, input });
+  const offset = input.offset ?? 0;
   return readLedger(
     handle,
     (function* () {
-      const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset: input.offset ?? 0 });
+      const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset });
       const total = yield* count(dialecticSessions, where);
       const keys = page.map((r) => r.sessionId);
-      if (input.includeTranscript) {
-        const transcripts = yield* messagesBySessionKeys(keys);
-        return { sessions: page.map((r) => withTranscript(r, transcripts.get(r.sessionId) ?? [])), total };
-      }
       const tails = yield* tailsBySessionKeys(keys);
-      return { sessions: page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } })), total };
+      const views = page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } }));
+      // Without transcripts a row is a few KB at most (topic, failure reason), so a page of them stays small.
+      if (!input.includeTranscript) return { sessions: views, total, nextOffset: offset + views.length < total ? offset + views.length : null };
+      // Transcripts are read one session at a time and stop at the list's byte budget; a transcript larger than the whole budget is left out and marked.
+      const budget = getConfig().limits.listMaxBytes;
+      const out: SessionView[] = [];
+      let used = 0;
+      for (const [i, r] of page.entries()) {
+        const view = withTranscript(r, (yield* messagesBySessionKeys([r.sessionId])).get(r.sessionId) ?? []);
+        const bytes = Buffer.byteLength(JSON.stringify(view), "utf8");
+        const shown: SessionView = bytes > budget ? { ...views[i], transcriptOmitted: true } : view;
+        used += bytes > budget ? Buffer.byteLength(JSON.stringify(shown), "utf8") : bytes;
+        if (out.length > 0 && used > budget) break;
+        out.push(shown);
+      }
+      return { sessions: out, total, nextOffset: offset + out.length < total ? offset + out.length : null };
     })(),
   );
 }

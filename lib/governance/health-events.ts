@@ -6,7 +6,7 @@ import { insertOrIgnore, readLedger, row, rows, select, update, writeLedger, typ
 import type { HealthEventRow } from "../db/schema/governance";
 import { log } from "../log";
 import { sendAlert, takeAgentAlertSlot, type AlertPayload } from "./alert-webhook";
-import { splitFailureReason } from "./dialectic";
+import { failureAgentOf, splitFailureReason } from "./dialectic";
 import { ledgerTables } from "./tables";
 
 const { healthEvents, storeStatusCurrent, dialecticSessions } = ledgerTables;
@@ -40,16 +40,19 @@ export type HealthEvent = {
 
 export type NewHealthEvent = Omit<HealthEvent, "id" | "webhookState" | "webhookAttempts" | "webhookError">;
 
+/** An event on its way to the webhook, with the agent its alert counts against (a failed review's, from the session's fields). */
+type DispatchedEvent = HealthEvent & { agentId?: string | null };
+
 function newWebhookState(): HealthEvent["webhookState"] {
   return getConfig().alertWebhookUrl ? "pending" : "none";
 }
 
-function toPayload(e: HealthEvent): AlertPayload {
-  const { system, agentId, agentText } = e.kind === "dialectic_failed" ? splitFailureReason(e.reason) : { system: e.reason, agentId: null, agentText: null };
-  return { id: e.id, ts: new Date(e.ts).toISOString(), kind: e.kind, store: e.store, subject: e.subject, status: e.status, previous_status: e.previousStatus, reason: system, agent_text: agentText, agent_id: agentId };
+function toPayload(e: DispatchedEvent): AlertPayload {
+  const { system, agentText } = e.kind === "dialectic_failed" ? splitFailureReason(e.reason) : { system: e.reason, agentText: null };
+  return { id: e.id, ts: new Date(e.ts).toISOString(), kind: e.kind, store: e.store, subject: e.subject, status: e.status, previous_status: e.previousStatus, reason: system, agent_text: agentText, agent_id: e.agentId ?? null };
 }
 
-function dispatch(events: HealthEvent[]): void {
+function dispatch(events: DispatchedEvent[]): void {
   const url = getConfig().alertWebhookUrl;
   if (!url) return;
   const limit = getConfig().limits.alertsPerAgentPerHour;
@@ -124,10 +127,10 @@ export async function observeFailedDialecticSessions({ now = Date.now(), lookbac
       const [{ ts: newest }] = yield* select({ healthEvents }, (db, t) => db.select({ ts: max(t.healthEvents.ts) }).from(t.healthEvents).where(eq(t.healthEvents.kind, "dialectic_failed")));
       const since = Math.max(now - lookbackMs, newest === null ? 0 : Number(newest));
       const failed = yield* rows(dialecticSessions, { where: (t) => and(eq(t.status, "failed"), gt(t.updatedAt, since - 1)), limit: 100 });
-      const recorded: HealthEvent[] = [];
+      const recorded: DispatchedEvent[] = [];
       for (const f of failed) {
         const e = yield* insertEvent({ ts: f.updatedAt, kind: "dialectic_failed", store: null, subject: f.sessionId, status: "failed", previousStatus: null, reason: f.failureReason ?? "failed" });
-        if (e) recorded.push(e);
+        if (e) recorded.push({ ...e, agentId: failureAgentOf(f) });
       }
       return recorded;
     })(),

@@ -7,6 +7,8 @@ import { count, insert, insertManyOrIgnore, insertOrIgnore, readLedger, row, row
 import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep } from "./audit";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, boundedLists, withinListBudget } from "./limits";
+import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
 import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
@@ -146,6 +148,8 @@ export type TaskStatus = {
   validations: Validation[];
   overrides: Override[];
   artifacts: ProvenanceRow[];
+  /** How many of each list the answer left out (oldest first) to stay within DUALMIND_LIST_MAX_BYTES. */
+  omitted: { runs: number; validations: number; overrides: number; artifacts: number };
   verdict: VerdictExplanation;
 };
 
@@ -318,10 +322,19 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
   const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
   const assignees = [...new Set(parsed.assignees ?? [])].filter((a) => a !== requestedBy);
   const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
+  assertFieldSize({ field: "spec", value: parsed.spec });
   const now = Date.now();
+  const mine = (t: typeof tasks.sqlite | typeof tasks.pg) => and(eq(t.requestedBy, requestedBy), eq(t.clientId, taskId)) as SQL;
   return writeLedger(
     handle,
-    insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
+    (function* () {
+      if (!(yield* row(tasks, mine))) {
+        yield* assertLedgerRoom();
+        const max = getConfig().limits.maxOpenTasksPerAgent;
+        const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
+        assertAgentCount({ limit: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", what: "pending tasks", agentId: requestedBy, open, max });
+      }
+      return yield* insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
       tasks,
       {
         taskId: key,
@@ -336,7 +349,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
         assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
       },
       // Ids are namespaced per requester: another agent's task with this id is another task.
-      (t) => and(eq(t.requestedBy, requestedBy), eq(t.clientId, taskId)) as SQL,
+      mine,
       (t) => [t.requestedBy, t.clientId],
       (existing) => {
         const t = toTask(existing);
@@ -344,7 +357,8 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
         return { task: t, created: false };
       },
       (created) => ({ task: toTask(created), created: true }),
-    ),
+      );
+    })(),
   );
 }
 
@@ -358,9 +372,9 @@ function* insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recorde
   );
 }
 
-/** The unique fact key of provenance: a retried fact is skipped. */
+/** The unique fact key of provenance, per recorder: a retried fact is skipped, and another agent's fact is neither taken over nor revealed. */
 function provenanceFactKey(t: typeof provenance.sqlite | typeof provenance.pg): (SQLiteColumn | PgColumn)[] {
-  return [t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion];
+  return [t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion, t.recordedBy];
 }
 
 export function runFacts(r: SkillRun) {
@@ -412,6 +426,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
         return { run: stored, created: false };
       }
+      yield* assertLedgerRoom();
       const created = yield* insert(skillRuns, values);
       yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
@@ -437,6 +452,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       }
       const finishedAt = parsed.finished_at ?? Date.now();
       if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
+      yield* assertLedgerRoom();
       const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
       yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
@@ -458,6 +474,7 @@ export function assertSameValidationRetry({ existing: v, facts }: { existing: Va
 export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): OnLedger<H, { validation: Validation; created: boolean }> {
   const parsed = recordValidationSchema.parse(input);
   const validationId = parsed.validation_id ?? newId();
+  assertFieldSize({ field: "details", value: parsed.details ?? null });
   return writeLedger(
     handle,
     (function* () {
@@ -474,6 +491,7 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
         assertSameValidationRetry({ existing: v, facts });
         return { validation: underTask(v, task), created: false };
       }
+      yield* assertLedgerRoom();
       const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
       // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
@@ -551,6 +569,7 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
   return writeLedger(
     handle,
     (function* () {
+      yield* assertLedgerRoom();
       const { taskIds, runIds } = provenanceBatchLinks(records);
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
       const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
@@ -577,6 +596,7 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
     handle,
     (function* () {
       const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
+      if (caller && !(yield* row(overrides, (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL))) yield* assertLedgerRoom();
       const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
       const answer = yield* insertOrRetry<typeof overrides, { override: Override; created: boolean }>(
         overrides,
@@ -618,14 +638,17 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
       const visible = inCallerStores(caller);
       const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
       const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
-      return {
-        task,
-        runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
-        validations: vals,
-        overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
-        artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
-        verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
-      };
+      // The verdict weighs every run and validation; the answer carries the newest of each list within the byte budget and counts the rest.
+      const { shown, omitted } = boundedLists({
+        keep: "last",
+        lists: {
+          runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
+          validations: vals,
+          overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
+          artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
+        },
+      });
+      return { task, ...shown, omitted, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }) };
     })(),
   );
 }
@@ -667,7 +690,7 @@ function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string)
   return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
 }
 
-export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number }> {
+export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number; nextOffset: number | null }> {
   const q = listTasksQuerySchema.parse(input);
   const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tables: { tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller });
   return readLedger(
@@ -676,7 +699,11 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
       const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
       const total = yield* count(tasks, where);
       const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-      return { tasks: page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), total };
+      const listed = page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 }));
+      // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
+      if (!caller) return { tasks: listed, total, nextOffset: q.offset + listed.length < total ? q.offset + listed.length : null };
+      const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
+      return { tasks: shown, total, nextOffset };
     })(),
   );
 }
@@ -711,6 +738,8 @@ export type ArtifactProofs = {
   runs: SkillRun[];
   tasks: { task: Task; verdict: Verdict }[];
   validations: Validation[];
+  /** How many of each list the answer left out to stay within DUALMIND_LIST_MAX_BYTES. */
+  omitted: { provenance: number; runs: number; tasks: number; validations: number };
 };
 
 /**
@@ -745,7 +774,9 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
         taskIds.length || runIds.length
           ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
           : [];
-      return { provenance: facts.map(linkShown), runs: runs.map(known), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) };
+      // Newest facts first; each list within its share of the byte budget, with what it left out counted.
+      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
+      return { ...shown, omitted };
     })(),
   );
 }

@@ -153,7 +153,12 @@ export function createMcpServer(options: McpSessionOptions): Server {
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const uri = request.params.uri;
     const storeOnly = /^dualmind:\/\/stores\/([^/]+)$/.exec(uri);
-    const call = storeOnly ? { name: "store_health", args: { store: storeOnly[1] } } : resourceCall(uri);
+    let call: ReturnType<typeof resourceCall>;
+    try {
+      call = storeOnly ? { name: "store_health", args: { store: storeOnly[1] } } : resourceCall(uri);
+    } catch {
+      throw new McpError(ErrorCode.InvalidParams, "the resource URI holds a malformed %-escape");
+    }
     if (!call) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
     try {
       const value = await runTool({ name: call.name, args: call.args, options });

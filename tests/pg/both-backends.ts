@@ -12,6 +12,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",
   "tests/limits-ownership.test.ts",
+  "tests/limits-governance.test.ts",
   "tests/ledger-ids-migration.test.ts",
   "tests/limits-stores.test.ts",
   "tests/limits-store-size.test.ts",

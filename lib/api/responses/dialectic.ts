@@ -46,12 +46,13 @@ export const dialecticSession = exact({
   expected: exact({ phase: z.enum(PHASES), message_type: z.enum(MESSAGE_TYPES).nullable(), agent_ids: z.array(z.string()), note: z.string() }),
 });
 /** A session, with its transcript where asked for (detail always; lists with `transcript=true`). */
-export const sessionView = dialecticSession.extend({ messages: z.array(dialecticMessage).optional() });
+export const sessionView = dialecticSession.extend({ messages: z.array(dialecticMessage).optional(), transcript_omitted: z.literal(true).optional() });
 
 /** 201 for a new session, 200 when a retry with the same session_id found it. */
 export const sessionCreatedResponse = createdOrExisting(exact({ session: dialecticSession, created: z.boolean() }));
 export const sessionResponse = exact({ session: dialecticSession });
-export const sessionListResponse = exact({ sessions: z.array(sessionView), total: count });
+/** `next_offset`: where the next page starts when rows remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
+export const sessionListResponse = exact({ sessions: z.array(sessionView), total: count, next_offset: count.nullable() });
 export const messagePostedResponse = createdOrExisting(exact({ message: dialecticMessage, session: dialecticSession, created: z.boolean() }));
 export const signatureCheckResponse = z.union([
   exact({ ok: z.literal(true), messages: count }),

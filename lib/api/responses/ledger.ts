@@ -23,7 +23,8 @@ export const task = exact({
 });
 /** 201 for a new task, 200 when a retry with the same task_id found it (`created: false`). */
 export const taskCreatedResponse = createdOrExisting(exact({ task, created: z.boolean() }));
-export const taskListResponse = exact({ tasks: z.array(task.extend({ run_count: count })), total: count });
+/** `next_offset`: where the next page starts when rows remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
+export const taskListResponse = exact({ tasks: z.array(task.extend({ run_count: count })), total: count, next_offset: count.nullable() });
 
 const artifactRef = exact({ artifact_type: z.string(), artifact_id: z.string(), store: z.string() });
 export const skillRun = exact({
@@ -81,6 +82,7 @@ export const artifactProofsResponse = exact({
   runs: z.array(skillRun),
   tasks: z.array(exact({ task, verdict })),
   validations: z.array(validation),
+  omitted: exact({ provenance: count, runs: count, tasks: count, validations: count }),
 });
 
 export const taskStatusResponse = exact({
@@ -89,5 +91,6 @@ export const taskStatusResponse = exact({
   validations: z.array(validation),
   overrides: z.array(override),
   artifacts: z.array(provenanceRecord),
+  omitted: exact({ runs: count, validations: count, overrides: count, artifacts: count }),
   verdict: exact({ verdict, reasons: z.array(z.string()) }),
 });

@@ -21,7 +21,8 @@ type Props = { params: Promise<{ id: string }> };
 
 export default async function SessionPage({ params }: Props) {
   const user = await requireUser();
-  const id = decodeURIComponent((await params).id);
+  // Next hands params already decoded: decoding again broke on an id holding `%`.
+  const id = (await params).id;
   const lookup = await findByClientId<SessionView>({
     id,
     load: (sessionId) => timeCall({ route: "dialectic detail", fn: () => governance().getDialecticSession({ sessionId }) }),

@@ -190,7 +190,7 @@ export const provenance = pgTable(
   },
   (t) => [
     // A retried batch re-sends the same facts; this key makes the retry a no-op.
-    uniqueIndex("provenance_fact_uq").on(t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion),
+    uniqueIndex("provenance_fact_uq").on(t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion, t.recordedBy),
     index("provenance_artifact_idx").on(t.artifactType, t.artifactId),
     index("provenance_run_idx").on(t.runId),
   ],

@@ -15,11 +15,12 @@ type Props = { params: Promise<{ id: string }> };
 
 export default async function TaskPage({ params }: Props) {
   await requireUser();
-  const id = decodeURIComponent((await params).id);
+  // Next hands params already decoded: decoding again broke on an id holding `%`.
+  const id = (await params).id;
   const lookup = await findByClientId<TaskStatus>({ id, load: (taskId) => governance().getTaskStatus({ taskId }), choices: (clientId) => governance().listTasksByClientId({ clientId }) });
   if (!lookup) notFound();
   if ("choices" in lookup) return <OwnedIdChoices kind="task" id={id} basePath="/ledger/tasks" backHref="/ledger" backLabel="Ledger" choices={lookup.choices} />;
-  const { task, runs, validations, overrides, artifacts, verdict } = lookup.found;
+  const { task, runs, validations, overrides, artifacts, verdict, omitted } = lookup.found;
   return (
     <div className="space-y-6">
       <div className="space-y-1">
@@ -59,6 +60,7 @@ export default async function TaskPage({ params }: Props) {
 
       <LedgerSection id="runs-heading" title="Runs">
         <LedgerRunTimeline runs={runs} />
+        <OlderNotShown count={omitted.runs} noun="runs" />
       </LedgerSection>
 
       <LedgerSection id="validations-heading" title="Validations">
@@ -128,6 +130,13 @@ export default async function TaskPage({ params }: Props) {
           </table>
         )}
       </LedgerSection>
+      <OlderNotShown count={omitted.artifacts} noun="artifacts" />
     </div>
   );
+}
+
+/** A task's lists keep their newest entries within DUALMIND_LIST_MAX_BYTES; say how many older ones are not shown. */
+function OlderNotShown({ count, noun }: { count: number; noun: string }) {
+  if (count === 0) return null;
+  return <p className="text-sm text-slate-600" data-testid={`older-${noun}`}>{count} older {noun} not shown (answers are bounded by DUALMIND_LIST_MAX_BYTES).</p>;
 }

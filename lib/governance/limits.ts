@@ -1,0 +1,93 @@
+import { sql } from "drizzle-orm";
+import { limitReached } from "../common";
+import { getConfig } from "../config";
+import { engineStep, type Op } from "../db/port";
+import { AppError } from "../errors";
+
+/**
+ * The ledger's and the reviews' limits (SECURITY.md, "Limits"): no agent's
+ * token can make governance data or answers grow without bound.
+ *
+ * - DUALMIND_GOVERNANCE_FIELD_MAX_BYTES: one task spec, validation's details
+ *   or review message (all its text together), as stored JSON.
+ * - DUALMIND_MAX_OPEN_TASKS_PER_AGENT / DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT:
+ *   pending tasks one agent requested, active reviews one agent opened.
+ * - DUALMIND_GOVERNANCE_MAX_BYTES: the ledger's size past which agents' ledger
+ *   and review writes are refused (507) until an operator makes room.
+ */
+
+/** Refuse a field whose stored JSON is larger than DUALMIND_GOVERNANCE_FIELD_MAX_BYTES (422, naming the limit). */
+export function assertFieldSize({ field, value }: { field: string; value: unknown }): void {
+  const max = getConfig().limits.governanceFieldMaxBytes;
+  const bytes = Buffer.byteLength(JSON.stringify(value ?? null), "utf8");
+  if (bytes > max) throw limitReached({ limit: "DUALMIND_GOVERNANCE_FIELD_MAX_BYTES", message: `${field} is ${bytes} bytes as JSON, its most is ${max}` });
+}
+
+/** Refuse a new open item past an agent's count limit (422, naming the limit). */
+export function assertAgentCount({ limit, what, agentId, open, max }: { limit: string; what: string; agentId: string; open: number; max: number }): void {
+  if (open >= max) throw limitReached({ limit, message: `agent ${agentId} has ${open} ${what}, its most is ${max}; finish some first` });
+}
+
+/** Bytes the ledger holds: governance.db's used pages, or the ledger tables' size on PostgreSQL. */
+function ledgerBytes(): Op<number> {
+  return engineStep({
+    sqlite: (h) => {
+      const pages = Number(h.sqlite.pragma("page_count", { simple: true })) - Number(h.sqlite.pragma("freelist_count", { simple: true }));
+      return pages * Number(h.sqlite.pragma("page_size", { simple: true }));
+    },
+    pg: async (tx) => {
+      const r = await tx.execute(sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`);
+      return Number((r.rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+    },
+  });
+}
+
+/** Refuse an agent's ledger or review write when the ledger is past DUALMIND_GOVERNANCE_MAX_BYTES (507 with the reason). */
+export function* assertLedgerRoom(): Op<void> {
+  const max = getConfig().limits.governanceMaxBytes;
+  const bytes = yield* ledgerBytes();
+  if (bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${bytes} bytes, past its most of ${max}; agents' new tasks, runs, validations, provenance and reviews are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
+}
+
+/**
+ * One list answer's rows within DUALMIND_LIST_MAX_BYTES: rows are taken in
+ * order while their JSON fits (the first always), and `nextOffset` says where
+ * the next page starts when rows remain (past the budget or past the page).
+ */
+export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buffer.byteLength(JSON.stringify(x), "utf8") }: { items: T[]; offset: number; total: number; size?: (item: T) => number }): { shown: T[]; nextOffset: number | null } {
+  const budget = getConfig().limits.listMaxBytes;
+  let used = 0;
+  let n = 0;
+  for (const item of items) {
+    used += size(item);
+    if (n > 0 && used > budget) break;
+    n++;
+  }
+  return { shown: items.slice(0, n), nextOffset: offset + n < total ? offset + n : null };
+}
+
+/**
+ * A detail answer's lists (a task's runs, validations, overrides and
+ * artifacts; an artifact's proofs) within DUALMIND_LIST_MAX_BYTES together:
+ * each list keeps its `keep` end ("last": the newest of an oldest-first list)
+ * within its share of the budget (the one at that end always: an item is
+ * bounded by the write limits), and says how many it left out.
+ */
+export function boundedLists<L extends Record<string, unknown[]>>({ lists, keep }: { lists: L; keep: "first" | "last" }): { shown: L; omitted: { [K in keyof L]: number } } {
+  const share = Math.floor(getConfig().limits.listMaxBytes / Math.max(1, Object.keys(lists).length));
+  const shown = {} as Record<string, unknown[]>;
+  const omitted = {} as Record<string, number>;
+  for (const [name, items] of Object.entries(lists)) {
+    const ordered = keep === "last" ? [...items].reverse() : items;
+    let used = 0;
+    let n = 0;
+    for (const item of ordered) {
+      used += Buffer.byteLength(JSON.stringify(item), "utf8");
+      if (n > 0 && used > share) break;
+      n++;
+    }
+    shown[name] = keep === "last" ? items.slice(items.length - n) : items.slice(0, n);
+    omitted[name] = items.length - n;
+  }
+  return { shown: shown as L, omitted: omitted as { [K in keyof L]: number } };
+}
