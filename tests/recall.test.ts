@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
 import * as traceRoute from "@/app/api/v1/stores/[store]/traces/[id]/route";
@@ -13,6 +14,7 @@ import { clearQueryVectorCache } from "@/lib/embed/query";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { getPg } from "@/lib/db/pg";
+import { getStoreDb } from "@/lib/db/connection";
 import { openStore } from "@/lib/stores/stores";
 import { openStorePg } from "@/lib/stores/engines/pg";
 import { drainEmbeddings, governanceSql, itSqliteOnly, onPg, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
@@ -37,6 +39,29 @@ const PHOTO_SUCCESS: TraceInput = {
 };
 
 const DAY = 86_400_000;
+
+/** The statements `fn` runs on a connection, with their parameters (to ask SQLite for their query plans). */
+async function statementsRun(sqlite: Database.Database, fn: () => Promise<void>): Promise<{ source: string; args: unknown[] }[]> {
+  const ran: { source: string; args: unknown[] }[] = [];
+  const prepare = sqlite.prepare;
+  sqlite.prepare = function (this: Database.Database, source: string) {
+    const stmt = prepare.call(this, source);
+    for (const method of ["run", "get", "all", "iterate"] as const) {
+      const original = stmt[method] as (...a: unknown[]) => unknown;
+      (stmt as unknown as Record<string, unknown>)[method] = function (this: unknown, ...args: unknown[]) {
+        if (!/^\s*(begin|commit|rollback|savepoint|release)\b/i.test(source)) ran.push({ source, args });
+        return original.apply(this, args);
+      };
+    }
+    return stmt;
+  } as typeof sqlite.prepare;
+  try {
+    await fn();
+  } finally {
+    sqlite.prepare = prepare;
+  }
+  return ran;
+}
 
 describe("reflection recall", () => {
   let env: TestEnv;
@@ -222,6 +247,21 @@ describe("reflection recall", () => {
     await trace({ ...AUTH_FAILURE, key_issue: "second attempt" });
     await drainEmbeddings([store]);
     expect((await r().listTraces({ store, filter: { outcome: "success" } })).traces[0].embedding).toBe("vector");
+  });
+
+  itSqliteOnly("writing a trace or a learning reads no other row: no statement it runs scans the traces, learnings, vectors or embed queue", "SQLite's query plans", async () => {
+    for (let i = 0; i < 20; i++) await trace({ ...PHOTO_SUCCESS, intent: { verb: "edit", target: `photo batch ${i}` } });
+    await learn({ predicate: "prefers", args: { tool: "darktable" }, description: "edits RAW photos in darktable" });
+    await drainEmbeddings([store]);
+    await r().updateReflectionSettings({ store, input: { settings: { retention: { ttl_days: 30, max_traces: null } } }, actor: "test" });
+    const ran = await statementsRun(getStoreDb({ store }).sqlite, async () => {
+      await trace(PHOTO_SUCCESS);
+      await trace(AUTH_FAILURE);
+      await trace(AUTH_FAILURE);
+      await learn({ predicate: "prefers", args: { tool: "rawtherapee" }, description: "edits RAW photos in rawtherapee" });
+    });
+    const plans = ran.map(({ source, args }) => ({ source, plan: (getStoreDb({ store }).sqlite.prepare(`explain query plan ${source}`).all(...args) as { detail: string }[]).map((p) => p.detail) }));
+    expect(plans.filter((p) => p.plan.some((d) => /^SCAN (reasoning_traces|learnings|embeddings|embed_queue)\b/.test(d)))).toEqual([]);
   });
 
   it("retention on write: a stratified cap keeps every shard/outcome, a TTL removes unseen traces, each with its vectors", async () => {

@@ -194,7 +194,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       const deduped = yield* seenAgain();
       if (deduped) return deduped;
       // The backlog is only counted when it matters: for a success trace, or to catch up skipped ones.
-      const hasSkipped = (yield* row(table, (t) => isNotNull(t.embedSkippedAt))) !== undefined;
+      const hasSkipped = yield* anySkippedTrace();
       const backlog = backlogMatters({ outcome: fields.outcome, hasSkipped }) ? yield* pendingEmbeddingsUpTo(settings.backlog_watermark + 1) : 0;
       const { skip, catchUp } = traceBackpressure({ outcome: fields.outcome, backlog, watermark: settings.backlog_watermark });
       const engine = yield* dialect();
@@ -211,6 +211,17 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       return { trace: yield* traceById(inserted.id), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
     })(),
   );
+}
+
+/**
+ * Whether any trace waits for its vector after backpressure. Only the id is
+ * read, so the index on embed_skipped_at answers it alone (for whole rows
+ * SQLite's planner prefers scanning the table, which finds nothing when no
+ * trace was skipped: a read of every trace on every write).
+ */
+function* anySkippedTrace(): Op<boolean> {
+  const found = yield* select({ t: table }, (db, { t }) => db.select({ id: t.id }).from(t).where(isNotNull(t.embedSkippedAt)).limit(1));
+  return found.length > 0;
 }
 
 /** Pending embed work, counted only up to `limit`: the check runs on every write and the queue can be long. */
