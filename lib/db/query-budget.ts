@@ -17,7 +17,8 @@ import type { SqlRunner } from "./pg-store";
  * handler and it does not expose sqlite3_interrupt. native/query_budget.c
  * adds both halves as a loadable extension: `dualmind_budget_arm(ms)` starts
  * a per-connection watchdog thread that calls sqlite3_interrupt() when the
- * time is up, `dualmind_budget_disarm()` stops it. The statement then fails
+ * time is up, `dualmind_budget_disarm(ms)` stops it (and arms the deadline of
+ * an enclosing call again, in the same statement). The statement then fails
  * with SQLITE_INTERRUPT, which becomes 422 query_too_expensive, and the
  * connection is usable at once. An FTS5 `w* w* …` attack stops promptly at
  * the deadline, including inside FTS5's prefix expansion
@@ -48,7 +49,7 @@ export function loadQueryBudget({ sqlite, file = QUERY_BUDGET_EXTENSION }: { sql
   } else {
     try {
       sqlite.loadExtension(file);
-      budgets.set(sqlite, { arm: sqlite.prepare("select dualmind_budget_arm(?)"), disarm: sqlite.prepare("select dualmind_budget_disarm() as fired").pluck() });
+      budgets.set(sqlite, { arm: sqlite.prepare("select dualmind_budget_arm(?)"), disarm: sqlite.prepare("select dualmind_budget_disarm(?) as fired").pluck() });
       return { available: true };
     } catch (e) {
       reason = e instanceof Error ? e.message : String(e);
@@ -138,9 +139,9 @@ export function runWithinBudget<T>({ sqlite, budget, fn }: { sqlite: Database.Da
     outer.pop();
     if (extension) {
       try {
-        fired = extension.disarm.get() === 1 || fired;
+        // One statement: disarm, and arm the call around this one again (0: there is none).
         const around = outer.at(-1);
-        if (around !== undefined) extension.arm.run(Math.max(1, Math.ceil(around - performance.now())));
+        fired = extension.disarm.get(around === undefined ? 0 : Math.max(1, Math.ceil(around - performance.now()))) === 1 || fired;
       } catch {
         // A late interrupt can hit this statement only while another one is open on the connection; the watchdog is idle either way.
       }

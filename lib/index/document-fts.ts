@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 import { preparedOnce } from "../db/statements";
+import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuild-markers";
 
 /**
  * The whole-document full-text index (`documents_fts`, migration 0013): one
@@ -75,13 +76,8 @@ export function documentFtsValues({ sqlite, docIds, maxBytes = MAX_RESCORED_DOCU
 const THROUGH = "docs_fts_rebuilt_through";
 const TARGET = "docs_fts_rebuild_target";
 
-type Range = { through: number; target: number };
-
-function rebuildRange(sqlite: Database.Database): Range | null {
-  const rows = preparedOnce({ sqlite, sql: "select key, cast(value as integer) as v from meta where key in (?, ?)" }).all(THROUGH, TARGET) as { key: string; v: number }[];
-  const through = rows.find((r) => r.key === THROUGH)?.v;
-  const target = rows.find((r) => r.key === TARGET)?.v;
-  return through === undefined || target === undefined ? null : { through, target };
+function rebuildRange(sqlite: Database.Database): MarkerRange | null {
+  return rebuildMarkers(sqlite).documents;
 }
 
 /** Whether the whole-document index holds every document (no rebuild pending): search uses it only then. */
@@ -111,10 +107,12 @@ export function rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize }: { sq
     .all(range.through, range.target, batchSize) as DocumentRow[];
   if (docs.length === 0) {
     sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
+    forgetRebuildMarkers();
     return false;
   }
   for (const d of docs) writeDocumentFts({ sqlite, docId: d.docId, path: d.path, text: documentText(sqlite, d) });
   sqlite.prepare("update meta set value = ? where key = ?").run(String(docs.at(-1)!.docId), THROUGH);
+  forgetRebuildMarkers();
   return true;
 }
 
@@ -125,6 +123,7 @@ export function restartDocumentFtsRebuildInTransaction({ sqlite }: { sqlite: Dat
   const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
   upsert.run(TARGET, String(max));
   upsert.run(THROUGH, "0");
+  forgetRebuildMarkers();
 }
 
 /** Whether a document-index rebuild is pending (fts-rebuild.ts resumes it with the chunk index's). */

@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
-import { preparedOnce } from "../db/statements";
 import { log } from "../log";
 import { dropWordLists } from "../retrieval/word-lists";
 import { documentFtsRebuildPending, rebuildDocumentFtsBatchInTransaction, restartDocumentFtsRebuildInTransaction } from "./document-fts";
+import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuild-markers";
 
 /**
  * The chunk full-text index is rebuilt in place, in batches by chunk id, when
@@ -39,14 +39,10 @@ export type FtsRebuildState = {
   total: number;
 };
 
-type Range = { through: number; target: number };
+type Range = MarkerRange;
 
 function rebuildRange(handle: StoreHandle): Range | null {
-  // Checked on every store open: prepared once per connection.
-  const rows = preparedOnce({ sqlite: handle.sqlite, sql: "select key, cast(value as integer) as v from meta where key in (?, ?)" }).all(THROUGH, TARGET) as { key: string; v: number }[];
-  const through = rows.find((r) => r.key === THROUGH)?.v;
-  const target = rows.find((r) => r.key === TARGET)?.v;
-  return through === undefined || target === undefined ? null : { through, target };
+  return rebuildMarkers(handle.sqlite).chunks;
 }
 
 /**
@@ -79,10 +75,12 @@ export function rebuildFtsBatch({ handle, batchSize = FTS_REBUILD_BATCH }: { han
         .get(range.through, range.target, batchSize) as { id: number | null };
       if (last.id === null) {
         sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
+        forgetRebuildMarkers();
         return rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize: documentBatchFor(batchSize) });
       }
       sqlite.prepare("insert into chunks_fts(rowid, text) select id, text from chunks where id > ? and id <= ? order by id").run(range.through, last.id);
       sqlite.prepare("update meta set value = ? where key = ?").run(String(last.id), THROUGH);
+      forgetRebuildMarkers();
       return true;
     })
     .immediate();
@@ -102,6 +100,7 @@ export function restartFtsRebuild({ handle }: { handle: StoreHandle }): void {
       const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
       upsert.run(TARGET, String(max));
       upsert.run(THROUGH, "0");
+      forgetRebuildMarkers();
       restartDocumentFtsRebuildInTransaction({ sqlite });
       // The word lists derive from these indexes (a tokenizer change is why they are rebuilt): built again after.
       for (const table of ["chunks_fts", "documents_fts"]) dropWordLists({ db: sqlite, table });

@@ -12,6 +12,7 @@ import { listIndexableFiles, type UnindexableFile } from "./files";
 import { memoryTextProblem } from "./frontmatter";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
 import { resumeFtsRebuild } from "./fts-rebuild";
+import { forgetRebuildMarkers, rebuildMarkers } from "./rebuild-markers";
 import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
 import { sha256Hex } from "../common";
 
@@ -218,7 +219,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
   );
   const descriptionsChanged =
     descriptions.size !== currentDescriptions.size || [...descriptions].some(([k, v]) => currentDescriptions.get(k) !== v);
-  const builtBefore = indexBuiltAt({ handle }) !== undefined;
+  const builtBefore = isIndexBuilt({ handle });
   // Categories are derived from memories; a lost row is rebuilt here.
   const uncategorized = db
     .selectDistinct({ category: memories.category })
@@ -306,11 +307,12 @@ export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
   for (const [key, value] of [["index_built_at", String(Date.now())], ["chunking_version", String(CHUNKING_VERSION)]]) {
     handle.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
   }
+  forgetRebuildMarkers();
 }
 
-/** When the index was last built from the files (undefined: never, e.g. a deleted index.db). Read on every store open, so prepared once per connection. */
-function indexBuiltAt({ handle }: { handle: StoreHandle }): string | undefined {
-  return (preparedOnce({ sqlite: handle.sqlite, sql: "select value from meta where key = 'index_built_at'" }).get() as { value: string } | undefined)?.value;
+/** Whether the index was ever built from the files (not: e.g. a deleted index.db). Asked on every store open. */
+function isIndexBuilt({ handle }: { handle: StoreHandle }): boolean {
+  return rebuildMarkers(handle.sqlite).indexBuilt;
 }
 
 const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };
@@ -386,7 +388,7 @@ export async function reindexStoreAsync({ handle, onProgress, background = false
  */
 export function ensureIndexBuilt({ handle }: { handle: StoreHandle }): void {
   resumeFtsRebuild({ handle });
-  if (indexBuiltAt({ handle }) === undefined && !running().has(handle.store)) {
+  if (!isIndexBuilt({ handle }) && !running().has(handle.store)) {
     const r = reindexStore({ handle });
     // A brand-new empty store is not news; an index rebuilt from existing files is.
     if (r.counts.scanned > 0) log("warn", "store index was missing or never built; rebuilt it from files", { store: handle.store, ...r.counts });

@@ -12,12 +12,21 @@ import { docsizeLength, indexStateOf } from "./fts5-bm25";
  * the word lists, none of which depends on another for them.
  */
 
-/** The tokenize= argument of an FTS5 table, as declared. */
+/**
+ * The tokenize= argument of an FTS5 table, as declared: read once per connection (asked by every search; a table's
+ * declaration changes only through a migration, run as a connection opens, as tableShape below also counts on).
+ */
 export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string {
-  const sql = (preparedOnce({ sqlite: db, sql: `select sql from ${schema}.sqlite_master where name = ?` }).get(table) as { sql: string } | undefined)?.sql ?? "";
-  const m = sql.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
-  return m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
+  const known = tokenizersOf.get(db)?.get(`${schema}.${table}`);
+  if (known !== undefined) return known;
+  const sql = (preparedOnce({ sqlite: db, sql: `select sql from ${schema}.sqlite_master where name = ?` }).get(table) as { sql: string } | undefined)?.sql;
+  const m = sql?.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
+  const tokenize = m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
+  // A table not there yet is asked again.
+  if (sql !== undefined) tokenizersOf.set(db, (tokenizersOf.get(db) ?? new Map()).set(`${schema}.${table}`, tokenize));
+  return tokenize;
 }
+const tokenizersOf = new WeakMap<Database.Database, Map<string, string>>();
 
 /**
  * A private in-memory FTS5 table per tokenizer and column count: the same

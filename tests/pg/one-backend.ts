@@ -38,6 +38,8 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/store-delete-watch.test.ts": "the memory folder watch and store folders are SQLite's (PostgreSQL drops the store's schema in one transaction: tests/limits-stores.test.ts)",
   "tests/store-handles-held.test.ts": "SQLite's per-store connections closed when idle; PostgreSQL uses one pool",
   "tests/limits-visibility.test.ts": "seeds an embed worker's state in SQLite's embed_workers; the redaction is one function (lib/metrics/health.ts redactHealthReport) that the PostgreSQL report goes through too",
+  "tests/rebuild-markers.test.ts": "SQLite's FTS5 rebuild markers in a store's meta; PostgreSQL's tsvector is a generated column, nothing to rebuild",
+  "tests/query-budget-watchdog.test.ts": "the SQLite query_budget extension's watchdog thread; PostgreSQL's budget is its statement_timeout (tests/pg/search-budget.test.ts)",
   "tests/limits-retention.test.ts": "SQLite's recall log, audit rows and the query-budget extension; the recall retention statements are shared with PostgreSQL (lib/recall/events.ts recallRetentionStatements)",
   "tests/files-containment.test.ts": "memory files on disk are the truth on SQLite; on PostgreSQL a table is (tests/pg/store-memories.test.ts)",
   "tests/foundation.test.ts": "governance.db and index.db pragmas and core ATTACHed read-only; PostgreSQL's in tests/pg/migrate, store-layout and governance-backends",
