@@ -146,7 +146,7 @@ it("20 agents on two servers sharing one DATA_DIR (database), during reindex and
     trace: (k) => count(storeSql(STORE, "select count(*) as n from reasoning_traces where intent_target = ?", [k])),
     thought: (k) => count(storeSql(STORE, "select count(*) as n from thoughts where id = ?", [k])),
     session: (k) => count(governanceSql("select count(*) as n from dialectic_sessions where client_id = ?", [k])),
-    message: (k) => count(governanceSql("select count(*) as n from dialectic_messages where id = ?", [k])),
+    message: (k) => count(governanceSql("select count(*) as n from dialectic_messages where client_id = ?", [k])),
     task: (k) => count(governanceSql("select count(*) as n from tasks where client_id = ?", [k])),
   };
   const notOnce: Ack[] = [];
