@@ -44,6 +44,9 @@ export default defineConfig({
       NEXT_TELEMETRY_DISABLED: "1",
       // No self-recall runs nobody asked for: they would search the stores the specs count on.
       DUALMIND_EVALUATE_EVERY: "off",
+      // Every spec makes its stores with the one bootstrap token: the per-token quota (its own tests are in
+      // tests/limits-stores.test.ts) is raised so the suite's stores fit.
+      DUALMIND_MAX_STORES_PER_TOKEN: "500",
     },
   },
 });

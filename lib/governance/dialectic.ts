@@ -253,8 +253,9 @@ export function splitFailureReason(failureReason: string): { system: string; age
   // An id holds no whitespace (but may hold `:`), so the first ": " after it ends it.
   const m = /^abandoned by (\S+?)( \(admin\))?(?:: ([\s\S]*))?$/.exec(failureReason);
   if (!m) return { system: failureReason, agentId: null, agentText: null };
-  const byPerson = m[2] !== undefined;
-  return { system: `abandoned by ${m[1]}${m[2] ?? ""}`, agentId: byPerson ? null : m[1], agentText: m[3] ?? null };
+  // A person's (an admin's) reason is an operator's own words, not an agent's: shown whole, as before.
+  if (m[2] !== undefined) return { system: failureReason, agentId: null, agentText: null };
+  return { system: `abandoned by ${m[1]}`, agentId: m[1], agentText: m[3] ?? null };
 }
 
 /**

@@ -58,8 +58,8 @@ describe("dialectic and ledger on two replicas of one PostgreSQL database", () =
         return on.recordValidation({ taskId: "chain", input: { critic_passed: true, runner_passed: i % 4 === 0 }, caller });
       }),
     );
-    // 4 tokens + 4 overrides audited (validations are not audit rows, as on SQLite).
-    expect(await b.verifyAuditChain({})).toEqual({ ok: true, entries: 8 });
+    // 4 tokens + 4 overrides + 4 validations audited (a validation is its reviewer's audit row, as on SQLite).
+    expect(await b.verifyAuditChain({})).toEqual({ ok: true, entries: 12 });
     const labels = (await a.listApiTokens({})).map((t) => t.label).sort();
     expect(labels).toEqual(["racer", "racer (2)", "racer (3)", "racer (4)"]);
     const status = await b.getTaskStatus({ taskId: "chain" });

@@ -123,10 +123,10 @@ describe("two app servers on one PostgreSQL database", () => {
     expect((await call(a, "GET", "/tasks", { token: tok.bob })).status).toBe(401);
     expect((await call(a, "GET", "/tasks", { token: tok.alice })).status).toBe(200);
     // One chain across both servers: the first admin and the core and default stores (made once, by whichever server
-    // started first), two token creations, one override, one revocation.
+    // started first), two token creations, one override, one validation, one revocation.
     const actions = (await listAuditTail({ handle: pgLedger(pg.db), limit: 50 })).map((r) => r.action).sort();
-    expect(actions).toEqual(["ledger.override", "store.create", "store.create", "token.create", "token.create", "token.revoke", "user.create"]);
-    expect(await verifyAuditChain({ handle: pgLedger(pg.db) })).toEqual({ ok: true, entries: 7 });
+    expect(actions).toEqual(["ledger.override", "ledger.validation", "store.create", "store.create", "token.create", "token.create", "token.revoke", "user.create"]);
+    expect(await verifyAuditChain({ handle: pgLedger(pg.db) })).toEqual({ ok: true, entries: 8 });
     expect(serverErrors).toBe(0);
   });
 });
