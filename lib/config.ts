@@ -130,6 +130,7 @@ const envSchema = z.object({
   DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(200),
   DUALMIND_GOVERNANCE_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 * 1024 * 1024),
   DUALMIND_LIST_MAX_BYTES: z.coerce.number().int().min(16 * 1024).max(256 * 1024 * 1024).default(1024 * 1024),
+  DUALMIND_WORKING_MEMORY_MAX_KEYS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -218,6 +219,8 @@ export type LimitsConfig = {
   governanceMaxBytes: number;
   /** Bytes of rows one list answer (tasks, reviews) carries; the rest is a `next_offset` away. */
   listMaxBytes: number;
+  /** Live working-memory keys one store may hold; another → 422. */
+  workingMemoryMaxKeys: number;
 };
 
 /** Milliseconds; 0 = no limit. */
@@ -321,6 +324,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxOpenReviewsPerAgent: e.DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT,
       governanceMaxBytes: e.DUALMIND_GOVERNANCE_MAX_BYTES,
       listMaxBytes: e.DUALMIND_LIST_MAX_BYTES,
+      workingMemoryMaxKeys: e.DUALMIND_WORKING_MEMORY_MAX_KEYS,
     },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
@@ -421,4 +425,5 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
   { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list or review list with transcripts carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
+  { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },
 ];

@@ -167,4 +167,5 @@ export const workingMemoryEntry = exact({
   updated_by: z.string(),
 });
 export const workingMemoryEntryResponse = exact({ entry: workingMemoryEntry });
-export const workingMemoryListResponse = exact({ entries: z.array(workingMemoryEntry) });
+/** `next_offset`: where the next page starts when keys remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
+export const workingMemoryListResponse = exact({ entries: z.array(workingMemoryEntry), total: count, next_offset: count.nullable() });
