@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { renderToStaticMarkup } from "react-dom/server";
 import { GET as listWorkingMemory, PUT as putWorkingMemory } from "@/app/api/v1/stores/[store]/working-memory/route";
 import WorkingMemoryPage from "@/app/(dashboard)/reflection/[store]/working-memory/page";
+import { GET as listNodes, POST as createNode } from "@/app/api/v1/stores/[store]/nodes/route";
+import { GET as listThoughts, POST as think } from "@/app/api/v1/stores/[store]/thoughts/route";
+import { handleMcpPost } from "@/lib/mcp/http";
 import { seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
@@ -12,7 +15,7 @@ vi.mock("@/app/_server/session", () => ({ requireUser: async () => ({ id: 1, use
 let env: TestEnv;
 let token = "";
 const store = "lim";
-const LIMITS = { DUALMIND_LIST_MAX_BYTES: "16384", DUALMIND_WORKING_MEMORY_MAX_KEYS: "12" };
+const LIMITS = { DUALMIND_LIST_MAX_BYTES: "16384", DUALMIND_WORKING_MEMORY_MAX_KEYS: "12", DUALMIND_MCP_BATCH_MAX_BYTES: "65536" };
 
 beforeAll(async () => {
   env = await useTestBackend(LIMITS);
@@ -61,5 +64,57 @@ describe("working memory limits", () => {
     const html = renderToStaticMarkup(await WorkingMemoryPage({ params: Promise.resolve({ store }), searchParams: Promise.resolve({}) }));
     expect(html.length).toBeLessThan(3 * 16384);
     expect(html).toContain("more keys");
+  });
+});
+
+/** Every row of a list, page by page via next_offset; each answer within the budget (one row may be up to 8 KB here). */
+async function pageAll(route: typeof listNodes, path: string, key: string): Promise<{ rows: unknown[]; pages: number }> {
+  const rows: unknown[] = [];
+  let offset: number | null = 0;
+  let pages = 0;
+  while (offset !== null) {
+    const page = await callRoute(route, { url: `http://127.0.0.1/api/v1/stores/${store}/${path}?limit=200&offset=${offset}`, token, params: { store } });
+    expect(page.status).toBe(200);
+    expect(Buffer.byteLength(JSON.stringify(page.json))).toBeLessThan(16384 + 8192);
+    rows.push(...page.json[key]);
+    offset = page.json.next_offset;
+    pages++;
+  }
+  return { rows, pages };
+}
+
+describe("graph list budgets", () => {
+  it("nodes and thoughts lists stop at DUALMIND_LIST_MAX_BYTES (counted in UTF-8 bytes) and page with next_offset to every row", async () => {
+    for (let i = 0; i < 12; i++) {
+      const r = await callRoute(createNode, { token, params: { store }, body: { name: `euro${i}`, display_name: `euro${i}`, entity_type: "concept", attributes: { a: "€".repeat(2000) } } });
+      expect(r.status).toBe(201);
+      expect((await callRoute(think, { token, params: { store }, body: { content: `thought ${i} ${"€".repeat(2000)}` } })).status).toBe(201);
+    }
+    const nodes = await pageAll(listNodes, "nodes", "nodes");
+    expect(nodes.rows).toHaveLength(12);
+    expect(nodes.pages).toBeGreaterThan(2);
+    const thoughts = await pageAll(listThoughts, "thoughts", "thoughts");
+    expect(thoughts.rows).toHaveLength(12);
+    expect(thoughts.pages).toBeGreaterThan(2);
+  });
+
+  it("the tool answers of one MCP batch share DUALMIND_MCP_BATCH_MAX_BYTES: later calls past it are refused naming the limit", async () => {
+    const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "node_list", arguments: { store, limit: 200 } } });
+    const res = await handleMcpPost(
+      new Request("http://127.0.0.1/api/mcp", {
+        method: "POST",
+        headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify(Array.from({ length: 10 }, (_, i) => call(i))),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const answers = JSON.parse(text) as { id: number; result: { isError?: boolean; content: { text: string }[] } }[];
+    expect(answers).toHaveLength(10);
+    const refused = answers.filter((a) => a.result.isError);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0].result.content[0].text).toContain("DUALMIND_MCP_BATCH_MAX_BYTES");
+    const carried = answers.filter((a) => !a.result.isError).reduce((n, a) => n + Buffer.byteLength(a.result.content[0].text), 0);
+    expect(carried).toBeLessThanOrEqual(65536 + 16384 + 8192);
   });
 });

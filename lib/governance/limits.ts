@@ -67,6 +67,16 @@ export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buf
 }
 
 /**
+ * A list answer `{ [key]: rows, total }` cut to DUALMIND_LIST_MAX_BYTES, with
+ * `next_offset` where the next page starts (null at the end): the store lists
+ * (nodes, thoughts, traces, learnings) over the API and MCP.
+ */
+export function pageWithinBudget<K extends string, T>({ page, key, offset }: { page: { [P in K]: T[] } & { total: number }; key: K; offset: number }): { [P in K]: T[] } & { total: number; next_offset: number | null } {
+  const { shown, nextOffset } = withinListBudget({ items: page[key], offset, total: page.total });
+  return { ...page, [key]: shown, next_offset: nextOffset };
+}
+
+/**
  * A detail answer's lists (a task's runs, validations, overrides and
  * artifacts; an artifact's proofs) within DUALMIND_LIST_MAX_BYTES together:
  * each list keeps its `keep` end ("last": the newest of an oldest-first list)

@@ -1,3 +1,4 @@
+import { pageWithinBudget } from "../governance/limits";
 import { and, asc, desc, eq, getTableColumns, inArray, ne, sql, type Column } from "drizzle-orm";
 import { z } from "zod";
 import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -171,14 +172,14 @@ export const listLearningsQuerySchema = z
   })
   .strict();
 
-export function listLearnings<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listLearningsQuerySchema> }): On<H, { learnings: Learning[]; total: number }> {
+export function listLearnings<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listLearningsQuerySchema> }): On<H, { learnings: Learning[]; total: number; next_offset: number | null }> {
   const f = listLearningsQuerySchema.parse(filter);
   const byPredicate = (predicate: Column) => (f.predicate === undefined ? undefined : eq(predicate, f.predicate));
   return read(
     handle,
     (function* () {
       const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
-      return { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+      return pageWithinBudget({ page: { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) }, key: "learnings", offset: f.offset });
     })(),
     { snapshot: true },
   );

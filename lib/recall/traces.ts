@@ -1,3 +1,4 @@
+import { pageWithinBudget } from "../governance/limits";
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, sqlRows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -262,7 +263,7 @@ export const listTracesQuerySchema = z
   })
   .strict();
 
-export function listTraces<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listTracesQuerySchema> }): On<H, { traces: Trace[]; total: number }> {
+export function listTraces<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listTracesQuerySchema> }): On<H, { traces: Trace[]; total: number; next_offset: number | null }> {
   const f = listTracesQuerySchema.parse(filter);
   const matching = (t: { outcome: Column; shardType: Column; agentId: Column }) =>
     and(
@@ -274,7 +275,7 @@ export function listTraces<H extends AnyStoreHandle>({ handle, filter }: { handl
     handle,
     (function* () {
       const traces = yield* selectTraces({ where: matching, limit: f.limit, offset: f.offset });
-      return { traces, total: yield* count(table, matching) };
+      return pageWithinBudget({ page: { traces, total: yield* count(table, matching) }, key: "traces", offset: f.offset });
     })(),
     { snapshot: true },
   );
