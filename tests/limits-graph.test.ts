@@ -84,6 +84,12 @@ async function pageAll(route: typeof listNodes, path: string, key: string): Prom
 }
 
 describe("graph list budgets", () => {
+  it("node attributes' 64 KiB counts UTF-8 bytes: 30,000 '€' (90 KB) is refused (400) though it is 30,000 characters", async () => {
+    const r = await callRoute(createNode, { token, params: { store }, body: { name: "too-big", display_name: "too-big", entity_type: "concept", attributes: { a: "€".repeat(30_000) } } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.json)).toContain("64 KiB");
+  });
+
   it("nodes and thoughts lists stop at DUALMIND_LIST_MAX_BYTES (counted in UTF-8 bytes) and page with next_offset to every row", async () => {
     for (let i = 0; i < 12; i++) {
       const r = await callRoute(createNode, { token, params: { store }, body: { name: `euro${i}`, display_name: `euro${i}`, entity_type: "concept", attributes: { a: "€".repeat(2000) } } });
