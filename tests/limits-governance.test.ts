@@ -119,6 +119,13 @@ describe("governance limits", () => {
     expect(html).toContain(`${status.json.omitted.runs} older runs not shown`);
   });
 
+  it("a task's artifacts are read through an index on the task, not by scanning every fact in the ledger", async () => {
+    const plan = env.backend === "pg"
+      ? await governanceSql<Record<string, unknown>>("select indexname as detail from pg_indexes where tablename = 'provenance' and indexdef like '%(task_id, id)%'")
+      : await governanceSql<Record<string, unknown>>("explain query plan select * from provenance where task_id = 'x' order by id desc limit 1000");
+    expect(JSON.stringify(plan)).toContain("provenance_task_idx");
+  });
+
   it("GET /provenance on an artifact with more facts than one answer reads counts every fact the token may see, and no more", async () => {
     const writer = await seedToken({ label: "hw", agent_id: "hot-agent", scopes: ["write"] });
     const limited = await seedToken({ label: "hl", agent_id: "hot-agent", scopes: ["read"], stores: ["default"] });

@@ -196,7 +196,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     const tail = await governance().listAuditTail({ limit: 2 });
     expect(tail.map((r) => r.action)).toEqual(["dialectic.abandon", "dialectic.annotate"]);
     const listed = await governance().listTasks({ input: {} });
-    expect(listed).toEqual({ tasks: [], total: 0 });
+    expect(listed).toEqual({ tasks: [], total: 0, nextOffset: null });
   });
 
   it("answers the same through MCP tools with the token's agent", async () => {
