@@ -762,7 +762,8 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
       const callerStores = caller && caller.stores !== null ? caller.stores : null;
       const where = (t: typeof provenance.sqlite | typeof provenance.pg) =>
         and(eq(t.artifactType, q.artifact_type), eq(t.artifactId, q.artifact_id), q.store ? eq(t.store, q.store) : undefined, callerStores ? (callerStores.length ? inArray(t.store, [...callerStores]) : sql`false`) : undefined);
-      const facts = yield* rows(provenance, { where, orderBy: (t) => [desc(t.createdAt), desc(t.id)], limit: PROOFS_MAX_FACTS });
+      // Newest first by id (the order facts were stored): the artifact index serves it without a sort.
+      const facts = yield* rows(provenance, { where, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS });
       const unread = facts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, where)) - facts.length;
       const linkedRunIds = distinct(facts.map((f) => f.runId));
       const runsFound = linkedRunIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, linkedRunIds) }) : [];
