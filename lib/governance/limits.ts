@@ -63,8 +63,11 @@ export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buf
     if (n > 0 && used > budget) break;
     n++;
   }
-  return { shown: items.slice(0, n), nextOffset: offset + n < total ? offset + n : null };
+  return { shown: items.slice(0, n), nextOffset: nextOffsetOf({ offset, shown: n, total }) };
 }
+
+/** Where the next page starts after `shown` rows from `offset`, or null at the end. */
+export const nextOffsetOf = ({ offset, shown, total }: { offset: number; shown: number; total: number }): number | null => (offset + shown < total ? offset + shown : null);
 
 /**
  * A list answer `{ [key]: rows, total }` cut to DUALMIND_LIST_MAX_BYTES, with

@@ -1,4 +1,4 @@
-import { pageWithinBudget } from "../governance/limits";
+import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -368,7 +368,7 @@ function listingTextFilter(q: string): Op<SQL | null> {
   });
 }
 
-/** Thoughts by filter; the answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset` (a chain's own view reads its thoughts whole: `budget: false`). */
+/** Thoughts by filter; the answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset` (a chain's own view and the dashboard, which pages by number, read their page whole: `budget: false`). */
 export async function listThoughtsByFilter({ handle, filter, budget = true }: { handle: AnyStoreHandle; filter: z.input<typeof listThoughtsQuerySchema>; budget?: boolean }): Promise<{ thoughts: Thought[]; total: number; next_offset: number | null }> {
   const f = listThoughtsQuerySchema.parse(filter);
   await refreshNovelty({ handle });
@@ -383,7 +383,7 @@ export async function listThoughtsByFilter({ handle, filter, budget = true }: { 
         startQueryBudget({ hint: LISTING_HINT }),
         (function* () {
           const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
-          return budget ? pageWithinBudget({ page, key: "thoughts", offset: f.offset }) : { ...page, next_offset: f.offset + page.thoughts.length < page.total ? f.offset + page.thoughts.length : null };
+          return budget ? pageWithinBudget({ page, key: "thoughts", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.thoughts.length, total: page.total }) };
         })(),
       );
     })(),

@@ -40,8 +40,8 @@ export default async function ReflectionPage({ searchParams }: Props) {
     recall.getReflectionOverview({ store }),
     recall.listRecentRecalls({ store, limit: 15 }),
     recall.listRatingQueue({ store, limit: RATING_SAMPLE }),
-    recall.listTraces({ store, filter: filter.success ? filter.data : { limit: PAGE } }),
-    recall.listLearnings({ store, filter: { limit: 25 } }),
+    recall.listTraces({ store, filter: filter.success ? filter.data : { limit: PAGE }, budget: false }),
+    recall.listLearnings({ store, filter: { limit: 25 }, budget: false }),
     graphBackend().listWorkingMemory({ store, query: { limit: 1 } }),
     recall.getScoreDistribution({ store }),
   ]);
