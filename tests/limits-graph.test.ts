@@ -5,7 +5,9 @@ import WorkingMemoryPage from "@/app/(dashboard)/reflection/[store]/working-memo
 import { GET as listNodes, POST as createNode } from "@/app/api/v1/stores/[store]/nodes/route";
 import { GET as listThoughts, POST as think } from "@/app/api/v1/stores/[store]/thoughts/route";
 import { handleMcpPost } from "@/lib/mcp/http";
-import { seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { DELETE as deleteMemory, POST as createMemory } from "@/app/api/v1/stores/[store]/memories/route";
+import { GET as listTrash } from "@/app/api/v1/stores/[store]/memories/trash/route";
+import { governanceSql, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 vi.mock("server-only", () => ({}));
@@ -15,7 +17,7 @@ vi.mock("@/app/_server/session", () => ({ requireUser: async () => ({ id: 1, use
 let env: TestEnv;
 let token = "";
 const store = "lim";
-const LIMITS = { DUALMIND_LIST_MAX_BYTES: "16384", DUALMIND_WORKING_MEMORY_MAX_KEYS: "12", DUALMIND_MCP_BATCH_MAX_BYTES: "65536" };
+const LIMITS = { DUALMIND_LIST_MAX_BYTES: "16384", DUALMIND_WORKING_MEMORY_MAX_KEYS: "12", DUALMIND_MCP_BATCH_MAX_BYTES: "65536", DUALMIND_MEMORY_TRASH_MAX_BYTES: "65536" };
 
 beforeAll(async () => {
   env = await useTestBackend(LIMITS);
@@ -122,5 +124,22 @@ describe("graph list budgets", () => {
     expect(refused[0].result.content[0].text).toContain("DUALMIND_MCP_BATCH_MAX_BYTES");
     const carried = answers.filter((a) => !a.result.isError).reduce((n, a) => n + Buffer.byteLength(a.result.content[0].text), 0);
     expect(carried).toBeLessThanOrEqual(65536 + 16384 + 8192);
+  });
+});
+
+describe("memory trash", () => {
+  it("keeps at most DUALMIND_MEMORY_TRASH_MAX_BYTES of deleted memories (plus the newest): the oldest are purged first, audited", async () => {
+    for (let i = 0; i < 8; i++) {
+      const path = `trash/m${i}.md`;
+      expect((await callRoute(createMemory, { token, params: { store }, body: { path, body: `m${i} ${"w ".repeat(12_000)}` } })).status).toBe(201);
+      expect((await callRoute(deleteMemory, { method: "DELETE", token, params: { store }, url: `http://127.0.0.1/x?path=${path}` })).status).toBeLessThan(300);
+    }
+    const trash = await callRoute(listTrash, { token, params: { store }, url: `http://127.0.0.1/api/v1/stores/${store}/memories/trash` });
+    expect(trash.status).toBe(200);
+    const paths = (trash.json.entries ?? trash.json.trash ?? trash.json.memories).map((e: { path: string }) => e.path);
+    expect(paths.length).toBeLessThanOrEqual(4);
+    expect(paths[0]).toBe("trash/m7.md");
+    const audited = await governanceSql<{ n: unknown }>("select count(*) as n from audit_log where action = 'memory.purge' and actor = 'system'");
+    expect(Number(audited[0].n)).toBe(8 - paths.length);
   });
 });
