@@ -56,7 +56,7 @@ export const tagsSchema = z.array(z.string().trim().min(1).max(64)).max(32);
 /** A JSON object of small size: attributes, frame properties. */
 export const jsonObjectSchema = z
   .record(z.string().min(1).max(128), z.json())
-  .refine((o) => JSON.stringify(o).length <= 64 * 1024, "must serialize to at most 64 KiB");
+  .refine((o) => Buffer.byteLength(JSON.stringify(o), "utf8") <= 64 * 1024, "must serialize to at most 64 KiB of UTF-8 JSON");
 export const limitSchema = z.coerce.number().int().min(1).max(200).default(50);
 export const offsetSchema = z.coerce.number().int().min(0).default(0);
 

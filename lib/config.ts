@@ -120,6 +120,7 @@ const envSchema = z.object({
   DUALMIND_MAX_OPEN_STORES: z.coerce.number().int().min(2).max(10_000).default(64),
   DUALMIND_METRIC_ROUTE_KEYS: z.coerce.number().int().min(16).max(100_000).default(300),
   DUALMIND_MCP_BATCH_MAX: z.coerce.number().int().min(0).max(100).default(10),
+  DUALMIND_MCP_BATCH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(1024 * 1024 * 1024).default(4 * 1024 * 1024),
   DUALMIND_RECALL_EVENTS_MAX_ROWS: z.coerce.number().int().min(100).max(100_000_000).default(100_000),
   DUALMIND_RECALL_EVENTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   DUALMIND_ACTIVITY_COUNTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
@@ -130,6 +131,8 @@ const envSchema = z.object({
   DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(200),
   DUALMIND_GOVERNANCE_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 * 1024 * 1024),
   DUALMIND_LIST_MAX_BYTES: z.coerce.number().int().min(16 * 1024).max(256 * 1024 * 1024).default(1024 * 1024),
+  DUALMIND_WORKING_MEMORY_MAX_KEYS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  DUALMIND_MEMORY_TRASH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).default(256 * 1024 * 1024),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -200,6 +203,8 @@ export type LimitsConfig = {
   metricRouteKeys: number;
   /** Calls in one MCP JSON-RPC batch; 0 refuses batches. */
   mcpBatchMax: number;
+  /** Bytes of tool answers one MCP request (a batch) carries together; later calls past it → 422. */
+  mcpBatchMaxBytes: number;
   recallEventsMaxRows: number;
   recallEventsMaxDays: number;
   /** Hourly per-agent retrieval counts older than this many days are dropped. */
@@ -218,6 +223,10 @@ export type LimitsConfig = {
   governanceMaxBytes: number;
   /** Bytes of rows one list answer (tasks, reviews) carries; the rest is a `next_offset` away. */
   listMaxBytes: number;
+  /** Live working-memory keys one store may hold; another → 422. */
+  workingMemoryMaxKeys: number;
+  /** Bytes of deleted memories one store's trash keeps; past it the oldest are purged (audited). */
+  memoryTrashMaxBytes: number;
 };
 
 /** Milliseconds; 0 = no limit. */
@@ -311,6 +320,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxOpenStores: e.DUALMIND_MAX_OPEN_STORES,
       metricRouteKeys: e.DUALMIND_METRIC_ROUTE_KEYS,
       mcpBatchMax: e.DUALMIND_MCP_BATCH_MAX,
+      mcpBatchMaxBytes: e.DUALMIND_MCP_BATCH_MAX_BYTES,
       recallEventsMaxRows: e.DUALMIND_RECALL_EVENTS_MAX_ROWS,
       recallEventsMaxDays: e.DUALMIND_RECALL_EVENTS_MAX_DAYS,
       activityCountsMaxDays: e.DUALMIND_ACTIVITY_COUNTS_MAX_DAYS,
@@ -321,6 +331,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxOpenReviewsPerAgent: e.DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT,
       governanceMaxBytes: e.DUALMIND_GOVERNANCE_MAX_BYTES,
       listMaxBytes: e.DUALMIND_LIST_MAX_BYTES,
+      workingMemoryMaxKeys: e.DUALMIND_WORKING_MEMORY_MAX_KEYS,
+      memoryTrashMaxBytes: e.DUALMIND_MEMORY_TRASH_MAX_BYTES,
     },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
@@ -411,6 +423,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
+  { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of tool answers one MCP request (a batch) may carry together; the first call always answers, a later one past it is refused with 422 naming this variable" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
@@ -420,5 +433,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
-  { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list or review list with transcripts carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
+  { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list, review list with transcripts, or a store's node, thought, trace, learning or working-memory list (REST and MCP) carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
+  { variable: "DUALMIND_MEMORY_TRASH_MAX_BYTES", default: "268435456", meaning: "bytes of deleted memories one store's trash keeps; past it the oldest are purged first, each audited as `memory.purge`" },
+  { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },
 ];

@@ -66,7 +66,7 @@ describe("the graph commands", () => {
     vi.useRealTimers();
     expect(await run("graph sweep", ["ops"])).toMatchObject({ code: 0, human: "swept 1 expired key", data: { swept: 1 } });
     expect((await run("graph sweep", ["ops"])).human).toBe("swept 0 expired keys");
-    expect((await graphBackend().listWorkingMemory({ store: "ops" })).map((e) => e.key)).toEqual(["live"]);
+    expect((await graphBackend().listWorkingMemory({ store: "ops" })).entries.map((e) => e.key)).toEqual(["live"]);
   });
 
   it("an unknown store is not_found, and a missing store name a usage error", async () => {

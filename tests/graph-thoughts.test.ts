@@ -155,7 +155,7 @@ describe("working memory", () => {
     // The TTL runs out: the key's expiry moved to just now (no waiting a minute).
     await storeSql(store, "update working_memory set expires_at = ? where key = 'scratch'", [Date.now() - 1]);
     await expect(g().getWorkingMemory({ store, key: "scratch" })).rejects.toMatchObject({ code: "not_found" });
-    expect((await g().listWorkingMemory({ store })).map((e) => e.key)).toEqual(["current-task"]);
+    expect((await g().listWorkingMemory({ store })).entries.map((e) => e.key)).toEqual(["current-task"]);
     await g().setWorkingMemory({ store, input: { key: "other", value: "x" }, actor });
     expect(await storeSql(store, "select key from working_memory order by key")).toEqual([{ key: "current-task" }, { key: "other" }]);
     expect(await g().deleteWorkingMemory({ store, key: "other" })).toEqual({ deleted: "other" });

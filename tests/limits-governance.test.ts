@@ -119,6 +119,29 @@ describe("governance limits", () => {
     expect(html).toContain(`${status.json.omitted.runs} older runs not shown`);
   });
 
+  it("a task's artifacts are read through an index on the task, not by scanning every fact in the ledger", async () => {
+    const plan = env.backend === "pg"
+      ? await governanceSql<Record<string, unknown>>("select indexname as detail from pg_indexes where tablename = 'provenance' and indexdef like '%(task_id, id)%'")
+      : await governanceSql<Record<string, unknown>>("explain query plan select * from provenance where task_id = 'x' order by id desc limit 1000");
+    expect(JSON.stringify(plan)).toContain("provenance_task_idx");
+  });
+
+  it("GET /provenance on an artifact with more facts than one answer reads counts every fact the token may see, and no more", async () => {
+    const writer = await seedToken({ label: "hw", agent_id: "hot-agent", scopes: ["write"] });
+    const limited = await seedToken({ label: "hl", agent_id: "hot-agent", scopes: ["read"], stores: ["default"] });
+    const facts = (n: number, store: string, from: number) => Array.from({ length: n }, (_, i) => ({ artifact_type: "doc", artifact_id: "hot", store, input_hash: (from + i).toString(16).padStart(64, "0") }));
+    for (const [n, store, from] of [[1000, "default", 0], [200, "default", 1000], [5, "other", 5000]] as const) {
+      expect((await callRoute(provenance, { token: writer, body: { records: facts(n, store, from) } })).json.inserted).toBe(n);
+    }
+    const all = await callRoute(proofs, { token: writer, url: "http://127.0.0.1/api/v1/provenance?artifact_type=doc&artifact_id=hot" });
+    expect(all.status).toBe(200);
+    expect(all.json.provenance.length + all.json.omitted.provenance).toBe(1205);
+    expect(JSON.stringify(all.json).length).toBeLessThan(16384 + 4096);
+    const mine = await callRoute(proofs, { token: limited, url: "http://127.0.0.1/api/v1/provenance?artifact_type=doc&artifact_id=hot" });
+    expect(mine.json.provenance.length + mine.json.omitted.provenance).toBe(1200);
+    expect(mine.json.provenance.every((f: { store: string }) => f.store === "default")).toBe(true);
+  });
+
   it("GET /provenance leaves out a run's artifacts in stores the token may not read, as GET /tasks/:id does", async () => {
     const writer = await seedToken({ label: "pw", agent_id: "prov-agent", scopes: ["write"] });
     const limited = await seedToken({ label: "pl", agent_id: "prov-agent", scopes: ["read"], stores: ["default"] });

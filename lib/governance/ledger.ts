@@ -626,6 +626,9 @@ export function inCallerStores(caller: LedgerCaller | undefined): (a: { store: s
   return (a) => !caller || caller.stores === null || caller.stores.includes(a.store);
 }
 
+/** Newest facts one proofs answer (or a task status's artifacts) reads, in SQL whatever the artifact or task holds; the rest are counted in `omitted`. */
+export const PROOFS_MAX_FACTS = 1000;
+
 /** A task with its runs, validations, overrides, artifacts and verdict. With a caller: only its own tasks (404 otherwise). */
 export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, caller }: Handle<H> & { taskId: string; caller?: LedgerCaller }): OnLedger<H, TaskStatus> {
   return readLedger(
@@ -638,6 +641,10 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
       const visible = inCallerStores(caller);
       const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
       const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
+      // The newest artifacts only, read in SQL (a task may carry any number of facts); the rest are counted below.
+      const artifactsOf = (t: typeof provenance.sqlite | typeof provenance.pg) => eq(t.taskId, key);
+      const newestArtifacts = (yield* rows(provenance, { where: artifactsOf, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS })).reverse();
+      const unreadArtifacts = newestArtifacts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, artifactsOf)) - newestArtifacts.length;
       // The verdict weighs every run and validation; the answer carries the newest of each list within the byte budget and counts the rest.
       const { shown, omitted } = boundedLists({
         keep: "last",
@@ -645,10 +652,10 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
           runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
           validations: vals,
           overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
-          artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
+          artifacts: newestArtifacts.filter(visible).map(mine),
         },
       });
-      return { task, ...shown, omitted, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }) };
+      return { task, ...shown, omitted: { ...omitted, artifacts: omitted.artifacts + unreadArtifacts }, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }) };
     })(),
   );
 }
@@ -752,8 +759,12 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
   return readLedger(
     handle,
     (function* () {
-      const where = (t: typeof provenance.sqlite | typeof provenance.pg) => and(eq(t.artifactType, q.artifact_type), eq(t.artifactId, q.artifact_id), q.store ? eq(t.store, q.store) : undefined);
-      const facts = (yield* rows(provenance, { where, orderBy: (t) => [desc(t.createdAt), desc(t.id)] })).filter(inCallerStores(caller));
+      const callerStores = caller && caller.stores !== null ? caller.stores : null;
+      const where = (t: typeof provenance.sqlite | typeof provenance.pg) =>
+        and(eq(t.artifactType, q.artifact_type), eq(t.artifactId, q.artifact_id), q.store ? eq(t.store, q.store) : undefined, callerStores ? (callerStores.length ? inArray(t.store, [...callerStores]) : sql`false`) : undefined);
+      // Newest first by id (the order facts were stored): the artifact index serves it without a sort.
+      const facts = yield* rows(provenance, { where, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS });
+      const unread = facts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, where)) - facts.length;
       const linkedRunIds = distinct(facts.map((f) => f.runId));
       const runsFound = linkedRunIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, linkedRunIds) }) : [];
       const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
@@ -776,7 +787,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
           : [];
       // Newest facts first; each list within its share of the byte budget, with what it left out counted.
       const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
-      return { ...shown, omitted };
+      return { ...shown, omitted: { ...omitted, provenance: omitted.provenance + unread } };
     })(),
   );
 }

@@ -63,7 +63,20 @@ export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buf
     if (n > 0 && used > budget) break;
     n++;
   }
-  return { shown: items.slice(0, n), nextOffset: offset + n < total ? offset + n : null };
+  return { shown: items.slice(0, n), nextOffset: nextOffsetOf({ offset, shown: n, total }) };
+}
+
+/** Where the next page starts after `shown` rows from `offset`, or null at the end. */
+export const nextOffsetOf = ({ offset, shown, total }: { offset: number; shown: number; total: number }): number | null => (offset + shown < total ? offset + shown : null);
+
+/**
+ * A list answer `{ [key]: rows, total }` cut to DUALMIND_LIST_MAX_BYTES, with
+ * `next_offset` where the next page starts (null at the end): the store lists
+ * (nodes, thoughts, traces, learnings) over the API and MCP.
+ */
+export function pageWithinBudget<K extends string, T>({ page, key, offset }: { page: { [P in K]: T[] } & { total: number }; key: K; offset: number }): { [P in K]: T[] } & { total: number; next_offset: number | null } {
+  const { shown, nextOffset } = withinListBudget({ items: page[key], offset, total: page.total });
+  return { ...page, [key]: shown, next_offset: nextOffset };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, count as countAll, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -229,14 +230,18 @@ const LISTING_HINT = "use fewer or rarer words in q, a smaller offset, or filter
  * PostgreSQL. A text filter (`q`) or a deep offset is the caller's to make
  * expensive: both statements share one query budget.
  */
-export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listNodesQuerySchema> }): On<H, { nodes: GraphNode[]; total: number }> {
+/** The answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset`; the dashboard (`budget: false`) pages by number and renders its page on the server. */
+export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listNodesQuerySchema>; budget?: boolean }): On<H, { nodes: GraphNode[]; total: number; next_offset: number | null }> {
   const f = listNodesQuerySchema.parse(filter);
   return read(
     handle,
-    engineStep({
-      sqlite: (h) => listNodesSqlite(h, f),
-      pg: (tx) => listNodesPg(tx, f),
-    }),
+    (function* () {
+      const page = yield* engineStep({
+        sqlite: (h) => listNodesSqlite(h, f),
+        pg: (tx) => listNodesPg(tx, f),
+      });
+      return budget ? pageWithinBudget({ page, key: "nodes", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.nodes.length, total: page.total }) };
+    })(),
   );
 }
 

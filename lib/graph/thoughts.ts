@@ -1,3 +1,4 @@
+import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -367,21 +368,22 @@ function listingTextFilter(q: string): Op<SQL | null> {
   });
 }
 
-export async function listThoughtsByFilter({ handle, filter }: { handle: AnyStoreHandle; filter: z.input<typeof listThoughtsQuerySchema> }): Promise<{ thoughts: Thought[]; total: number }> {
+/** Thoughts by filter; the answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset` (a chain's own view and the dashboard, which pages by number, read their page whole: `budget: false`). */
+export async function listThoughtsByFilter({ handle, filter, budget = true }: { handle: AnyStoreHandle; filter: z.input<typeof listThoughtsQuerySchema>; budget?: boolean }): Promise<{ thoughts: Thought[]; total: number; next_offset: number | null }> {
   const f = listThoughtsQuerySchema.parse(filter);
   await refreshNovelty({ handle });
   return read(
     handle,
     (function* () {
       const text = f.q ? yield* listingTextFilter(f.q) : undefined;
-      if (text === null) return { thoughts: [], total: 0 };
+      if (text === null) return { thoughts: [], total: 0, next_offset: null };
       const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text);
       // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
       return yield* withinBudget(
         startQueryBudget({ hint: LISTING_HINT }),
         (function* () {
-          const page = yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset });
-          return { thoughts: page, total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
+          const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
+          return budget ? pageWithinBudget({ page, key: "thoughts", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.thoughts.length, total: page.total }) };
         })(),
       );
     })(),
@@ -442,6 +444,6 @@ export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 
 export async function getChainById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
   const found = await read(handle, row(chainsTable, (c) => eq(c.id, id)));
   if (!found) throw notFound({ what: "chain", id });
-  const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
+  const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 }, budget: false });
   return { ...toChain(found), thoughts: inChain };
 }

@@ -1,3 +1,4 @@
+import { getConfig } from "../config";
 import fs from "node:fs";
 import path from "node:path";
 import { and, asc, eq, sql } from "drizzle-orm";
@@ -129,7 +130,7 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
   await withStoreTx({ handle, work: async (tx) => {
     const row = await lockMemory(tx, memoryPath);
     if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
-    await purgeExpiredTrashPg(tx, now);
+    await purgeExpiredTrashPg(tx, handle, now);
     const id = newTrashId(now);
     if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
     await inCallerTx(tx, removeMemoryOp(memoryPath));
@@ -141,14 +142,20 @@ type TrashRow = { id: string; path: string; content: string; deleted_at: number 
 
 const trashEntryOf = (r: TrashRow): TrashedMemoryWithBody => trashedMemoryOf({ id: r.id, path: r.path, deletedAt: Number(r.deleted_at), deletedBy: r.deleted_by, text: r.content });
 
-async function purgeExpiredTrashPg(tx: PgStoreTx, now: number): Promise<void> {
+async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: number): Promise<void> {
   await tx.execute(sql`delete from memory_trash where deleted_at <= ${now - trashRetentionMs()}`);
+  // Past DUALMIND_MEMORY_TRASH_MAX_BYTES the oldest entries go first, each audited as memory.purge.
+  const over = (await tx.execute(sql`select id, path from (select id, path, sum(octet_length(content)) over (order by id desc) as kept from memory_trash) t where kept > ${getConfig().limits.memoryTrashMaxBytes}`)).rows as { id: string; path: string }[];
+  for (const row of over) {
+    await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
+    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
+  }
 }
 
 /** The store's trash, newest first, expired entries purged first (the twin of listMemoryTrash). */
 export async function listMemoryTrashPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<TrashedMemory[]> {
   return withStoreTx({ handle, readOnly: handle.readOnly, work: async (tx) => {
-    if (!handle.readOnly) await purgeExpiredTrashPg(tx, now);
+    if (!handle.readOnly) await purgeExpiredTrashPg(tx, handle, now);
     const rows = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where deleted_at > ${now - trashRetentionMs()} order by id desc limit ${MEMORY_TRASH_LIST_MAX}`)).rows as TrashRow[];
     return rows.map((r) => {
       const { body: _body, ...entry } = trashEntryOf(r);

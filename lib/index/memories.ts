@@ -478,6 +478,30 @@ export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHa
       purged++;
     }
   }
+  return purged + purgeTrashPastBytes(handle, dir);
+}
+
+/** Past DUALMIND_MEMORY_TRASH_MAX_BYTES the oldest entries go first, each audited as memory.purge. */
+function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
+  const max = getConfig().limits.memoryTrashMaxBytes;
+  const ids = fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith(".md") && trashIdSchema.safeParse(name.slice(0, -3)).success)
+    .map((name) => name.slice(0, -3))
+    .sort()
+    .reverse();
+  let kept = 0;
+  let purged = 0;
+  for (const id of ids) {
+    const files = trashFiles(handle, id);
+    kept += fs.statSync(files.text, { throwIfNoEntry: false })?.size ?? 0;
+    if (kept <= max) continue;
+    const entry = readTrashEntry(handle, id);
+    fs.rmSync(files.text, { force: true });
+    fs.rmSync(files.meta, { force: true });
+    appendAudit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry?.path ?? id }), details: { trashId: id, limit: "DUALMIND_MEMORY_TRASH_MAX_BYTES" } });
+    purged++;
+  }
   return purged;
 }
 

@@ -24,6 +24,8 @@ import { assertStoresWritable } from "../db/store-lifecycle";
 import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
+import { limitReached } from "../common";
+import { getConfig } from "../config";
 import { recordRequest } from "../http/request-timer";
 import { stores } from "../stores/backend";
 import { versions } from "../version";
@@ -123,13 +125,24 @@ export function createMcpServer(options: McpSessionOptions): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listToolDescriptors() }));
 
+  // The tool answers of one request (a JSON-RPC batch) share DUALMIND_MCP_BATCH_MAX_BYTES: the first always answers
+  // (each tool's list is bounded by DUALMIND_LIST_MAX_BYTES); a later one that would pass it, or any after it is spent, is refused.
+  let answered = 0;
+  const batchFull = (bytes: number) => {
+    const max = getConfig().limits.mcpBatchMaxBytes;
+    return limitReached({ limit: "DUALMIND_MCP_BATCH_MAX_BYTES", message: `this request's tool answers already hold ${answered} bytes${bytes ? ` and this one ${bytes} more` : ""}, past the ${max} one request may carry; send this call on its own` });
+  };
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const started = performance.now();
     const name = request.params.name;
     let result: CallToolResult;
     let status = 200;
     try {
+      if (answered > 0 && answered >= getConfig().limits.mcpBatchMaxBytes) throw batchFull(0);
       result = toolResult(await runTool({ name, args: request.params.arguments, options }));
+      const bytes = result.content.reduce((n, c) => n + (c.type === "text" ? Buffer.byteLength(c.text, "utf8") : 0), 0);
+      if (answered > 0 && answered + bytes > getConfig().limits.mcpBatchMaxBytes) throw batchFull(bytes);
+      answered += bytes;
     } catch (e) {
       const err = toAppError({ error: e, requestId: randomUUID() });
       status = err.status;

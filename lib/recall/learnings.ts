@@ -1,3 +1,4 @@
+import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { and, asc, desc, eq, getTableColumns, inArray, ne, sql, type Column } from "drizzle-orm";
 import { z } from "zod";
 import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -171,14 +172,16 @@ export const listLearningsQuerySchema = z
   })
   .strict();
 
-export function listLearnings<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listLearningsQuerySchema> }): On<H, { learnings: Learning[]; total: number }> {
+/** The answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset`; the dashboard (`budget: false`) reads its page whole. */
+export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listLearningsQuerySchema>; budget?: boolean }): On<H, { learnings: Learning[]; total: number; next_offset: number | null }> {
   const f = listLearningsQuerySchema.parse(filter);
   const byPredicate = (predicate: Column) => (f.predicate === undefined ? undefined : eq(predicate, f.predicate));
   return read(
     handle,
     (function* () {
       const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
-      return { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+      const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+      return budget ? pageWithinBudget({ page: listed, key: "learnings", offset: f.offset }) : { ...listed, next_offset: nextOffsetOf({ offset: f.offset, shown: page.length, total: listed.total }) };
     })(),
     { snapshot: true },
   );

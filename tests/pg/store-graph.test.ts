@@ -5,7 +5,7 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
 import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { graphOn, type GraphBackend } from "@/lib/graph/backend";
-import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
+import { workingMemoryMaxKeys } from "@/lib/graph/working-memory";
 import { storesOn } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/engines/pg";
 import { expectHubNodeDetailBounded } from "../shared/node-detail-bounds";
@@ -57,7 +57,7 @@ describe("thoughts and chains on PostgreSQL", () => {
     expect((await B.listThoughts({ store, filter: { q: "zanzibar OR nothing-here" } })).total).toBe(1);
     expect((await B.listThoughts({ store, filter: { q: "relay backup" } })).total).toBe(2);
     expect((await B.listThoughts({ store, filter: { q: "a & !b:* ' \\" } })).total).toBe(0);
-    expect(await B.listThoughts({ store, filter: { q: "!!!" } })).toEqual({ thoughts: [], total: 0 });
+    expect(await B.listThoughts({ store, filter: { q: "!!!" } })).toEqual({ thoughts: [], total: 0, next_offset: null });
   });
 
   it("numbers a chain's thoughts, refuses a taken number, keeps the chain's count through deletes", async () => {
@@ -213,13 +213,13 @@ describe("working memory on PostgreSQL", () => {
     const lease = await A.getWorkingMemory({ store, key: "task.lease" });
     expect(lease.expires_at).toBeGreaterThanOrEqual(now + 60_000);
     // Listed byte-wise, as SQLite orders keys ('.' before '/').
-    expect((await A.listWorkingMemory({ store })).map((e) => e.key)).toEqual(["task.lease", "task/current"]);
+    expect((await A.listWorkingMemory({ store })).entries.map((e) => e.key)).toEqual(["task.lease", "task/current"]);
 
     // Expiry is judged at read time: a key written with an expiry already past is never returned.
     const handle = await openStorePg({ pg: a, store });
     await withStoreTx({ handle, work: (tx) => tx.execute(sql`update working_memory set expires_at = ${now - 1} where key = 'task.lease'`) });
     await expect(B.getWorkingMemory({ store, key: "task.lease" })).rejects.toMatchObject({ code: "not_found" });
-    expect((await B.listWorkingMemory({ store })).map((e) => e.key)).toEqual(["task/current"]);
+    expect((await B.listWorkingMemory({ store })).entries.map((e) => e.key)).toEqual(["task/current"]);
     await expect(B.deleteWorkingMemory({ store, key: "task.lease" })).rejects.toMatchObject({ code: "not_found" });
 
     expect(await A.deleteWorkingMemory({ store, key: "task/current" })).toEqual({ deleted: "task/current" });
@@ -229,7 +229,7 @@ describe("working memory on PostgreSQL", () => {
   it("holds the key limit with two replicas adding the last key at once: one is stored, the other is told it is full", async () => {
     const handle = await openStorePg({ pg: a, store });
     await withStoreTx({ handle, work: (tx) =>
-      tx.execute(sql`insert into working_memory (key, value, updated_at, updated_by) select 'fill.' || i, '1', ${Date.now()}, 'test' from generate_series(1, ${WORKING_MEMORY_MAX_KEYS - 1}) as i`),
+      tx.execute(sql`insert into working_memory (key, value, updated_at, updated_by) select 'fill.' || i, '1', ${Date.now()}, 'test' from generate_series(1, ${workingMemoryMaxKeys() - 1}) as i`),
     });
     const raced = await Promise.allSettled([
       A.setWorkingMemory({ store, input: { key: "last.a", value: 1 }, actor: "a" }),
@@ -237,7 +237,7 @@ describe("working memory on PostgreSQL", () => {
     ]);
     expect(raced.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     expect(raced.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "unprocessable" } });
-    expect(await A.listWorkingMemory({ store })).toHaveLength(WORKING_MEMORY_MAX_KEYS);
+    expect((await A.listWorkingMemory({ store })).total).toBe(workingMemoryMaxKeys());
     // An existing key may still be overwritten when full.
     expect(await B.setWorkingMemory({ store, input: { key: "fill.1", value: "again" }, actor: "b" })).toMatchObject({ key: "fill.1", value: "again" });
   });

@@ -30,7 +30,8 @@ export const thought = exact({
   embedding: z.enum(["pending", "ready", "missing"]),
 });
 export const thoughtResponse = exact({ thought });
-export const thoughtListResponse = exact({ thoughts: z.array(thought), total: count });
+/** `next_offset`: where the next page starts when rows remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
+export const thoughtListResponse = exact({ thoughts: z.array(thought), total: count, next_offset: count.nullable() });
 
 export const chain = exact({ id: z.string(), created_at: epochMs, updated_at: epochMs, thought_count: count });
 export const chainListResponse = exact({ chains: z.array(chain), total: count });
@@ -50,7 +51,7 @@ export const graphNode = exact({
   auto_extracted: z.boolean(),
 });
 export const nodeResponse = exact({ node: graphNode });
-export const nodeListResponse = exact({ nodes: z.array(graphNode), total: count });
+export const nodeListResponse = exact({ nodes: z.array(graphNode), total: count, next_offset: count.nullable() });
 export const nodeDeletedResponse = exact({ deleted: z.string(), frames: count, relations: count });
 
 export const graphFrame = exact({
@@ -167,4 +168,5 @@ export const workingMemoryEntry = exact({
   updated_by: z.string(),
 });
 export const workingMemoryEntryResponse = exact({ entry: workingMemoryEntry });
-export const workingMemoryListResponse = exact({ entries: z.array(workingMemoryEntry) });
+/** `next_offset`: where the next page starts when keys remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
+export const workingMemoryListResponse = exact({ entries: z.array(workingMemoryEntry), total: count, next_offset: count.nullable() });

@@ -30,7 +30,8 @@ export const trace = exact({
 /** 201 for a new trace, 200 when it deduplicated into an existing one (`deduped`). */
 export const traceRecordedResponse = createdOrExisting(exact({ trace, deduped: z.boolean(), embedding: z.enum(["queued", "skipped_backpressure", "unchanged"]), retained: exact({ deleted: count }) }));
 export const traceResponse = exact({ trace });
-export const traceListResponse = exact({ traces: z.array(trace), total: count });
+/** `next_offset`: where the next page starts when rows remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
+export const traceListResponse = exact({ traces: z.array(trace), total: count, next_offset: count.nullable() });
 
 export const learning = exact({
   id: z.number().int(),
@@ -51,7 +52,7 @@ export const learning = exact({
 /** 201 for a new learning, 200 when it deduplicated into an existing one. */
 export const learningRecordedResponse = createdOrExisting(exact({ learning, deduped: z.boolean(), embedding: z.enum(["queued", "unchanged"]) }));
 export const learningResponse = exact({ learning });
-export const learningListResponse = exact({ learnings: z.array(learning), total: count });
+export const learningListResponse = exact({ learnings: z.array(learning), total: count, next_offset: count.nullable() });
 
 const hitBase = { id: z.number().int(), score: z.number(), similarity: z.number(), recency: z.number(), match: z.enum(["vector", "lexical"]), summary: z.string(), age_days: z.number() };
 export const recallResponse = exact({

@@ -17,7 +17,7 @@ export default async function GraphStorePage({ params, searchParams }: Props) {
   const store = await graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const parsed = listNodesQuerySchema.safeParse({ q: raw.q, entity_type: raw.entity_type, limit: 50 });
-  const result = parsed.success ? await graphBackend().listNodes({ store, filter: parsed.data }) : null;
+  const result = parsed.success ? await graphBackend().listNodes({ store, filter: parsed.data, budget: false }) : null;
   const base = `/graph/${encodeURIComponent(store)}`;
   return (
     <div className="space-y-6">

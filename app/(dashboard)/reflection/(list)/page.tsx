@@ -40,13 +40,13 @@ export default async function ReflectionPage({ searchParams }: Props) {
     recall.getReflectionOverview({ store }),
     recall.listRecentRecalls({ store, limit: 15 }),
     recall.listRatingQueue({ store, limit: RATING_SAMPLE }),
-    recall.listTraces({ store, filter: filter.success ? filter.data : { limit: PAGE } }),
-    recall.listLearnings({ store, filter: { limit: 25 } }),
-    graphBackend().listWorkingMemory({ store }),
+    recall.listTraces({ store, filter: filter.success ? filter.data : { limit: PAGE }, budget: false }),
+    recall.listLearnings({ store, filter: { limit: 25 }, budget: false }),
+    graphBackend().listWorkingMemory({ store, query: { limit: 1 } }),
     recall.getScoreDistribution({ store }),
   ]);
   const queue = distinctRatingItems(sample, RATING_SHOWN);
-  const workingMemoryKeys = workingMemory.length;
+  const workingMemoryKeys = workingMemory.total;
   const canRate = roleAtLeast({ role: user.role, min: "editor" });
   const link = (p: Record<string, string>) => `/reflection?${new URLSearchParams({ ...raw, store, ...p }).toString()}`;
 

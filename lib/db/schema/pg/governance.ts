@@ -193,6 +193,7 @@ export const provenance = pgTable(
     uniqueIndex("provenance_fact_uq").on(t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion, t.recordedBy),
     index("provenance_artifact_idx").on(t.artifactType, t.artifactId),
     index("provenance_run_idx").on(t.runId),
+    index("provenance_task_idx").on(t.taskId, t.id),
   ],
 );
 export type ProvenanceRow = InferSelectModel<typeof provenance>;

@@ -18,7 +18,7 @@ export default async function ThoughtsPage({ params, searchParams }: Props) {
   const raw = filledParams(await searchParams);
   const page = Math.max(1, Number(raw.page ?? 1) || 1);
   const parsed = listThoughtsQuerySchema.safeParse({ q: raw.q, framework: raw.framework, chain_id: raw.chain_id, limit: 50, offset: (page - 1) * 50 });
-  const result = parsed.success ? await graphBackend().listThoughts({ store, filter: parsed.data }) : null;
+  const result = parsed.success ? await graphBackend().listThoughts({ store, filter: parsed.data, budget: false }) : null;
   const { chains } = await graphBackend().listChains({ store, limit: 30, offset: 0 });
   const base = `/graph/${encodeURIComponent(store)}`;
   const pageLink = (p: number) => `${base}/thoughts?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;

@@ -5,21 +5,24 @@ import { LedgerSection } from "@/components/ledger-section";
 import { TimeAgo } from "@/components/time-ago";
 import { formatBytes, formatQuantity } from "@/lib/format";
 import { graphBackend } from "@/lib/graph/backend";
-import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
+import { workingMemoryMaxKeys } from "@/lib/graph/working-memory";
 import { reflectionHref } from "../../_parts/links";
 import { reflectionStoreOr404 } from "../../_parts/load";
 
-type Props = { params: Promise<{ store: string }> };
+type Props = { params: Promise<{ store: string }>; searchParams: Promise<{ offset?: string }> };
 
 /** Values longer than this show their start; the whole value is one click away in the details. */
 const PREVIEW_CHARS = 160;
+/** Keys per page (the page also stops at DUALMIND_LIST_MAX_BYTES). */
+const PAGE = 100;
 
 /** A store's working memory: the agents' scratchpad keys, what they hold, who wrote them and when they expire. */
-export default async function WorkingMemoryPage({ params }: Props) {
+export default async function WorkingMemoryPage({ params, searchParams }: Props) {
   await requireUser();
   const store = await reflectionStoreOr404((await params).store);
   const now = requestTime();
-  const entries = await graphBackend().listWorkingMemory({ store });
+  const offset = Math.max(0, Math.floor(Number((await searchParams).offset ?? 0) || 0));
+  const { entries, total, nextOffset } = await graphBackend().listWorkingMemory({ store, query: { limit: PAGE, offset } });
   return (
     <div className="space-y-6">
       <div className="space-y-1">
@@ -28,7 +31,8 @@ export default async function WorkingMemoryPage({ params }: Props) {
         </Link>
         <h1 className="text-2xl font-semibold">Working memory · {store}</h1>
         <p className="text-sm text-slate-600">
-          {formatQuantity(entries.length, "key")} of at most {formatQuantity(WORKING_MEMORY_MAX_KEYS, "key")}. Agents set these with{" "}
+          {formatQuantity(total, "key")} of at most {formatQuantity(workingMemoryMaxKeys(), "key")}
+          {total > 0 ? `; showing ${offset + 1}–${offset + entries.length}` : ""}. Agents set these with{" "}
           <code className="text-xs">PUT /api/v1/stores/{store}/working-memory</code>; expired keys are never shown.
         </p>
       </div>
@@ -75,6 +79,14 @@ export default async function WorkingMemoryPage({ params }: Props) {
             </table>
           </div>
         )}
+        {nextOffset !== null ? (
+          <p className="text-sm text-slate-600" data-testid="wm-more">
+            {formatQuantity(total - nextOffset, "more key")} ·{" "}
+            <Link href={`${reflectionHref.workingMemory(store)}?offset=${nextOffset}`} className="underline">
+              next page
+            </Link>
+          </p>
+        ) : null}
       </LedgerSection>
     </div>
   );

@@ -1,7 +1,7 @@
 import { workingMemoryEntryResponse, workingMemoryListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
+import { listWorkingMemoryQuerySchema, setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
 import { actorOf } from "@/lib/auth/actor";
 import { graphBackend } from "@/lib/graph/backend";
 
@@ -10,7 +10,11 @@ export const GET = defineRoute({
   auth: "read",
   response: workingMemoryListResponse,
   params: storeParams,
-  handler: async ({ params }) => ({ entries: await graphBackend().listWorkingMemory({ store: params.store }) }),
+  query: listWorkingMemoryQuerySchema,
+  handler: async ({ params, query }) => {
+    const page = await graphBackend().listWorkingMemory({ store: params.store, query });
+    return { entries: page.entries, total: page.total, next_offset: page.nextOffset };
+  },
 });
 
 export const PUT = defineRoute({
