@@ -87,7 +87,6 @@ export type RecallResult = {
   query: string;
   traces: TraceHit[];
   learnings: LearningHit[];
-  /** Key names as the reflection API has always spelled them. */
   guidance: {
     past_failure_warning: { trace_id: number; score: number; intent: { verb: string; target: string }; key_issue: string; message: string } | null;
     aligned_preferences: { learning_id: number; score: number; predicate: string; description: string; confidence: number }[];
