@@ -23,7 +23,8 @@ export default defineConfig({
     globalSetup: ["tests/pg/global-setup.ts"],
     // Read by tests/backend.ts only: the shared suites seed and assert for PostgreSQL.
     env: { DM_TEST_BACKEND: "pg" },
-    testTimeout: 60_000,
+    // The table-driven and two-process tests make hundreds of requests each: a loaded machine needs minutes, a quiet one seconds.
+    testTimeout: 180_000,
     // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
     expect: { poll: { timeout: 20_000 } },
     hookTimeout: 60_000,
