@@ -225,7 +225,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
     const r = await search(store, { q, mode: "vector" }, { vector: await queryVector(q) });
     expect(r.effective_mode).toBe("vector");
     expect(r.results[0].path).toBe("notes/cache.md");
-    expect(r.vectors).toMatchObject({ method: "exact", model: { id: fp.id }, pendingEmbeddings: 0 });
+    expect(r.vectors).toMatchObject({ method: "exact", model: { id: fp.id }, pending_embeddings: 0 });
     const sims = r.results.map((h) => h.score);
     expect([...sims].sort((a, b) => b - a)).toEqual(sims);
   });
@@ -245,7 +245,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
   it("hybrid fuses both legs by weighted reciprocal rank (lib/retrieval/fusion.ts)", async () => {
     const r = await search(store, { q: "cache pages", mode: "hybrid", explain: true }, { vector: await queryVector("cache pages") });
     expect(r.effective_mode).toBe("hybrid");
-    expect(r.fusion).toMatchObject({ wFts: 1, wVec: 0.004, k: 60 });
+    expect(r.fusion).toMatchObject({ w_fts: 1, w_vec: 0.004, k: 60 });
     expect(r.results[0].path).toBe("notes/cache.md");
     expect(r.results[0].signals?.fts?.rank).toBe(1);
     expect(r.results[0].signals?.why).toMatch(/bm25 rank 1/);
