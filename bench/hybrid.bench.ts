@@ -119,7 +119,7 @@ function rawHybrid(db: Database.Database, pathOf: Map<number, string>): Method["
 function dualmindHybrid(): Method["answer"] {
   return async (q) => {
     const res = await searchStore({ handle: openStore({ store: STORE }), core: null, input: searchInputSchema.parse({ q, mode: "hybrid", limit: K }) });
-    if (res.effectiveMode !== "hybrid") throw new Error(`hybrid fell back to ${res.effectiveMode}: ${res.fallback?.message}`);
+    if (res.effective_mode !== "hybrid") throw new Error(`hybrid fell back to ${res.effective_mode}: ${res.fallback?.message}`);
     return { ids: res.results.map((h) => h.id), paths: res.results.map((h) => h.path) };
   };
 }

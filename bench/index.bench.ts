@@ -213,7 +213,7 @@ async function benchNodeModulesMarkdown(): Promise<void> {
       const ms = timeQueries(queries, searchMiniSearch(mini));
 
       printTable(`Corpus: ${docs.length} markdown files under node_modules/ (${megabytes.toFixed(1)} MB), ${queries.length} queries of two words`, [
-        { engine: "dualmind (FTS5, on disk)", "full index files/s": Math.round(docs.length / (full.durationMs / 1000)), "full index s": full.durationMs / 1000, "unchanged reindex files/s": Math.round(docs.length / (Math.max(1, unchanged.durationMs) / 1000)), "query p50 ms": percentile(fts.samples, 50), "query p95 ms": percentile(fts.samples, 95), "queries with a hit": answered(fts.top), size: `${chunks} chunks, ${(dbBytes / 1e6).toFixed(1)} MB db` },
+        { engine: "dualmind (FTS5, on disk)", "full index files/s": Math.round(docs.length / (full.duration_ms / 1000)), "full index s": full.duration_ms / 1000, "unchanged reindex files/s": Math.round(docs.length / (Math.max(1, unchanged.duration_ms) / 1000)), "query p50 ms": percentile(fts.samples, 50), "query p95 ms": percentile(fts.samples, 95), "queries with a hit": answered(fts.top), size: `${chunks} chunks, ${(dbBytes / 1e6).toFixed(1)} MB db` },
         { engine: "dualmind, match=any", "full index files/s": "", "full index s": "", "unchanged reindex files/s": "", "query p50 ms": percentile(ftsAny.samples, 50), "query p95 ms": percentile(ftsAny.samples, 95), "queries with a hit": answered(ftsAny.top), size: "" },
         { engine: "MiniSearch 7.2 (in memory)", "full index files/s": Math.round(docs.length / (miniMs / 1000)), "full index s": miniMs / 1000, "unchanged reindex files/s": `${Math.round(docs.length / (miniAgainMs / 1000))} (rebuilds: no persistence)`, "query p50 ms": percentile(ms.samples, 50), "query p95 ms": percentile(ms.samples, 95), "queries with a hit": answered(ms.top), size: `${docs.length} documents, heap only` },
       ]);
@@ -336,13 +336,13 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     createStore({ input: { name: "files" }, actor: "bench" });
     const full = reindexStore({ handle: getStoreDb({ store: "files" }), onProgress: rss.sample });
     if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
-    const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
+    const reindex = { seconds: full.duration_ms / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
     progress({ count, step: `full reindex done: ${reindex.seconds.toFixed(1)} s, ${reindex.chunks} chunks, ${(reindex.dbBytes / 1e6).toFixed(0)} MB db, peak RSS ${(rss.peak() / 1e6).toFixed(0)} MB`, since: started });
     const again = reindexStore({ handle: getStoreDb({ store: "files" }), onProgress: rss.sample });
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
     // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.
-    progress({ count, step: `unchanged reindex done: ${(again.durationMs / 1000).toFixed(2)} s`, since: started });
+    progress({ count, step: `unchanged reindex done: ${(again.duration_ms / 1000).toFixed(2)} s`, since: started });
     const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
     const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
@@ -363,7 +363,7 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
       count,
       api,
       reindex,
-      unchanged: { seconds: again.durationMs / 1000 },
+      unchanged: { seconds: again.duration_ms / 1000 },
       inMemory: { mini, orama },
       queries: { fts, ftsAny, n: queries.length },
       planners,

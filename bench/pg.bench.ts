@@ -233,7 +233,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       }
       // The same answers: top 10 chunks (group=chunk) with their scores to 4 decimals, every query on both backends.
       const chunkFts = (q: string) => searchInputSchema.parse({ q, mode: "fts", group: "chunk", limit: K });
-      const top10 = (r: SearchResult | null) => (r ? r.results.map((h) => `${h.path}#${h.chunkIndex} ${h.score.toFixed(4)}`).join("|") : "refused");
+      const top10 = (r: SearchResult | null) => (r ? r.results.map((h) => `${h.path}#${h.chunk_index} ${h.score.toFixed(4)}`).join("|") : "refused");
       let same = 0;
       const agreeing = [...queries, broad.q];
       for (const q of agreeing) {
@@ -273,7 +273,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         const t = await timeQueries(vq, (q) => side.backend.search({ store: STORE, input: vec(q) }));
         const recall = t.results.reduce((acc, res, i) => acc + (res ? overlap(ids(res), exactLite.get(vq[i]) ?? []) : 0), 0);
         const r = t.results.at(-1);
-        const how = r?.fallback ? `answered ${r.effectiveMode} (fallback: ${r.fallback.reason})` : side === postgres ? `${r?.vectors?.method} (real[] scan, up to ${EXACT_SCAN_LIMIT} vectors)` : `${r?.vectors?.method}`;
+        const how = r?.fallback ? `answered ${r.effective_mode} (fallback: ${r.fallback.reason})` : side === postgres ? `${r?.vectors?.method} (real[] scan, up to ${EXACT_SCAN_LIMIT} vectors)` : `${r?.vectors?.method}`;
         put("vector (route, mode=vector): how it answers", side, how);
         put("vector (route): p50 ms", side, percentile(t.samples, 50));
         put("vector (route): p95 ms", side, percentile(t.samples, 95));

@@ -201,7 +201,7 @@ function rankVariant(sd: StoreData, d: Dump, v: Variant, real: boolean): string[
       decay: null,
       score: h.s,
     }));
-    const hits = groupByDocument({ candidates, handles: [getStoreDb({ store: sd.store })], terms, scoring, wholeDocument: whole, mode: "fts", weights: { fts: 1, vec: 0 }, toHit: (c) => ({ ...c.detail, store: sd.store, score: c.score, snippet: "", highlights: [] }), explain: false, why: () => "" });
+    const hits = groupByDocument({ candidates, handles: [getStoreDb({ store: sd.store })], terms, scoring, wholeDocument: whole, mode: "fts", weights: { fts: 1, vec: 0 }, toHit: (c) => ({ id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, updated_at: c.detail.updatedAt, store: sd.store, score: c.score, snippet: "", highlights: [] }), explain: false, why: () => "" });
     return hits.map((h) => h.path);
   }
   // A copy of groupByDocument's lexical scoring with the variant's extra knobs.

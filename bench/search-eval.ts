@@ -197,7 +197,7 @@ export function dualmindEngine({
     search: async (q) => {
       const input = searchInputSchema.parse({ q: rewrite(q), limit: CHUNK_DEPTH, ...params });
       const res = await searchStore({ handle: openStore({ store }), core: null, input, tuning });
-      if (res.effectiveMode !== res.mode) throw new Error(`${label}: answered by ${res.effectiveMode}, not ${res.mode}`);
+      if (res.effective_mode !== res.mode) throw new Error(`${label}: answered by ${res.effective_mode}, not ${res.mode}`);
       return (res.results as { path: string }[]).map((h) => h.path);
     },
   };

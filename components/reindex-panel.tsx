@@ -53,13 +53,13 @@ function JobStatus({ job }: { job: Job }) {
   return (
     <div className="text-emerald-700">
       <span>
-        done in {formatCount(r.durationMs)} ms{c.skipped ? `, ${formatCount(c.skipped)} skipped` : ""}
+        done in {formatCount(r.duration_ms)} ms{c.skipped ? `, ${formatCount(c.skipped)} skipped` : ""}
         {job.attempts > 1 ? ` (resumed after a restart, attempt ${job.attempts})` : ""}
       </span>
-      {r.byKind ? (
+      {r.by_kind ? (
         <ul className="text-xs">
-          <li data-testid={`reindex-result-memories-${job.store}`}>{kindLine("Memories", r.byKind.memories)}</li>
-          <li data-testid={`reindex-result-documents-${job.store}`}>{kindLine("Documents", r.byKind.documents)}</li>
+          <li data-testid={`reindex-result-memories-${job.store}`}>{kindLine("Memories", r.by_kind.memories)}</li>
+          <li data-testid={`reindex-result-documents-${job.store}`}>{kindLine("Documents", r.by_kind.documents)}</li>
         </ul>
       ) : (
         <span className="block text-xs">

@@ -48,7 +48,7 @@ export function SearchHitExplain({ hit }: { hit: SearchHit }) {
 /** The hit's title (its path when it has none), opening the reader at the chunk; the reader links back to the search it came `from`. */
 export function SearchHitLink({ hit, title, from }: { hit: SearchHit; title?: string; from?: SearchUrlState }) {
   return (
-    <Link href={readerHref({ store: hit.store, chunkId: hit.chunkId, from })} className="break-words font-medium text-blue-700 underline" data-testid="search-hit-link">
+    <Link href={readerHref({ store: hit.store, chunkId: hit.chunk_id, from })} className="break-words font-medium text-blue-700 underline" data-testid="search-hit-link">
       {title ?? hit.path}
     </Link>
   );

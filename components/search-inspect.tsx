@@ -26,7 +26,7 @@ const keyOf = (hit: SearchHit) => `${hit.store}:${hit.id}`;
  * full-text instead (and said why): those hits are not the vector leg's, so
  * the column shows the reason, not a second copy of the full-text column.
  */
-const hits = (leg: InspectLeg): SearchHit[] => (!leg.result || (leg.id !== "hybrid" && leg.result.effectiveMode !== leg.id) ? [] : leg.result.results);
+const hits = (leg: InspectLeg): SearchHit[] => (!leg.result || (leg.id !== "hybrid" && leg.result.effective_mode !== leg.id) ? [] : leg.result.results);
 
 /**
  * Per-stage details of an explained answer, when the engine reports them
@@ -93,8 +93,8 @@ export function SearchInspect({ legs, firstRank }: { legs: InspectLeg[]; firstRa
             {leg.result && (
               <p className="text-xs text-slate-600" data-testid="inspect-leg-summary">
                 {hits(leg).length}
-                {leg.result.hasMore && hits(leg).length > 0 ? "+" : ""} hits · answered by {leg.result.effectiveMode}
-                {leg.result.fusion && ` · w_fts ${leg.result.fusion.wFts}, w_vec ${leg.result.fusion.wVec}, k ${leg.result.fusion.k}`}
+                {leg.result.has_more && hits(leg).length > 0 ? "+" : ""} hits · answered by {leg.result.effective_mode}
+                {leg.result.fusion && ` · w_fts ${leg.result.fusion.w_fts}, w_vec ${leg.result.fusion.w_vec}, k ${leg.result.fusion.k}`}
               </p>
             )}
             <StageTimings result={leg.result} />
@@ -109,7 +109,7 @@ export function SearchInspect({ legs, firstRank }: { legs: InspectLeg[]; firstRa
               {leg.result.fallback.message}
             </p>
           )}
-          {leg.result && hits(leg).length === 0 && <p className="text-sm text-slate-600">{leg.id !== "hybrid" && leg.result.effectiveMode !== leg.id ? "This leg could not run (see above)." : "No hits in this leg."}</p>}
+          {leg.result && hits(leg).length === 0 && <p className="text-sm text-slate-600">{leg.id !== "hybrid" && leg.result.effective_mode !== leg.id ? "This leg could not run (see above)." : "No hits in this leg."}</p>}
           <ol className="space-y-2">
             {hits(leg).map((hit, i) => {
               const key = keyOf(hit);
@@ -137,7 +137,7 @@ export function SearchInspect({ legs, firstRank }: { legs: InspectLeg[]; firstRa
                     <SearchHitLink hit={hit} />
                   </div>
                   <p className="text-xs text-slate-500">
-                    {hit.store} · chunk {hit.chunkIndex} · {legScore(leg.id, hit)}
+                    {hit.store} · chunk {hit.chunk_index} · {legScore(leg.id, hit)}
                   </p>
                   <SearchSnippet hit={hit} clamp={2} />
                   {leg.id === "hybrid" && <SearchHitExplain hit={hit} />}

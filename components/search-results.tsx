@@ -75,18 +75,18 @@ export function SearchResults({ state, result, titles, pastEnd = null }: { state
   return (
     <section aria-label="Search results" className="space-y-2" data-testid="search-results">
       <p role="status" className="text-sm text-slate-600">
-        {resultCount({ state, shown: result.results.length, hasMore: result.hasMore })} · {result.effectiveMode}
+        {resultCount({ state, shown: result.results.length, hasMore: result.has_more })} · {result.effective_mode}
         {result.vectors && ` · model ${result.vectors.model.provider}:${result.vectors.model.model} (${result.vectors.model.id})`}
       </p>
       <SearchAnswerNotes result={result} />
-      <SearchPager state={state} shown={result.results.length} hasMore={result.hasMore} pastEnd={pastEnd} />
+      <SearchPager state={state} shown={result.results.length} hasMore={result.has_more} pastEnd={pastEnd} />
       {result.results.map((hit) => (
         <article key={`${hit.store}:${hit.id}`} className="card space-y-1" data-testid="search-hit">
           <div className="flex flex-wrap items-baseline gap-2 text-sm">
             <ConfidenceBadge band={hit.confidence} score={hit.score} />
             <SearchHitLink hit={hit} title={titles.get(`${hit.store}:${hit.path}`)} from={state} />
             <span className="text-xs text-slate-500">
-              {hit.store} · {hit.kind} · chunk {hit.chunkIndex}
+              {hit.store} · {hit.kind} · chunk {hit.chunk_index}
             </span>
             <span className="basis-full break-all font-mono text-xs text-slate-500" data-testid="search-hit-path">
               {hit.path}
@@ -96,7 +96,7 @@ export function SearchResults({ state, result, titles, pastEnd = null }: { state
           <SearchHitExplain hit={hit} />
         </article>
       ))}
-      {result.results.length > 5 && <SearchPager state={state} shown={result.results.length} hasMore={result.hasMore} label="Result pages, bottom" />}
+      {result.results.length > 5 && <SearchPager state={state} shown={result.results.length} hasMore={result.has_more} label="Result pages, bottom" />}
     </section>
   );
 }

@@ -48,16 +48,16 @@ export function StoreVerifyCard({ store, action }: { store: string; action: Acti
       {r && (
         <div className="space-y-2 text-sm" data-testid="verify-result">
           <p role="status" className={r.ok ? "font-medium text-emerald-700" : "font-medium text-amber-700"}>
-            {r.ok ? "OK: the index matches the files." : `Problems found (${r.consistent ? "database consistent" : "database INCONSISTENT"}, ${r.inSync ? "in sync" : "out of sync with files"}).`}
+            {r.ok ? "OK: the index matches the files." : `Problems found (${r.consistent ? "database consistent" : "database INCONSISTENT"}, ${r.in_sync ? "in sync" : "out of sync with files"}).`}
           </p>
           <p>
-            {r.counts.files} files · {r.counts.fileDocuments} file documents · {r.counts.apiDocuments} API documents · {r.counts.chunks} chunks · {r.counts.memories} memories · {r.counts.skipped} skipped ·
-            integrity {r.integrity} · stale chunks {r.staleChunks} · FTS missing {r.ftsMissing}/extra {r.ftsExtra} · {r.durationMs} ms
+            {r.counts.files} files · {r.counts.file_documents} file documents · {r.counts.api_documents} API documents · {r.counts.chunks} chunks · {r.counts.memories} memories · {r.counts.skipped} skipped ·
+            integrity {r.integrity} · stale chunks {r.stale_chunks} · FTS missing {r.fts_missing}/extra {r.fts_extra} · {r.duration_ms} ms
           </p>
-          <PathList label="Hash mismatches" paths={r.hashMismatches} />
-          <PathList label="Rows for missing files" paths={r.missingFiles} />
-          <PathList label="Files not indexed" paths={r.notIndexed} />
-          <PathList label="Memories without a document" paths={r.memoriesWithoutDocument} />
+          <PathList label="Hash mismatches" paths={r.hash_mismatches} />
+          <PathList label="Rows for missing files" paths={r.missing_files} />
+          <PathList label="Files not indexed" paths={r.not_indexed} />
+          <PathList label="Memories without a document" paths={r.memories_without_document} />
           {r.unindexable.length > 0 && (
             <div data-testid="verify-unindexable">
               <p className="font-medium">Files that cannot be indexed ({r.unindexable.length})</p>

@@ -102,7 +102,7 @@ describe("store bundles", () => {
     for (const q of queries) {
       for (const mode of ["fts", "vector", "hybrid"] as const) {
         const r = await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, mode }) });
-        results.push(r.results.map((h) => h.chunkId));
+        results.push(r.results.map((h) => h.chunk_id));
       }
     }
     return results;
@@ -153,7 +153,7 @@ describe("store bundles", () => {
       expect(status.active?.dimension).toBe(256);
       expect(status.drift?.drifted).toBe(0);
       const fts = await searchStore({ handle: openStore({ store: "docs-256" }), core: null, input: searchInputSchema.parse({ q: "restic nightly", mode: "fts" }) });
-      expect(fts.results.map((h) => h.chunkId)).toEqual(before[3]);
+      expect(fts.results.map((h) => h.chunk_id)).toEqual(before[3]);
     } finally {
       otherModel.cleanup();
       resetEmbedderForTests();

@@ -114,7 +114,7 @@ describe("whole-document full-text index (migration 0013)", () => {
   itSqliteOnly("the whole-document index follows edits and deletes, with title and path as fields of their own", "documents_fts rows (PostgreSQL has no whole-document index)", () => {
     createStore({ input: { name: "docs" }, actor: "test" });
     const handle = getStoreDb({ store: "docs" });
-    const { docId } = ingestDocument({ handle, path: "notes/a.md", origin: "api", text: "# Quartz\n\nThe quartz crystal hums.", mtime: 0 });
+    const { doc_id: docId } = ingestDocument({ handle, path: "notes/a.md", origin: "api", text: "# Quartz\n\nThe quartz crystal hums.", mtime: 0 });
     expect(rowsMatching(handle, "hums")).toEqual([docId]);
     // Title and path are fields of their own.
     expect(rowsMatching(handle, "title:quartz")).toEqual([docId]);

@@ -122,8 +122,8 @@ describe("memory files never follow a symbolic link", () => {
     fs.rmSync(path.join(memoryDir(), "real", "swapped.md"));
     fs.symlinkSync(path.join(outside, "passwd.md"), path.join(memoryDir(), "real", "swapped.md"));
     const r = reindexStore({ handle });
-    expect(r.skippedBy.symlink).toBe(4);
-    expect(r.linksOutsideRoot).toEqual(["memory/linked", "memory/real/swapped.md", "memory/real/victim.md"]);
+    expect(r.skipped_by.symlink).toBe(4);
+    expect(r.links_outside_root).toEqual(["memory/linked", "memory/real/swapped.md", "memory/real/victim.md"]);
     const paths = (sqlite.prepare("select path from memories order by path").all() as { path: string }[]).map((m) => m.path);
     expect(paths).toEqual(["real/note"]);
     const text = (sqlite.prepare("select group_concat(text, ' ') as t from chunks").get() as { t: string }).t;

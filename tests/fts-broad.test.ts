@@ -73,7 +73,7 @@ function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
        where chunks_fts match @match ${prefix} order by rank, c.id limit @take`,
     )
     .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as (Omit<HitRow, "text"> & { snip: string })[];
-  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor({ raw: r.snip, where: r }) }));
+  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunk_id: r.chunkId, path: r.path, kind: r.kind, chunk_index: r.chunkIndex, score: -r.rank, updated_at: r.updatedAt, ...snippetFor({ raw: r.snip, where: r }) }));
   return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
 }
 
@@ -210,7 +210,7 @@ describe("a broad query as a user sees it, on this backend", () => {
     const first = await ids({ q: "socket thread", offset: 40, limit: 25 });
     expect(first).toHaveLength(25);
     for (const h of first) {
-      const text = await textOf(h.chunkId);
+      const text = await textOf(h.chunk_id);
       expect(text).toContain("socket");
       expect(text).toContain("thread");
     }
@@ -232,7 +232,7 @@ describe("a broad query as a user sees it, on this backend", () => {
   it("the rare word's notes come first when it is asked with a common one (match=any)", async () => {
     const hits = await ids({ q: "zephyrine backup", match: "any" });
     const rare = Math.ceil(DOCS / 400);
-    for (const h of hits.slice(0, rare)) expect(await textOf(h.chunkId)).toContain("zephyrine");
+    for (const h of hits.slice(0, rare)) expect(await textOf(h.chunk_id)).toContain("zephyrine");
   });
 
   it("a write is seen at once: a new note that outranks every other is the first hit", async () => {

@@ -111,7 +111,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(await searchPaths(handle, "bird frosts")).toEqual([]);
     // The answer says it was given from part of the index, so an empty or thin answer is not mistaken for "not there".
     const during = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "bird frosts", mode: "fts" }) });
-    expect(during.ftsRebuild).toEqual([{ store: "old", pending: true, done: 500, total: 2000 }]);
+    expect(during.fts_rebuild).toEqual([{ store: "old", pending: true, done: 500, total: 2000 }]);
     expect(during.warnings.map((w) => w.code)).toContain("fts_rebuilding");
 
     const end = await runFtsRebuild({ handle, batchSize: 500 });
@@ -121,7 +121,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(await searchPaths(handle, "running backups")).toEqual([EARLY.path]);
     expect(await searchPaths(handle, "bird frosts")).toEqual([LATE.path]);
     const after = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "bird frosts", mode: "fts" }) });
-    expect(after.ftsRebuild).toBeUndefined();
+    expect(after.fts_rebuild).toBeUndefined();
     expect(after.warnings.map((w) => w.code)).not.toContain("fts_rebuilding");
     ftsIntegrityCheck(handle);
     expect(verifyStore({ handle }).consistent).toBe(true);
@@ -159,7 +159,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(after.done).toBeLessThan(after.total);
     // The rows indexed so far are exact (nothing missing outside the pending range, nothing extra), and searchable.
     const mid = verifyStore({ handle });
-    expect(mid).toMatchObject({ consistent: true, ftsMissing: 0, ftsExtra: 0 });
+    expect(mid).toMatchObject({ consistent: true, fts_missing: 0, fts_extra: 0 });
     expect(await searchPaths(handle, "running backup")).toEqual([EARLY.path]);
     expect(await searchPaths(handle, "bird frosts")).toEqual([]);
 

@@ -133,7 +133,7 @@ describe("reindex and verify", () => {
     seed();
     const r = reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(r.counts).toMatchObject({ scanned: 5, added: 4, changed: 0, removed: 0, skipped: 2 });
-    expect(r.skippedBy).toMatchObject({ binary: 1, oversized: 1 });
+    expect(r.skipped_by).toMatchObject({ binary: 1, oversized: 1 });
     const { sqlite } = getStoreDb({ store: "notes" });
     const paths = (sqlite.prepare("select path, kind from documents order by path").all() as { path: string; kind: string }[]).map((d) => `${d.kind}:${d.path}`);
     expect(paths).toEqual(["memory:memory/people/ana.md", "memory:memory/projects/dualmind/setup.md", "markdown:source/src-root/guide.md", "code:source/src-root/lib/main.ts"]);
@@ -194,13 +194,13 @@ describe("reindex and verify", () => {
     expect(v).toMatchObject({
       ok: false,
       consistent: true,
-      inSync: false,
-      hashMismatches: ["source/src-root/lib/main.ts"],
-      missingFiles: ["source/src-root/guide.md"],
-      notIndexed: ["source/src-root/new.txt"],
-      chunkingVersion: CHUNKING_VERSION,
+      in_sync: false,
+      hash_mismatches: ["source/src-root/lib/main.ts"],
+      missing_files: ["source/src-root/guide.md"],
+      not_indexed: ["source/src-root/new.txt"],
+      chunking_version: CHUNKING_VERSION,
     });
-    expect(v.staleChunks).toBeGreaterThan(0);
+    expect(v.stale_chunks).toBeGreaterThan(0);
     // The next reindex repairs all of it, stale chunks included.
     reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
@@ -224,7 +224,7 @@ describe("reindex and verify", () => {
     ingestDocument({ handle, path: "agent/notes.txt", origin: "api", text: "from an agent", mtime: 1 });
     reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(sqlite.prepare("select content from documents where path = 'agent/notes.txt'").get()).toEqual({ content: "from an agent" });
-    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).counts.apiDocuments).toBe(1);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).counts.api_documents).toBe(1);
   });
 });
 
@@ -284,7 +284,7 @@ describe("reindex and verify through the stores backend, on this backend", () =>
     await stores().createMemory({ store: "notes", input: createMemorySchema.parse({ path: "people/ana", body: "# Ana\n\nLikes sqlite and quartz.\n", tags: ["people"] }), actor: "test" });
     const before = await stores().verifyStore({ store: "notes" });
     expect(before).toMatchObject({ ok: true, consistent: true });
-    expect(before.counts.apiDocuments).toBe(1);
+    expect(before.counts.api_documents).toBe(1);
 
     const job = await reindex();
     expect(job.status).toBe("succeeded");
@@ -293,8 +293,8 @@ describe("reindex and verify through the stores backend, on this backend", () =>
     const found = (await searchHere("notes", { q: "quartz", mode: "fts" })).results.map((h) => h.path).sort();
     expect(found).toEqual(["agent/notes.txt", "memory/people/ana.md"]);
     const after = await stores().verifyStore({ store: "notes" });
-    expect(after).toMatchObject({ ok: true, consistent: true, chunkingVersion: CHUNKING_VERSION });
-    expect(after.counts.apiDocuments).toBe(1);
+    expect(after).toMatchObject({ ok: true, consistent: true, chunking_version: CHUNKING_VERSION });
+    expect(after.counts.api_documents).toBe(1);
     expect((await governanceSql<{ action: string }>("select action from audit_log where action = 'store.reindex'")).length).toBe(1);
   });
 

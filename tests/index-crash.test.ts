@@ -60,8 +60,8 @@ it("a reindex killed (SIGKILL) mid-transaction leaves the previous index whole a
   expect(docPaths()).toEqual(before);
   const v = verifyStore({ handle: getStoreDb({ store: "big" }) });
   expect(v.consistent).toBe(true);
-  expect(v.counts.fileDocuments).toBe(20);
-  expect(v.notIndexed.length).toBeGreaterThan(0);
+  expect(v.counts.file_documents).toBe(20);
+  expect(v.not_indexed.length).toBeGreaterThan(0);
 
   const r = reindexStore({ handle: getStoreDb({ store: "big" }) });
   expect(r.counts).toMatchObject({ added: 1480, unchanged: 20 });

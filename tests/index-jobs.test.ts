@@ -93,7 +93,7 @@ describe("reindex jobs are durable", () => {
 
     closeAllDatabases();
     await closePg();
-    expect(await stores().getJob({ id: started.id, stores: null })).toMatchObject({ status: "succeeded", result: { counts: { scanned: 40 } }, finishedAt: expect.any(Number) });
+    expect(await stores().getJob({ id: started.id, stores: null })).toMatchObject({ status: "succeeded", result: { counts: { scanned: 40 } }, finished_at: expect.any(Number) });
     // A caller limited to other stores does not see it.
     expect(await stores().getJob({ id: started.id, stores: ["elsewhere"] })).toBeNull();
   });
@@ -124,7 +124,7 @@ describe("reindex reports documents and memories apart", () => {
       for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(src, `doc-${i}.md`), `# Doc ${i}\n\nsource text ${i}\n`);
       restartWith({ DUALMIND_SOURCE_ROOTS: `notes=${src}` });
       const first = await finished(startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" }).id);
-      expect(first.result?.byKind).toEqual({
+      expect(first.result?.by_kind).toEqual({
         documents: { scanned: 3, added: 3, changed: 0, unchanged: 0, removed: 0 },
         memories: { scanned: 40, added: 40, changed: 0, unchanged: 0, removed: 0 },
       });
@@ -133,7 +133,7 @@ describe("reindex reports documents and memories apart", () => {
       fs.rmSync(path.join(src, "doc-0.md"));
       fs.appendFileSync(path.join(env.dataDir, "stores", "notes", "memory", "bulk", "note-1.md"), "edited\n");
       const second = await finished(startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" }).id);
-      expect(second.result?.byKind).toEqual({
+      expect(second.result?.by_kind).toEqual({
         documents: { scanned: 2, added: 0, changed: 0, unchanged: 2, removed: 1 },
         memories: { scanned: 40, added: 0, changed: 1, unchanged: 39, removed: 0 },
       });

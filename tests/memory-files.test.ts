@@ -161,7 +161,7 @@ describe("names a person would use", () => {
     expect(await hitPaths("lost")).toEqual([]);
     const v = await stores().verifyStore({ store });
     expect(v.ok).toBe(false);
-    expect(v.inSync).toBe(false);
+    expect(v.in_sync).toBe(false);
     expect(v.unindexable.map((u) => u.path)).toEqual(["memory/notes/_draft.md", "memory/notes/conflicted.md", "memory/notes/unclosed.md"]);
     expect(v.unindexable.every((u) => u.reason.length > 0)).toBe(true);
   });

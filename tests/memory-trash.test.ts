@@ -46,8 +46,8 @@ describe("memory trash", () => {
     expect(await found("quokka")).toEqual([]);
     const trash = await stores().listMemoryTrash({ store });
     expect(trash).toHaveLength(1);
-    expect(trash[0]).toMatchObject({ path: "ops/backups", deletedBy: "user:ed", summary: "where backups go", tags: ["ops"] });
-    expect(trash[0].purgeAt - trash[0].deletedAt).toBe(30 * 86_400_000);
+    expect(trash[0]).toMatchObject({ path: "ops/backups", deleted_by: "user:ed", summary: "where backups go", tags: ["ops"] });
+    expect(trash[0].purge_at - trash[0].deleted_at).toBe(30 * 86_400_000);
     expect((await stores().getTrashedMemory({ store, id: trash[0].id })).body).toBe("Nightly backups go to the quokka bucket.\n");
     await sqliteOnlyCheck("memory-trash: the trashed file lives in the hidden memory/.trash folder, which verify does not count", async () => {
       const dir = path.join(memoryDir({ handle: openStore({ store }) }), MEMORY_TRASH_DIR);
@@ -56,7 +56,7 @@ describe("memory trash", () => {
     });
 
     const restored = await restore({ id: trash[0].id });
-    expect(restored).toMatchObject({ path: "ops/backups", tags: ["ops"], summary: "where backups go", createdAt: created.createdAt, updatedAt: before.updatedAt });
+    expect(restored).toMatchObject({ path: "ops/backups", tags: ["ops"], summary: "where backups go", created_at: created.created_at, updated_at: before.updated_at });
     expect((await stores().getMemory({ store, memoryPath: "ops/backups" })).body).toBe(before.body);
     expect(await listPaths()).toEqual(["ops/backups"]);
     expect(await found("quokka")).toEqual(["memory/ops/backups.md"]);

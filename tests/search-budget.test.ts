@@ -104,7 +104,7 @@ describe("an expensive query is stopped at the query budget", () => {
 
   it("hybrid answers from its vectors when the full-text part runs out of budget, and says so", async () => {
     const r = await underBudget(() => searchHere("attack", { ...EXPENSIVE, mode: "hybrid" }));
-    expect(r.effectiveMode).toBe("vector");
+    expect(r.effective_mode).toBe("vector");
     expect(r.fallback).toMatchObject({ reason: "query_budget", message: expect.stringMatching(/query budget.*answered from vectors alone/) });
   });
 

@@ -90,6 +90,8 @@ describe("the store commands on this backend", () => {
     expect(found.stdout).toContain("\tops\tmemory/runbooks/restart.md#0");
     const foundJson = JSON.parse((await cli("search", "ops", "nginx", "--mode", "fts", "--json")).stdout);
     expect(foundJson.results.map((r: { path: string }) => r.path)).toEqual(["memory/runbooks/restart.md"]);
+    // --json prints the keys it always has (camelCase), as scripts read them.
+    expect(foundJson).toMatchObject({ effectiveMode: "fts", hasMore: false, results: [{ chunkIndex: 0 }] });
 
     const truth = onPg ? "memories" : "files";
     const ok = await cli("verify", "ops");

@@ -144,7 +144,7 @@ describe.skipIf(onPg)("the memory folder watch", () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(openStoreHandles().map((h) => h.store)).not.toContain("loft");
     // Reading is allowed: the file is there, not indexed.
-    expect((await stores().verifyStore({ store: "loft" })).notIndexed).toHaveLength(1);
+    expect((await stores().verifyStore({ store: "loft" })).not_indexed).toHaveLength(1);
     expect((await unarchive(tok.admin, "loft")).status).toBe(200);
     const indexed = async () => (await stores().listMemories({ store: "loft", filter: memoryFilterSchema.parse({}) })).memories.map((m) => m.path);
     await expect.poll(indexed, { timeout: 10_000 }).toContain("notes/by-hand");

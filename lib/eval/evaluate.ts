@@ -228,7 +228,7 @@ async function ask({ store, reader, probe, mode, fingerprintId, embed }: { store
   }
   if (probe.kind === "document" || probe.kind === "memory") {
     const r = await stores().search({ store, input: searchInputSchema.parse({ q, mode, limit: SEARCH_DEPTH }) });
-    return { keys: (r.results as { path: string }[]).map((h) => h.path), fallback: r.effectiveMode !== mode };
+    return { keys: (r.results as { path: string }[]).map((h) => h.path), fallback: r.effective_mode !== mode };
   }
   if (probe.kind === "trace" || probe.kind === "learning") {
     const signals = mode === "fts" ? "lexical" : mode;

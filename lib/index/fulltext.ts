@@ -10,15 +10,15 @@ import type { SearchInput } from "./search";
 export type FullTextHit = {
   store: string;
   id: number;
-  chunkId: string;
+  chunk_id: string;
   path: string;
   kind: string;
-  chunkIndex: number;
+  chunk_index: number;
   score: number;
   snippet: string;
   /** [start, end) offsets of matched terms within `snippet`. */
   highlights: [number, number][];
-  updatedAt: number;
+  updated_at: number;
 };
 
 export type FullTextResult = { mode: "fts"; query: string; match: string | null; results: FullTextHit[]; hasMore: boolean; stores: string[] };
@@ -343,7 +343,7 @@ export function searchFullText({
     hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.row.id - b.row.id : a.store < b.store ? -1 : 1));
     const page = hits.slice(input.offset, input.offset + input.limit);
     const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf({ reader, schema }), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
-    const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score, updatedAt: r.updatedAt, ...snippetFor({ raw: snippets.get(schema)!.get(r.id) ?? "", where: r }) }));
+    const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunk_id: r.chunkId, path: r.path, kind: r.kind, chunk_index: r.chunkIndex, score, updated_at: r.updatedAt, ...snippetFor({ raw: snippets.get(schema)!.get(r.id) ?? "", where: r }) }));
     return { mode: "fts", query: input.q, match, results, hasMore: hits.length > input.offset + input.limit, stores };
   } finally {
     reader.release();

@@ -22,12 +22,12 @@ import { withinStoreQuota } from "./store-quota";
 
 export type IngestResult = {
   path: string;
-  docId: number;
+  doc_id: number;
   status: "added" | "changed" | "unchanged";
   chunks: number;
   /** Rowids of chunks written by this call (the embed step enqueues these). */
-  insertedChunkRowids: number[];
-  removedChunkRowids: number[];
+  inserted_chunk_rowids: number[];
+  removed_chunk_rowids: number[];
 };
 
 /**
@@ -106,7 +106,7 @@ export function* ingestDocumentsOp({ docs, now = Date.now() }: { docs: IngestInp
     if (existing.origin !== d.origin) throw new AppError("conflict", `${d.path} is already indexed as a ${existing.origin} document`);
     const c = counts.get(existing.docId);
     if (existing.sha256 === sha256Hex(d.text) && !c?.stale) {
-      results.set(d.path, { path: d.path, docId: existing.docId, status: "unchanged", chunks: c?.n ?? 0, insertedChunkRowids: [], removedChunkRowids: [] });
+      results.set(d.path, { path: d.path, doc_id: existing.docId, status: "unchanged", chunks: c?.n ?? 0, inserted_chunk_rowids: [], removed_chunk_rowids: [] });
       continue;
     }
     // The file identity (ctime, inode; SQLite only) is the caller's to record: a reindex sets it after the read; other writers leave it unknown.
@@ -160,10 +160,10 @@ function* replaceChunks(docs: ChunkPlan[]): Op<IngestResult[]> {
     const chunks = chunkDocument({ path: d.path, kind: d.kind, text: d.text });
     const wanted = new Set(chunks.map((c) => c.chunkId));
     const kept = new Map<string, { id: number; startByte: number; endByte: number }>();
-    const result: IngestResult = { path: d.path, docId: d.docId, status: d.status, chunks: chunks.length, insertedChunkRowids: [], removedChunkRowids: [] };
+    const result: IngestResult = { path: d.path, doc_id: d.docId, status: d.status, chunks: chunks.length, inserted_chunk_rowids: [], removed_chunk_rowids: [] };
     for (const o of oldByDoc.get(d.docId) ?? []) {
       if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.set(o.chunkId, o);
-      else result.removedChunkRowids.push(o.id);
+      else result.removed_chunk_rowids.push(o.id);
     }
     // A kept chunk's index never collides with a new one: a chunk id covers its index.
     for (const c of chunks) {
@@ -178,12 +178,12 @@ function* replaceChunks(docs: ChunkPlan[]): Op<IngestResult[]> {
     }
     results.push(result);
   }
-  const removed = results.flatMap((r) => r.removedChunkRowids);
+  const removed = results.flatMap((r) => r.removed_chunk_rowids);
   yield* deleteChunks(removed);
   yield* moveChunks(moved);
   const inserted: { id: number; chunkId: string; chunkSha256: string }[] = [];
   for (const slice of slices(rows)) inserted.push(...(yield* insertChunks(slice)));
-  for (const r of inserted) owner.get(r.chunkId)!.insertedChunkRowids.push(r.id);
+  for (const r of inserted) owner.get(r.chunkId)!.inserted_chunk_rowids.push(r.id);
   yield* chunksWritten({ inserted, removed, docs });
   return results;
 }
@@ -349,7 +349,7 @@ export function deleteApiDocument<H extends AnyStoreHandle>({ handle, path, acto
   return write(handle, op());
 }
 
-export type DocumentSummary = { docId: number; path: string; origin: string; kind: string; sha256: string; bytes: number; mtime: number; indexedAt: number; chunks: number };
+export type DocumentSummary = { doc_id: number; path: string; origin: string; kind: string; sha256: string; bytes: number; mtime: number; indexed_at: number; chunks: number };
 
 /** A store's documents under `prefix` (path order, paged) and how many there are, on either engine. */
 export function listDocumentsByPrefix<H extends AnyStoreHandle>({ handle, prefix = "", limit = 100, offset = 0 }: { handle: H; prefix?: string; limit?: number; offset?: number }): On<H, { total: number; documents: DocumentSummary[] }> {
@@ -360,14 +360,14 @@ export function listDocumentsByPrefix<H extends AnyStoreHandle>({ handle, prefix
     const rows = yield* select({ d: DOCUMENTS }, (db, { d }, q) =>
       db
         .select({
-          docId: d.docId,
+          doc_id: d.docId,
           path: d.path,
           origin: d.origin,
           kind: d.kind,
           sha256: d.sha256,
           bytes: d.bytes,
           mtime: d.mtime,
-          indexedAt: d.indexedAt,
+          indexed_at: d.indexedAt,
           // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would bind to c.
           chunks: sql<number>`(select count(*) from chunks c where c.doc_id = documents.doc_id)`.mapWith(Number),
         })

@@ -28,9 +28,9 @@ export type Job = {
   error: string | null;
   /** 1, plus one per takeover after the process running it died. */
   attempts: number;
-  startedAt: number;
-  heartbeatAt: number;
-  finishedAt: number | null;
+  started_at: number;
+  heartbeat_at: number;
+  finished_at: number | null;
 };
 
 /** Progress is written at most this often (it is also the heartbeat). */
@@ -66,9 +66,33 @@ export function jobOwner(): string {
   return state().owner;
 }
 
-/** Jobs recorded before the documents/memories split have no byKind: null, not missing. */
-function withKindCounts(r: Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexResult, "byKind">>): ReindexResult {
-  return { ...r, byKind: r.byKind ?? null };
+/** A reindex result as `admin_jobs.result_json` holds it: snake_case, or camelCase in rows written before, and some fields only in later rows. */
+type StoredReindexResult = Partial<ReindexResult> & {
+  byKind?: ReindexResult["by_kind"];
+  skippedBy?: { binary: number; oversized: number; badName: number; symlink: number };
+  linksOutsideRoot?: string[];
+  changedPaths?: string[];
+  durationMs?: number;
+};
+
+/**
+ * A stored reindex result in the spelling the API answers, whichever spelling it was written in; jobs recorded
+ * before the documents/memories split have no by_kind (null, not missing), older ones no unindexable or changed_paths.
+ */
+export function reindexResultOf(stored: StoredReindexResult): ReindexResult {
+  const skipped = stored.skipped_by ?? (stored.skippedBy && { binary: stored.skippedBy.binary, oversized: stored.skippedBy.oversized, bad_name: stored.skippedBy.badName, symlink: stored.skippedBy.symlink });
+  const unindexable = stored.unindexable;
+  const changed = stored.changed_paths ?? stored.changedPaths;
+  return {
+    store: stored.store!,
+    counts: stored.counts!,
+    by_kind: stored.by_kind ?? stored.byKind ?? null,
+    skipped_by: skipped!,
+    links_outside_root: stored.links_outside_root ?? stored.linksOutsideRoot ?? [],
+    ...(unindexable ? { unindexable } : {}),
+    ...(changed ? { changed_paths: changed } : {}),
+    duration_ms: stored.duration_ms ?? stored.durationMs ?? 0,
+  } as ReindexResult;
 }
 
 /** A job row (either dialect's admin_jobs) as the API answers it. */
@@ -80,12 +104,12 @@ export function jobFromRow(row: AdminJobRow): Job {
     actor: row.actor,
     status: row.status,
     progress: row.progressJson ? (JSON.parse(row.progressJson) as ReindexProgress) : null,
-    result: row.resultJson ? withKindCounts(JSON.parse(row.resultJson) as Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexResult, "byKind">>) : null,
+    result: row.resultJson ? reindexResultOf(JSON.parse(row.resultJson) as StoredReindexResult) : null,
     error: row.error,
     attempts: row.attempts,
-    startedAt: row.startedAt,
-    heartbeatAt: row.heartbeatAt,
-    finishedAt: row.finishedAt,
+    started_at: row.startedAt,
+    heartbeat_at: row.heartbeatAt,
+    finished_at: row.finishedAt,
   };
 }
 

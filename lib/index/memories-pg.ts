@@ -95,7 +95,7 @@ export async function getMemoryByPathPg({ handle, memoryPath }: { handle: PgStor
 
 export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
   const content = renderMemoryFile({
-    memory: { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
+    memory: { path: input.path, tags: input.tags ?? [], created_at: now, updated_at: now, expires_at: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     body: input.body,
   });
   return withStoreTx({ handle, work: async (tx) => {

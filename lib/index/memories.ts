@@ -87,11 +87,11 @@ export type Memory = {
   category: string;
   slug: string;
   tags: string[];
-  tokenEstimate: number;
+  token_estimate: number;
   source: string | null;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
   summary: string | null;
 };
 
@@ -168,11 +168,11 @@ export function memoryFromText({ memoryPath, text, mtime }: { memoryPath: string
     category: memoryPath.slice(0, slash),
     slug: memoryPath.slice(slash + 1),
     tags,
-    tokenEstimate: Math.ceil(body.length / 4),
+    token_estimate: Math.ceil(body.length / 4),
     source: str("source"),
-    createdAt,
-    updatedAt: dateField(data.updated_at) ?? createdAt,
-    expiresAt: dateField(data.expires_at),
+    created_at: createdAt,
+    updated_at: dateField(data.updated_at) ?? createdAt,
+    expires_at: dateField(data.expires_at),
     summary: str("summary"),
     body,
   };
@@ -196,7 +196,7 @@ function pruneCategoriesOp(): Op<void> {
  * when the text changed).
  */
 function upsertMemoryRow(m: MemoryWithBody, text: string): Op<void> {
-  const fields = { path: m.path, category: m.category, tokenEstimate: m.tokenEstimate, source: m.source, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt, summary: m.summary };
+  const fields = { path: m.path, category: m.category, tokenEstimate: m.token_estimate, source: m.source, createdAt: m.created_at, updatedAt: m.updated_at, expiresAt: m.expires_at, summary: m.summary };
   const { path: _key, ...set } = fields;
   return engineStep({
     sqlite: (h) =>
@@ -224,7 +224,7 @@ export function* indexMemoryOp({ memoryPath, text, mtime }: { memoryPath: string
   yield* upsertMemoryRow(m, text);
   yield* ensureCategoryOp(m.category);
   // PostgreSQL keeps no file: the document's mtime is the memory's updated_at.
-  const docMtime = (yield* dialect()) === "pg" ? m.updatedAt : mtime;
+  const docMtime = (yield* dialect()) === "pg" ? m.updated_at : mtime;
   return (yield* ingestDocumentsOp({ docs: [{ path: memoryDocPath(memoryPath), origin: "file", text, mtime: docMtime }] }))[0];
 }
 
@@ -251,13 +251,13 @@ export function pruneCategories({ handle }: { handle: StoreHandle }): void {
   write(handle, pruneCategoriesOp());
 }
 
-export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "tokenEstimate">; body: string }): string {
+export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "token_estimate">; body: string }): string {
   return stringifyFrontmatter({
     data: {
       tags: m.tags,
-      created_at: iso(m.createdAt),
-      updated_at: iso(m.updatedAt),
-      expires_at: iso(m.expiresAt),
+      created_at: iso(m.created_at),
+      updated_at: iso(m.updated_at),
+      expires_at: iso(m.expires_at),
       source: m.source,
       summary: m.summary,
     },
@@ -337,12 +337,13 @@ export function diffMemoryBodies({ before, after, from, to }: { before: string; 
   return body.length > MEMORY_DIFF_MAX_CHARS ? { diff: body.slice(0, body.lastIndexOf("\n", MEMORY_DIFF_MAX_CHARS)), diffTruncated: true } : { diff: body, diffTruncated: false };
 }
 
-const FRONTMATTER_FIELDS = ["tags", "summary", "source", "expiresAt"] as const;
+/** The frontmatter fields an update audit compares: the name the audit row gives each, and the memory's key. */
+const FRONTMATTER_FIELDS = [["tags", "tags"], ["summary", "summary"], ["source", "source"], ["expiresAt", "expires_at"]] as const;
 
 export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
   if (existsNoFollow(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
   const content = renderMemoryFile({
-    memory: { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
+    memory: { path: input.path, tags: input.tags ?? [], created_at: now, updated_at: now, expires_at: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     body: input.body,
   });
   return writeMemory({ handle, memoryPath: input.path, content, audit: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
@@ -353,9 +354,9 @@ export function updatedMemoryFields({ current, input, to, now }: { current: Memo
   const next = {
     path: to,
     tags: input.tags ?? current.tags,
-    createdAt: current.createdAt,
-    updatedAt: now,
-    expiresAt: input.expires_at === undefined ? current.expiresAt : input.expires_at,
+    created_at: current.created_at,
+    updated_at: now,
+    expires_at: input.expires_at === undefined ? current.expires_at : input.expires_at,
     source: input.source === undefined ? current.source : input.source,
     summary: input.summary === undefined ? current.summary : input.summary,
   };
@@ -381,8 +382,8 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
  */
 export function memoryUpdateAudit({ current, next, body, from, to }: { current: MemoryWithBody; next: ReturnType<typeof updatedMemoryFields>["next"]; body: string; from: string; to: string }) {
   const changed: Record<string, { before: unknown; after: unknown }> = {};
-  for (const field of FRONTMATTER_FIELDS) {
-    if (JSON.stringify(current[field]) !== JSON.stringify(next[field])) changed[field] = { before: current[field], after: next[field] };
+  for (const [name, field] of FRONTMATTER_FIELDS) {
+    if (JSON.stringify(current[field]) !== JSON.stringify(next[field])) changed[name] = { before: current[field], after: next[field] };
   }
   const moved = to !== from;
   const bodyChanged = body !== current.body;
@@ -414,13 +415,13 @@ export type TrashedMemory = {
   id: string;
   /** The path the memory had when it was deleted. */
   path: string;
-  deletedAt: number;
-  deletedBy: string;
+  deleted_at: number;
+  deleted_by: string;
   /** When the purge policy removes it for good. */
-  purgeAt: number;
+  purge_at: number;
   summary: string | null;
   tags: string[];
-  tokenEstimate: number;
+  token_estimate: number;
 };
 
 export type TrashedMemoryWithBody = TrashedMemory & { body: string };
@@ -437,7 +438,7 @@ export function newTrashId(now: number): string {
 /** A trash entry as the API shows it, from the text it keeps (either backend). */
 export function trashedMemoryOf({ id, path: memoryPath, deletedAt, deletedBy, text }: { id: string; path: string; deletedAt: number; deletedBy: string; text: string }): TrashedMemoryWithBody {
   const m = memoryFromText({ memoryPath, text, mtime: deletedAt });
-  return { id, path: memoryPath, deletedAt, deletedBy, purgeAt: deletedAt + trashRetentionMs(), summary: m.summary, tags: m.tags, tokenEstimate: m.tokenEstimate, body: m.body };
+  return { id, path: memoryPath, deleted_at: deletedAt, deleted_by: deletedBy, purge_at: deletedAt + trashRetentionMs(), summary: m.summary, tags: m.tags, token_estimate: m.token_estimate, body: m.body };
 }
 
 const trashDir = (handle: StoreHandle) => resolveInside({ root: memoryDir({ handle }), segments: [MEMORY_TRASH_DIR], what: "the memory trash" });
@@ -528,7 +529,7 @@ export function listMemoryTrash({ handle, now = Date.now() }: { handle: StoreHan
 
 export function getTrashedMemory({ handle, id, now = Date.now() }: { handle: StoreHandle; id: string; now?: number }): TrashedMemoryWithBody {
   const entry = trashIdSchema.safeParse(id).success ? readTrashEntry(handle, id) : null;
-  if (!entry || entry.purgeAt <= now) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+  if (!entry || entry.purge_at <= now) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
   return entry;
 }
 
@@ -552,7 +553,7 @@ export function restoreMemory({ handle, input, actor }: { handle: StoreHandle; i
 
 /** The audit details of a restore (both backends): which trash entry, and where it was before when restored elsewhere. */
 export function restoreDetails({ entry, to }: { entry: TrashedMemory; to: string }): Record<string, unknown> {
-  return { trashId: entry.id, deletedAt: entry.deletedAt, ...(to !== entry.path ? { movedFrom: entry.path } : {}) };
+  return { trashId: entry.id, deletedAt: entry.deleted_at, ...(to !== entry.path ? { movedFrom: entry.path } : {}) };
 }
 
 /** Delete a trash entry for good before the policy would (a secret written by mistake); audited as memory.purge. */
@@ -786,11 +787,11 @@ export function memoryOfRow(r: Omit<MemoryRow, "tags"> & { tags: string | string
     category: r.category,
     slug: r.path.slice(r.path.lastIndexOf("/") + 1),
     tags: typeof r.tags === "string" ? (JSON.parse(r.tags) as string[]) : r.tags,
-    tokenEstimate: r.tokenEstimate,
+    token_estimate: r.tokenEstimate,
     source: r.source,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    expiresAt: r.expiresAt,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    expires_at: r.expiresAt,
     summary: r.summary,
   };
 }

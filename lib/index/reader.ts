@@ -268,7 +268,7 @@ function* chunkWithDocument(chunkId: string): Op<ChunkWithDoc | undefined> {
   return row;
 }
 
-export type ChunkDetail = Pick<ChunkWithDoc, "id" | "chunkId" | "path" | "kind" | "chunkIndex" | "chunkSha256" | "chunkingVersion" | "startByte" | "endByte" | "text"> & { stale: boolean };
+export type ChunkDetail = { id: number; chunk_id: string; path: string; kind: string; chunk_index: number; chunk_sha256: string; chunking_version: number; start_byte: number; end_byte: number; text: string; stale: boolean };
 
 /** One chunk with its document's path and kind; `stale` when chunked by older rules than this build's. */
 export function getChunkByChunkId<H extends AnyStoreHandle>({ handle, chunkId }: { handle: H; chunkId: string }): On<H, ChunkDetail> {
@@ -276,7 +276,7 @@ export function getChunkByChunkId<H extends AnyStoreHandle>({ handle, chunkId }:
     const found = yield* chunkWithDocument(chunkId);
     if (!found) throw new AppError("not_found", `no chunk ${chunkId}`);
     const { id, path, kind, chunkIndex, chunkSha256, chunkingVersion, startByte, endByte, text } = found;
-    return { id, chunkId: found.chunkId, path, kind, chunkIndex, chunkSha256, chunkingVersion, startByte, endByte, text, stale: chunkingVersion !== CHUNKING_VERSION };
+    return { id, chunk_id: found.chunkId, path, kind, chunk_index: chunkIndex, chunk_sha256: chunkSha256, chunking_version: chunkingVersion, start_byte: startByte, end_byte: endByte, text, stale: chunkingVersion !== CHUNKING_VERSION };
   };
   return read(handle, op());
 }

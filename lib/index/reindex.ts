@@ -21,18 +21,18 @@ export type ReindexCounts = { scanned: number; added: number; changed: number; u
 export type ReindexKindCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number };
 export type ReindexResult = {
   /** The same counts split by kind (null on jobs recorded before the split); `skipped` is only in the totals. */
-  byKind: { documents: ReindexKindCounts; memories: ReindexKindCounts } | null;
+  by_kind: { documents: ReindexKindCounts; memories: ReindexKindCounts } | null;
   store: string;
   counts: ReindexCounts;
   /** `symlink`: links under a scanned folder, never followed. */
-  skippedBy: { binary: number; oversized: number; badName: number; symlink: number };
+  skipped_by: { binary: number; oversized: number; bad_name: number; symlink: number };
   /** Skipped links that lead outside their folder (or nowhere), e.g. `memory/notes/passwd.md`; at most 100. */
-  linksOutsideRoot: string[];
+  links_outside_root: string[];
   /** Files under memory/ that cannot be indexed as they are, with the reason (name, size, encoding, frontmatter, conflict markers); at most 100. */
   unindexable: UnindexableFile[];
   /** Paths this run added, changed or removed (at most 20): what a file-change audit row names. */
-  changedPaths: string[];
-  durationMs: number;
+  changed_paths: string[];
+  duration_ms: number;
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
 
@@ -142,7 +142,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
     (sqlite.prepare("select distinct doc_id as docId from chunks where chunking_version != ?").all(CHUNKING_VERSION) as { docId: number }[]).map((r) => r.docId),
   );
   const memoryRows = new Set(db.select({ path: memories.path }).from(memories).all().map((r) => r.path));
-  const skippedBy = { binary: 0, ...listing.skipped };
+  const skippedBy = { binary: 0, oversized: listing.skipped.oversized, bad_name: listing.skipped.badName, symlink: listing.skipped.symlink };
   const unindexable: UnindexableFile[] = [...listing.unindexable];
   const pending: Pending[] = [];
   /** Same content under a new stat (touched, checked out again, replaced by a copy): the row's stat is refreshed so the next scan trusts it. */
@@ -231,7 +231,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
   const unindexableJson = JSON.stringify(unindexable.slice(0, UNINDEXABLE_CAP));
   const unindexableChanged = unindexableJson !== JSON.stringify(lastUnindexableFiles({ handle }));
   const changedPaths: string[] = [];
-  const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName + skippedBy.symlink };
+  const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.bad_name + skippedBy.symlink };
 
   // An unchanged tree writes nothing at all.
   if (pending.length > 0 || gone.length > 0 || touched.length > 0 || descriptionsChanged || uncategorized.length > 0 || unindexableChanged || !builtBefore) {
@@ -286,7 +286,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
       })
       .immediate();
   }
-  return { store, counts, byKind, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, unindexable: unindexable.slice(0, UNINDEXABLE_CAP), changedPaths, durationMs: Math.round(performance.now() - started) };
+  return { store, counts, by_kind: byKind, skipped_by: skippedBy, links_outside_root: listing.linksOutsideRoot, unindexable: unindexable.slice(0, UNINDEXABLE_CAP), changed_paths: changedPaths, duration_ms: Math.round(performance.now() - started) };
 }
 
 function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHandle; descriptions: Map<string, string> }): void {

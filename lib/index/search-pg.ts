@@ -560,7 +560,7 @@ async function searchStoresPg({
 
   const toHit = (c: Candidate): SearchHit => {
     const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail });
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
+    const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
     if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }) };
     return hit;
   };
@@ -629,12 +629,12 @@ async function searchStoresPg({
         : null;
   return {
     mode: input.mode,
-    effectiveMode: answeredBy,
+    effective_mode: answeredBy,
     group: input.group,
     query: input.q,
     match: legs[0].tsq,
     results,
-    hasMore: hits.length > input.offset + input.limit,
+    has_more: hits.length > input.offset + input.limit,
     stores: handles.map((h) => h.store),
     // Degraded is the store's state (a queue over the watermark), as its health says (awaitingFirstVectors is not).
     degraded: backlogDegrades(vectorFallback),
@@ -642,9 +642,9 @@ async function searchStoresPg({
     reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0, weak: bandSearchHits({ results, candidates, q: input.q, provider: fp && vectorsAnswered ? fp.provider : null, floor }) }),
     vectors:
       fp && vectorsAnswered
-        ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, ...(legs[0].method === "hnsw" ? { method: "hnsw", indexAvailable: true, indexReason: null } : { method: "exact", indexAvailable: false, indexReason: `no pgvector HNSW index for ${fp.dimension} dimensions: exact cosine scan over real[] (up to ${EXACT_SCAN_LIMIT} vectors)` }), pendingEmbeddings: pending, similarityFloor: floor, belowFloor }
+        ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, ...(legs[0].method === "hnsw" ? { method: "hnsw", index_available: true, index_reason: null } : { method: "exact", index_available: false, index_reason: `no pgvector HNSW index for ${fp.dimension} dimensions: exact cosine scan over real[] (up to ${EXACT_SCAN_LIMIT} vectors)` }), pending_embeddings: pending, similarity_floor: floor, below_floor: belowFloor }
         : null,
-    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null, calibration: policy.key, calibrationSource: policy.source } : null,
+    fusion: answeredBy === "hybrid" ? { w_fts: weights.fts, w_vec: weights.vec, k: RRF_K, recency_tau_days: input.recency_tau_days ?? null, calibration: policy.key, calibration_source: policy.source } : null,
     warnings: [
       ...(pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : []),
       // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.

@@ -259,15 +259,15 @@ export type HitSignals = {
   fused: number;
   decay: number | null;
   /** group=document: how the document's chunks made its score. */
-  document?: { chunks: number; bestChunk: number; combined: number; fieldBoost: number } | null;
+  document?: { chunks: number; best_chunk: number; combined: number; field_boost: number } | null;
   /** Why this hit ranked where it did, in a sentence. */
   why?: string;
 };
 
 /** One of a document hit's best passages (group=document). */
-export type SearchPassage = { id: number; chunkId: string; chunkIndex: number; score: number; snippet: string; highlights: [number, number][] };
+export type SearchPassage = { id: number; chunk_id: string; chunk_index: number; score: number; snippet: string; highlights: [number, number][] };
 
-export type SearchHit = FullTextHit & { signals?: HitSignals; passages?: SearchPassage[]; matchedChunks?: number; /** How well the hit answers the query (lib/retrieval/confidence.ts). */ confidence?: ConfidenceBand };
+export type SearchHit = FullTextHit & { signals?: HitSignals; passages?: SearchPassage[]; matched_chunks?: number; /** How well the hit answers the query (lib/retrieval/confidence.ts). */ confidence?: ConfidenceBand };
 
 /**
  * Each shown hit's confidence band from its chunk's text and path and its cosine (both backends), and the weak_match
@@ -290,12 +290,12 @@ export function bandSearchHits({ results, candidates, q, provider, floor }: { re
 export type SearchResult = {
   mode: SearchInput["mode"];
   /** What actually answered: differs from `mode` only on a fallback, which is then explained. */
-  effectiveMode: SearchInput["mode"];
+  effective_mode: SearchInput["mode"];
   group: SearchInput["group"];
   query: string;
   match: string | null;
   results: SearchHit[];
-  hasMore: boolean;
+  has_more: boolean;
   stores: string[];
   degraded: boolean;
   fallback: { reason: string; message: string; count?: number } | null;
@@ -304,20 +304,20 @@ export type SearchResult = {
   vectors: {
     model: { id: string; provider: string; model: string; dimension: number };
     method: string;
-    indexAvailable: boolean;
-    indexReason: string | null;
-    pendingEmbeddings: number;
-    similarityFloor: number;
-    belowFloor: number;
+    index_available: boolean;
+    index_reason: string | null;
+    pending_embeddings: number;
+    similarity_floor: number;
+    below_floor: number;
   } | null;
-  fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null; calibration: string; calibrationSource: FusionPolicy["source"] } | null;
+  fusion: { w_fts: number; w_vec: number; k: number; recency_tau_days: number | null; calibration: string; calibration_source: FusionPolicy["source"] } | null;
   /** Things the caller should know about this answer (e.g. vectors_index_unavailable, embeddings_pending). */
   warnings: { code: string; message: string }[];
   /**
    * Only while a searched store's full-text index is being rebuilt (lib/index/fts-rebuild.ts): full-text hits
    * then come from the `done` of `total` chunks indexed so far, so an answer is honest about what it could not see.
    */
-  ftsRebuild?: ({ store: string } & FtsRebuildState)[];
+  fts_rebuild?: ({ store: string } & FtsRebuildState)[];
   /** With explain=true: each stage's candidates and time. */
   explain?: Explain;
 };
@@ -550,11 +550,11 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       vectors = {
         model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension },
         method: knn.method,
-        indexAvailable: handle.vectors.available,
-        indexReason: handle.vectors.available ? null : handle.vectors.reason,
-        pendingEmbeddings: pending,
-        similarityFloor: floor,
-        belowFloor: knn.belowFloor,
+        index_available: handle.vectors.available,
+        index_reason: handle.vectors.available ? null : handle.vectors.reason,
+        pending_embeddings: pending,
+        similarity_floor: floor,
+        below_floor: knn.belowFloor,
       };
     }
   }
@@ -647,7 +647,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
 
   const toHit = (c: Candidate): SearchHit => {
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, snippet: "", highlights: [] };
+    const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] };
     if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights }) };
     return hit;
   };
@@ -670,30 +670,30 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const warnings: SearchResult["warnings"] = [];
   if (vectors) {
     if (!handle.vectors.available) warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
-    if (vectors.pendingEmbeddings > 0) warnings.push({ code: "embeddings_pending", message: `${vectors.pendingEmbeddings} item(s) are waiting for vectors; until then only full-text search can find them` });
+    if (vectors.pending_embeddings > 0) warnings.push({ code: "embeddings_pending", message: `${vectors.pending_embeddings} item(s) are waiting for vectors; until then only full-text search can find them` });
   }
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
   const searchable = handles.some(hasChunks) ? 1 : 0;
-  const weak = bandSearchHits({ results, candidates, q: input.q, provider: (vectors?.model.provider ?? null) as Fingerprint["provider"] | null, floor: vectors?.similarityFloor ?? 1 });
-  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0, weak });
+  const weak = bandSearchHits({ results, candidates, q: input.q, provider: (vectors?.model.provider ?? null) as Fingerprint["provider"] | null, floor: vectors?.similarity_floor ?? 1 });
+  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak });
   return {
     mode: input.mode,
-    effectiveMode: answeredBy,
+    effective_mode: answeredBy,
     group: input.group,
     query: input.q,
     match,
     results,
-    hasMore: hits.length > input.offset + input.limit,
+    has_more: hits.length > input.offset + input.limit,
     stores,
     degraded: backlogDegrades(vectorFallback),
     fallback,
     reason,
     vectors,
-    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null, calibration: policy.key, calibrationSource: policy.source } : null,
+    fusion: answeredBy === "hybrid" ? { w_fts: weights.fts, w_vec: weights.vec, k: RRF_K, recency_tau_days: input.recency_tau_days ?? null, calibration: policy.key, calibration_source: policy.source } : null,
     warnings,
-    ...(rebuilding.length ? { ftsRebuild: rebuilding } : {}),
+    ...(rebuilding.length ? { fts_rebuild: rebuilding } : {}),
     ...(rec ? { explain: rec.result() } : {}),
   };
 }
@@ -907,14 +907,14 @@ export function groupByDocument({
     const best = d.chunks[0];
     const hit = toHit(best);
     hit.score = d.score;
-    hit.matchedChunks = d.chunks.length;
+    hit.matched_chunks = d.chunks.length;
     hit.passages = d.chunks.slice(0, PASSAGES).map((c) => {
       const p = toHit(c);
-      return { id: p.id, chunkId: p.chunkId, chunkIndex: p.chunkIndex, score: p.score, snippet: p.snippet, highlights: p.highlights };
+      return { id: p.id, chunk_id: p.chunk_id, chunk_index: p.chunk_index, score: p.score, snippet: p.snippet, highlights: p.highlights };
     });
     if (explain && hit.signals) {
       hit.signals.fused = d.score;
-      hit.signals.document = { chunks: d.chunks.length, bestChunk: best.score, combined: d.score, fieldBoost: d.fieldBoost };
+      hit.signals.document = { chunks: d.chunks.length, best_chunk: best.score, combined: d.score, field_boost: d.fieldBoost };
       const chunkEvidence = chunkRank.has(d.key) ? `rank ${chunkRank.get(d.key)} by chunks (${ranking} ${scoring.combine === "damped_sum" ? `best + further chunks × ${scoring.damping}^i` : "of the best chunk"} = ${round6(d.lexical)})` : null;
       const documentEvidence = documentRank?.has(d.key) ? `rank ${documentRank.get(d.key)} by whole-document ${ranking} (${round6(wholeDocument!.get(d.key)!)}, weight ${scoring.wholeDocument})` : null;
       const legs = [

@@ -22,20 +22,20 @@ export type VerifyReport = {
   /** The database agrees with itself: SQLite integrity, FTS mirrors chunks, memories have their documents. */
   consistent: boolean;
   /** The database mirrors the files: no mismatches, no missing files, nothing unindexed, nothing stale. */
-  inSync: boolean;
-  chunkingVersion: number;
-  counts: { files: number; fileDocuments: number; apiDocuments: number; chunks: number; memories: number; skipped: number };
+  in_sync: boolean;
+  chunking_version: number;
+  counts: { files: number; file_documents: number; api_documents: number; chunks: number; memories: number; skipped: number };
   integrity: string;
-  ftsMissing: number;
-  ftsExtra: number;
-  memoriesWithoutDocument: string[];
-  hashMismatches: string[];
-  missingFiles: string[];
-  notIndexed: string[];
+  fts_missing: number;
+  fts_extra: number;
+  memories_without_document: string[];
+  hash_mismatches: string[];
+  missing_files: string[];
+  not_indexed: string[];
   /** Files under memory/ that cannot be indexed as they are, with the reason (name, size, encoding, frontmatter, conflict markers); any makes inSync false. */
   unindexable: UnindexableFile[];
-  staleChunks: number;
-  durationMs: number;
+  stale_chunks: number;
+  duration_ms: number;
 };
 
 /** Files read and hashed between two yields to the event loop (and at most this many bytes). */
@@ -169,25 +169,25 @@ function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, Veri
     store: handle.store,
     ok: consistent && inSync,
     consistent,
-    inSync,
-    chunkingVersion: CHUNKING_VERSION,
+    in_sync: inSync,
+    chunking_version: CHUNKING_VERSION,
     counts: {
       files: present.size,
-      fileDocuments: docs.size,
-      apiDocuments: countOf(db.select({ n: count() }).from(documents).where(eq(documents.origin, "api")).get()),
+      file_documents: docs.size,
+      api_documents: countOf(db.select({ n: count() }).from(documents).where(eq(documents.origin, "api")).get()),
       chunks: countOf(db.select({ n: count() }).from(chunks).get()),
       memories: countOf(db.select({ n: count() }).from(memories).get()),
       skipped: binary + listing.skipped.oversized + listing.skipped.badName + listing.skipped.symlink,
     },
     integrity,
-    ftsMissing,
-    ftsExtra,
-    memoriesWithoutDocument,
-    hashMismatches: hashMismatches.slice(0, LIST_CAP),
-    missingFiles: missingFiles.slice(0, LIST_CAP),
-    notIndexed: notIndexed.slice(0, LIST_CAP),
+    fts_missing: ftsMissing,
+    fts_extra: ftsExtra,
+    memories_without_document: memoriesWithoutDocument,
+    hash_mismatches: hashMismatches.slice(0, LIST_CAP),
+    missing_files: missingFiles.slice(0, LIST_CAP),
+    not_indexed: notIndexed.slice(0, LIST_CAP),
     unindexable: unindexable.slice(0, LIST_CAP),
-    staleChunks,
-    durationMs: Math.round(performance.now() - started),
+    stale_chunks: staleChunks,
+    duration_ms: Math.round(performance.now() - started),
   };
 }

@@ -154,6 +154,6 @@ function auditFileChange(r: ReindexResult): void {
     action: "store.file_change",
     target: `store:${r.store}`,
     reason: "files changed on disk",
-    details: { added, changed, removed, paths: r.changedPaths, unindexable: r.unindexable.length },
+    details: { added, changed, removed, paths: r.changed_paths, unindexable: r.unindexable.length },
   });
 }

@@ -155,7 +155,7 @@ const indexTools: ToolDef[] = [
     output: memoryTrashReadOrListResponse,
     scope: "read",
     input: z.object({ ...storeShape, id: trashIdSchema.optional() }).strict(),
-    run: async ({ store, id }) => (id ? stores().getTrashedMemory({ store, id }) : { retentionDays: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store }) }),
+    run: async ({ store, id }) => (id ? stores().getTrashedMemory({ store, id }) : { retention_days: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store }) }),
   }),
   tool({
     name: "restore_memory",

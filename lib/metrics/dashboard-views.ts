@@ -114,7 +114,7 @@ export async function loadStorePage({ store }: { store: string }): Promise<Store
   return {
     info,
     documents: docs.total,
-    recent: recent.memories.map((m) => ({ path: m.path, updatedAt: m.updatedAt })),
+    recent: recent.memories.map((m) => ({ path: m.path, updatedAt: m.updated_at })),
     status,
     headline: headlineOfStore(status),
     embeddings,

@@ -19,6 +19,16 @@ import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Comman
  * SQLite's own (FTS5).
  */
 
+/**
+ * What --json prints for search, verify and reindex: the answer with the camelCase keys these commands have always
+ * printed (scripts read them), though the answers themselves are snake_case as the API's are.
+ */
+function asPrintedJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asPrintedJson);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()), asPrintedJson(v)]));
+}
+
 /** The named store, or every store of this backend with --all. */
 async function storeNamesFrom({ args, all }: { args: string[]; all: boolean }): Promise<string[]> {
   if (all) return stores().listStoreNames();
@@ -87,12 +97,12 @@ export const indexCommands: Command[] = [
       const input = parsed.data;
       const r = await stores().search({ store: args[0], input });
       const lines = [
-        `mode ${r.effectiveMode}${r.effectiveMode !== r.mode ? ` (asked ${r.mode})` : ""}, group ${r.group}, ${r.results.length}${r.hasMore ? "+" : ""} result(s)${r.fallback ? `; fallback ${r.fallback.reason}: ${r.fallback.message}` : ""}`,
+        `mode ${r.effective_mode}${r.effective_mode !== r.mode ? ` (asked ${r.mode})` : ""}, group ${r.group}, ${r.results.length}${r.has_more ? "+" : ""} result(s)${r.fallback ? `; fallback ${r.fallback.reason}: ${r.fallback.message}` : ""}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
-        ...r.results.map((h) => `${h.score.toFixed(4)}\t${h.store}\t${h.path}#${h.chunkIndex}${h.matchedChunks ? ` (${h.matchedChunks} chunks)` : ""}\t${h.snippet}`),
+        ...r.results.map((h) => `${h.score.toFixed(4)}\t${h.store}\t${h.path}#${h.chunk_index}${h.matched_chunks ? ` (${h.matched_chunks} chunks)` : ""}\t${h.snippet}`),
         ...(r.explain ? r.explain.stages.map((s) => `stage ${s.stage}: ${s.candidates} candidate(s), ${s.ms} ms: ${s.detail}`) : []),
       ];
-      out(lines.join("\n"), r);
+      out(lines.join("\n"), asPrintedJson(r));
       return 0;
     },
   },
@@ -116,12 +126,12 @@ export const indexCommands: Command[] = [
         const c = job.result?.counts;
         if (job.status !== "succeeded" || !job.result || !c) {
           ok = false;
-          const k = job.result?.byKind;
+          const k = job.result?.by_kind;
           const kinds = k ? `; memories ${k.memories.scanned} scanned (${k.memories.added} added, ${k.memories.changed} changed, ${k.memories.removed} removed), documents ${k.documents.scanned} scanned (${k.documents.added} added, ${k.documents.changed} changed, ${k.documents.removed} removed)` : "";
-          out(`${store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, job);
+          out(`${store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, asPrintedJson(job));
           continue;
         }
-        out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.durationMs} ms (job ${job.id})`, job);
+        out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.duration_ms} ms (job ${job.id})`, asPrintedJson(job));
       }
       return ok ? 0 : 1;
     },
@@ -172,18 +182,18 @@ export const indexCommands: Command[] = [
         const v = await backend.verifyStore({ store });
         ok &&= v.ok;
         const lines = [
-          `${store}: ${v.ok ? "OK" : "PROBLEMS FOUND"} (${v.counts.files} ${truth}, ${v.counts.fileDocuments} file documents, ${v.counts.apiDocuments} API documents, ${v.counts.chunks} chunks)`,
-          `  integrity ${v.integrity}; FTS missing ${v.ftsMissing}, extra ${v.ftsExtra}; stale chunks ${v.staleChunks}`,
+          `${store}: ${v.ok ? "OK" : "PROBLEMS FOUND"} (${v.counts.files} ${truth}, ${v.counts.file_documents} file documents, ${v.counts.api_documents} API documents, ${v.counts.chunks} chunks)`,
+          `  integrity ${v.integrity}; FTS missing ${v.fts_missing}, extra ${v.fts_extra}; stale chunks ${v.stale_chunks}`,
           // A pending FTS5 rebuild is SQLite's; PostgreSQL's tsvector is a generated column, never behind.
           ...(backend.kind === "sqlite" ? rebuildNote(openStore({ store })) : []),
           ...[
-            ["hash mismatch", v.hashMismatches],
-            [backend.kind === "postgres" ? "memory missing" : "file missing", v.missingFiles],
-            ["not indexed", v.notIndexed],
-            ["memory without document", v.memoriesWithoutDocument],
+            ["hash mismatch", v.hash_mismatches],
+            [backend.kind === "postgres" ? "memory missing" : "file missing", v.missing_files],
+            ["not indexed", v.not_indexed],
+            ["memory without document", v.memories_without_document],
           ].flatMap(([label, paths]) => (paths as string[]).map((p) => `  ${label}: ${p}`)),
         ];
-        out(lines.join("\n"), v);
+        out(lines.join("\n"), asPrintedJson(v));
       }
       // Folders of deleted stores a failed removal left behind: still on disk, removed at the next start or delete.
       const leftovers = backend.kind === "sqlite" ? deletedStoreLeftovers() : [];

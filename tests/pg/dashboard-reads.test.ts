@@ -66,7 +66,7 @@ describe("the dashboard's reads on PostgreSQL", () => {
     const { documents } = await b.listDocuments({ store, prefix: "runbooks/", limit: 10, offset: 0 });
     expect(documents).toHaveLength(1);
     const [hit] = (await b.search({ store, input: ftsFor("Section 30") })).results;
-    const reader = await b.readChunk({ store, chunkId: hit.chunkId });
+    const reader = await b.readChunk({ store, chunkId: hit.chunk_id });
     expect(reader.document).toMatchObject({ path: "runbooks/long.md", kind: "markdown", memory: null });
     expect(reader.document.chunks).toBeGreaterThan(3);
     expect(reader.text.chunk).toContain("Section 30");
@@ -93,7 +93,7 @@ describe("the dashboard's reads on PostgreSQL", () => {
     const tree = await b.listAllCategories({ store });
     expect(tree.map((c) => [c.path, c.memories])).toEqual(expect.arrayContaining([["ops", 1], ["ops/oncall", 1]]));
     const [hit] = (await b.search({ store, input: ftsFor("edited", { kind: "memory" }) })).results;
-    const reader = await b.readChunk({ store, chunkId: hit.chunkId });
+    const reader = await b.readChunk({ store, chunkId: hit.chunk_id });
     expect(reader.document.memory).toEqual({ path: "ops/oncall/rota", tags: ["pager"], summary: null });
   });
 

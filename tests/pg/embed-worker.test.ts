@@ -36,7 +36,7 @@ beforeEach(async () => {
 async function ingest(n: number, prefix = "doc"): Promise<number> {
   const documents = Array.from({ length: n }, (_, i) => ({ path: `${prefix}/${i}.md`, content: `# Note ${prefix} ${i}\n\nThe ${prefix} number ${i} talks about topic ${i * 7} and nothing else.` }));
   const results = await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
-  return results.reduce((s, r) => s + r.insertedChunkRowids.length, 0);
+  return results.reduce((s, r) => s + r.inserted_chunk_rowids.length, 0);
 }
 
 /** A provider that logs every text it embeds (and can be held at a gate). */
@@ -220,12 +220,12 @@ describe("the embed queue on PostgreSQL", () => {
           vector: { ok: true, fingerprint, vector: (await provider.embed(["doc number 3 topic"], "query"))[0] },
         });
       const degraded = await search();
-      expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "backlog", count: inserted } });
+      expect(degraded).toMatchObject({ effective_mode: "fts", degraded: true, fallback: { reason: "backlog", count: inserted } });
       expect(degraded.fallback?.message).toMatch(/above the watermark of 5/);
       expect(degraded.results.length).toBeGreaterThan(0);
 
       await drainEmbedQueuesPg({ handles: [storeA], embedder: { provider, fingerprint: Promise.resolve(fingerprint) } });
-      expect(await search()).toMatchObject({ effectiveMode: "hybrid", degraded: false, fallback: null });
+      expect(await search()).toMatchObject({ effective_mode: "hybrid", degraded: false, fallback: null });
     } finally {
       delete process.env.DUALMIND_EMBED_BACKLOG_WATERMARK;
       resetConfigForTests();

@@ -75,7 +75,7 @@ afterAll(async () => {
   cleanup();
 });
 
-const top10 = (r: SearchResult) => r.results.map((h) => `${h.path}#${h.chunkIndex} ${h.score.toFixed(4)}`);
+const top10 = (r: SearchResult) => r.results.map((h) => `${h.path}#${h.chunk_index} ${h.score.toFixed(4)}`);
 const search = (b: StoresBackend, q: (typeof QUERIES)[number], group: "chunk" | "document" = "chunk") =>
   b.search({ store: "kb", input: searchInputSchema.parse({ q: q.q, match: q.match, mode: "fts", group, limit: 10 }) });
 
@@ -225,7 +225,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     expect(r.results.length).toBeGreaterThan(0);
     expect(r.explain?.stages.find((s) => s.stage === "lexical")?.detail).toMatch(/being built/);
     // verify counts the chunks still waiting for their statistics.
-    expect((await verifyStorePg({ handle })).ftsMissing).toBeGreaterThan(0);
+    expect((await verifyStorePg({ handle })).fts_missing).toBeGreaterThan(0);
     // group=document answers meanwhile too (its whole-document leg by ts_rank), and starts that backfill.
     const grouped = await post.search({ store: "kb", input: searchInputSchema.parse({ q: "proxy timeout", mode: "fts", group: "document" }) });
     expect(grouped.results.length).toBeGreaterThan(0);
@@ -234,7 +234,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     await backfillDocumentTermsPg({ handle, batch: 50 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await statistics("stored")).toEqual(before);
-    expect((await verifyStorePg({ handle })).ftsMissing).toBe(0);
+    expect((await verifyStorePg({ handle })).fts_missing).toBe(0);
     await expectSameRanking();
   });
 });

@@ -110,7 +110,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     expect(await withStoreTx({ handle: storeA, readOnly: true, work: readActiveFingerprintPg })).toBe(oldModel.id);
     for (const q of topics) {
       const r = await search(storeB, q, "vector");
-      expect(r.effectiveMode).toBe("vector");
+      expect(r.effective_mode).toBe("vector");
       expect(r.results.length).toBeGreaterThan(0);
     }
     const [{ n }] = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from search_log where fingerprint_id = ${oldModel.id}` }) });
@@ -124,7 +124,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
 
     // The configured model is not the active one: searches answer lexically and say why, never empty.
     const before = await search(storeA, "nginx certificate rotation", "hybrid");
-    expect(before).toMatchObject({ effectiveMode: "fts", fallback: { reason: "model_mismatch" } });
+    expect(before).toMatchObject({ effective_mode: "fts", fallback: { reason: "model_mismatch" } });
     expect(before.results.length).toBeGreaterThan(0);
 
     // An admin on replica B starts it, holding the switch; the same start on replica A resumes it, no second job.
@@ -174,7 +174,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     await switchHeldReembedPg({ handle: storeA, actor: "user:admin" });
     expect(await withStoreTx({ handle: storeB, readOnly: true, work: readActiveFingerprintPg })).toBe(newModel.id);
     const after = await search(storeB, "nginx certificate rotation", "vector");
-    expect(after.effectiveMode).toBe("vector");
+    expect(after.effective_mode).toBe("vector");
     expect(after.results.length).toBeGreaterThan(0);
     expect(await getReembedProgressPg({ handle: storeB })).toMatchObject({ status: "done", done: DOCS, remaining: 0 });
     await expect(switchHeldReembedPg({ handle: storeB, actor: "user:admin" })).rejects.toMatchObject({ code: "conflict" });

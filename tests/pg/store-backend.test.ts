@@ -52,9 +52,9 @@ describe("the PostgreSQL stores backend", () => {
     expect(listed).toMatchObject({ total: 2, documents: [{ path: "notes/one.md", chunks: 1 }, { path: "notes/two.md", chunks: 1 }] });
     const fts = await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "marmot", mode: "fts" }) });
     expect(fts.results.map((r) => r.path)).toEqual(["notes/one.md"]);
-    expect((await backend.getChunk({ store: "kb", chunkId: fts.results[0].chunkId })).text).toContain("marmot burrow");
+    expect((await backend.getChunk({ store: "kb", chunkId: fts.results[0].chunk_id })).text).toContain("marmot burrow");
     const vector = await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "marmot", mode: "vector" }) });
-    expect(vector).toMatchObject({ effectiveMode: "fts", fallback: { reason: "backlog" } });
+    expect(vector).toMatchObject({ effective_mode: "fts", fallback: { reason: "backlog" } });
     expect(vector.results.map((r) => r.path)).toEqual(["notes/one.md"]);
     await backend.deleteDocument({ store: "kb", path: "notes/two.md", actor: "t" });
     await expect(backend.deleteDocument({ store: "kb", path: "notes/two.md", actor: "t" })).rejects.toMatchObject({ code: "not_found" });
@@ -78,7 +78,7 @@ describe("the PostgreSQL stores backend", () => {
   });
 
   it("verifies the index against the memories table, and a reindex job rebuilds what was lost", async () => {
-    expect(await backend.verifyStore({ store: "kb" })).toMatchObject({ ok: true, counts: { memories: 1, apiDocuments: 1 }, notIndexed: [], hashMismatches: [], missingFiles: [] });
+    expect(await backend.verifyStore({ store: "kb" })).toMatchObject({ ok: true, counts: { memories: 1, api_documents: 1 }, not_indexed: [], hash_mismatches: [], missing_files: [] });
     const handle = await openStorePg({ pg, store: "kb" });
     // Lose a memory's document and leave a stray memory document behind.
     await withStoreTx({ handle, work: async (tx) => {
@@ -86,7 +86,7 @@ describe("the PostgreSQL stores backend", () => {
       await tx.execute(sql`insert into documents (path, origin, kind, sha256, bytes, mtime, indexed_at) values ('memory/gone/stray.md', 'file', 'memory', 'x', 1, 1, 1)`);
     } });
     const broken = await backend.verifyStore({ store: "kb" });
-    expect(broken).toMatchObject({ ok: false, notIndexed: ["memory/ops/deploy/friday.md"], memoriesWithoutDocument: ["ops/deploy/friday"], missingFiles: ["memory/gone/stray.md"] });
+    expect(broken).toMatchObject({ ok: false, not_indexed: ["memory/ops/deploy/friday.md"], memories_without_document: ["ops/deploy/friday"], missing_files: ["memory/gone/stray.md"] });
     expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results).toEqual([]);
 
     let job = await backend.startReindex({ store: "kb", actor: "admin" });

@@ -48,12 +48,12 @@ describe("memories on PostgreSQL: the table is the truth", () => {
   it("create, update, move and delete keep the row, its index and the audit log together", async () => {
     const h = await newStore("mem");
     const created = await createMemoryPg({ handle: h, input: createMemorySchema.parse({ path: "decisions/db", body: "We chose postgres for the zebrafish team.", tags: ["db"], summary: "db choice" }), actor: "user:ed", now: Date.UTC(2026, 0, 2) });
-    expect(created).toMatchObject({ path: "decisions/db", category: "decisions", tags: ["db"], summary: "db choice", createdAt: Date.UTC(2026, 0, 2) });
+    expect(created).toMatchObject({ path: "decisions/db", category: "decisions", tags: ["db"], summary: "db choice", created_at: Date.UTC(2026, 0, 2) });
     expect(await searchPaths(h, "zebrafish")).toEqual(["memory/decisions/db.md"]);
     await expect(createMemoryPg({ handle: h, input: createMemorySchema.parse({ path: "decisions/db", body: "again" }), actor: "user:ed" })).rejects.toMatchObject({ code: "conflict" });
 
     const updated = await updateMemoryPg({ handle: h, input: updateMemorySchema.parse({ path: "decisions/db", body: "We chose postgres for the axolotl team.", tags: ["db", "infra"] }), actor: "user:ed", now: Date.UTC(2026, 0, 3) });
-    expect(updated).toMatchObject({ tags: ["db", "infra"], createdAt: Date.UTC(2026, 0, 2), updatedAt: Date.UTC(2026, 0, 3) });
+    expect(updated).toMatchObject({ tags: ["db", "infra"], created_at: Date.UTC(2026, 0, 2), updated_at: Date.UTC(2026, 0, 3) });
     expect(await searchPaths(h, "zebrafish")).toEqual([]);
     expect(await searchPaths(h, "axolotl")).toEqual(["memory/decisions/db.md"]);
     expect((await getMemoryByPathPg({ handle: h, memoryPath: "decisions/db" })).body).toBe("We chose postgres for the axolotl team.");

@@ -40,14 +40,14 @@ describe("PostgreSQL ingest", () => {
     expect(rows.map((r) => [r.chunk_id, r.chunk_sha256, r.chunking_version, r.start_byte, r.end_byte])).toEqual(expected.map((c) => [c.chunkId, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte]));
 
     const [again] = await put(store, [{ path: "docs/proxy.md", content: text }]);
-    expect(again).toMatchObject({ status: "unchanged", insertedChunkRowids: [], removedChunkRowids: [] });
+    expect(again).toMatchObject({ status: "unchanged", inserted_chunk_rowids: [], removed_chunk_rowids: [] });
 
     const edited = text.replace("Timeouts are configured per route. ", "Timeouts are configured per upstream. ");
     const [changed] = await put(store, [{ path: "docs/proxy.md", content: edited }]);
     expect(changed.status).toBe("changed");
     // The first chunk did not change: it kept its id (its vectors stay joined).
-    expect(changed.removedChunkRowids).not.toContain(Number(rows[0].id));
-    expect(changed.insertedChunkRowids.length).toBe(changed.removedChunkRowids.length);
+    expect(changed.removed_chunk_rowids).not.toContain(Number(rows[0].id));
+    expect(changed.inserted_chunk_rowids.length).toBe(changed.removed_chunk_rowids.length);
   });
 
   it("a batch is one transaction: a bad document in it leaves nothing written", async () => {
@@ -101,7 +101,7 @@ describe("PostgreSQL full-text search", () => {
     const r = await search(store, { q: "configuring proxies" });
     expect(r.results.map((h) => h.path)).toContain("docs/proxy.md");
     expect(r.match).toBe("'configur' & 'proxi'");
-    expect(r.effectiveMode).toBe("fts");
+    expect(r.effective_mode).toBe("fts");
     expect(r.results[0].snippet).toMatch(/proxy/i);
     expect(r.results[0].highlights.length).toBeGreaterThan(0);
   });
@@ -161,8 +161,8 @@ describe("PostgreSQL full-text search", () => {
     expect((await search(store, { q: "route", updated_before: Date.now() + 60_000 })).results).toHaveLength(2);
     const p1 = await search(store, { q: "kettle", limit: 1 });
     const p2 = await search(store, { q: "kettle", limit: 1, offset: 1 });
-    expect(p1.hasMore).toBe(true);
-    expect(p2.hasMore).toBe(false);
+    expect(p1.has_more).toBe(true);
+    expect(p2.has_more).toBe(false);
     expect(p1.results[0].path).not.toBe(p2.results[0].path);
   });
 
@@ -223,9 +223,9 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
     const q = "cachng layer storing renderd pages";
     expect((await search(store, { q })).results).toEqual([]);
     const r = await search(store, { q, mode: "vector" }, { vector: await queryVector(q) });
-    expect(r.effectiveMode).toBe("vector");
+    expect(r.effective_mode).toBe("vector");
     expect(r.results[0].path).toBe("notes/cache.md");
-    expect(r.vectors).toMatchObject({ method: "exact", model: { id: fp.id }, pendingEmbeddings: 0 });
+    expect(r.vectors).toMatchObject({ method: "exact", model: { id: fp.id }, pending_embeddings: 0 });
     const sims = r.results.map((h) => h.score);
     expect([...sims].sort((a, b) => b - a)).toEqual(sims);
   });
@@ -234,7 +234,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
     const r = await search(store, { q: "qqxv zzpt", mode: "vector" }, { vector: await queryVector("qqxv zzpt") });
     expect(r.results).toEqual([]);
     expect(r.reason?.code).toBe("below_similarity_floor");
-    expect(r.vectors?.belowFloor).toBeGreaterThan(0);
+    expect(r.vectors?.below_floor).toBeGreaterThan(0);
   });
 
   it("vector search applies the same filters", async () => {
@@ -244,8 +244,8 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
 
   it("hybrid fuses both legs by weighted reciprocal rank (lib/retrieval/fusion.ts)", async () => {
     const r = await search(store, { q: "cache pages", mode: "hybrid", explain: true }, { vector: await queryVector("cache pages") });
-    expect(r.effectiveMode).toBe("hybrid");
-    expect(r.fusion).toMatchObject({ wFts: 1, wVec: 0.004, k: 60 });
+    expect(r.effective_mode).toBe("hybrid");
+    expect(r.fusion).toMatchObject({ w_fts: 1, w_vec: 0.004, k: 60 });
     expect(r.results[0].path).toBe("notes/cache.md");
     expect(r.results[0].signals?.fts?.rank).toBe(1);
     expect(r.results[0].signals?.why).toMatch(/bm25 rank 1/);
@@ -253,7 +253,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
 
   it("without a usable query vector, vector modes answer lexically and say why — never a silent empty answer", async () => {
     const none = await search(store, { q: "caching", mode: "vector" });
-    expect(none).toMatchObject({ effectiveMode: "fts", fallback: { reason: "vectors_unavailable" }, reason: { code: "vectors_unavailable" } });
+    expect(none).toMatchObject({ effective_mode: "fts", fallback: { reason: "vectors_unavailable" }, reason: { code: "vectors_unavailable" } });
     expect(none.results.map((h) => h.path)).toEqual(["notes/cache.md"]);
     const down = await search(store, { q: "zzzz", mode: "hybrid" }, { vector: { ok: false, fallback: { reason: "provider_error", message: "provider down" } } });
     expect(down.results).toEqual([]);
@@ -272,7 +272,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
   it("new chunks without vectors are reported as pending", async () => {
     await put(store, [{ path: "late/arrival.md", content: "A late arrival about caching strategies." }]);
     const r = await search(store, { q: "caching", mode: "hybrid" }, { vector: await queryVector("caching") });
-    expect(r.vectors?.pendingEmbeddings).toBe(1);
+    expect(r.vectors?.pending_embeddings).toBe(1);
     expect(r.warnings.map((w) => w.code)).toContain("embeddings_pending");
     // Full-text still finds it.
     expect(r.results.map((h) => h.path)).toContain("late/arrival.md");

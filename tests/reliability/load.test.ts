@@ -170,7 +170,7 @@ it("20 agents on two servers sharing one DATA_DIR (database), during reindex and
     expect(getStoreDb({ store: STORE }).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
     expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   });
-  expect(verify).toMatchObject({ ok: true, consistent: true, inSync: true });
+  expect(verify).toMatchObject({ ok: true, consistent: true, in_sync: true });
   expect(audit.ok).toBe(true);
   // The embed workers of both servers kept up with (or are still working off) the writes; nothing was parked.
   expect(await count(storeSql(STORE, "select count(*) as n from embed_queue where parked_at is not null"))).toBe(0);

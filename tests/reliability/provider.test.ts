@@ -64,7 +64,7 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   expect(down.embedded).toBe(0);
   expect(await status()).toMatchObject({ degraded: true });
   const degraded = await search("outage drill");
-  expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "backlog" } });
+  expect(degraded).toMatchObject({ effective_mode: "fts", degraded: true, fallback: { reason: "backlog" } });
   expect(degraded.results.length).toBeGreaterThan(0);
 
   // Slow: the held queue's probe outlives the worker's timeout; the queue stays held (no claim, no hang).
@@ -100,7 +100,7 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   expect(now).toMatchObject({ degraded: false, backlog: { pending: 0, parked: 0 } });
   expect(await storedVectors()).toBe(queued);
   const recovered = await search("outage drill");
-  expect(recovered.effectiveMode).toBe("hybrid");
+  expect(recovered.effective_mode).toBe("hybrid");
   expect(recovered.fallback).toBeNull();
   tally.writesFound += Number((await storeSql<{ n: number }>("prov", "select count(*) as n from documents"))[0].n);
   tally.faultsSurvived += 3;

@@ -34,7 +34,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
     window: d.window,
     allStores: d.store === ALL_STORES,
     modelChanges: d.modelChanges,
-    reindexes,
+    reindexes: reindexes.map((j) => ({ startedAt: j.started_at, store: j.store, status: j.status })),
     alerts: d.events.filter((e) => e.store === null || covered.has(e.store)),
   });
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);

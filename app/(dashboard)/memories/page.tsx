@@ -47,7 +47,7 @@ async function loadMemory(store: string, raw: string | undefined): Promise<Viewe
 const dateOnly = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 10));
 
 function draftOf(m: MemoryWithBody): MemoryDraft {
-  return { path: m.path, body: m.body, tags: m.tags.join(", "), summary: m.summary ?? "", source: m.source ?? "", expires: dateOnly(m.expiresAt) };
+  return { path: m.path, body: m.body, tags: m.tags.join(", "), summary: m.summary ?? "", source: m.source ?? "", expires: dateOnly(m.expires_at) };
 }
 
 /** Full-text hits of memories only (the one search entry point, kind=memory), one row per memory. */
@@ -62,7 +62,7 @@ async function searchMemories({ store, q, category, page }: { store: string; q: 
     const titles = await storesBackend()
       .documentTitles({ store, paths: hits.map((h) => h.path) })
       .catch(() => new Map<string, string>());
-    return { hits, titles, hasMore: result.hasMore };
+    return { hits, titles, hasMore: result.has_more };
   } catch (e) {
     if (isAppError(e)) return { error: e.message };
     throw e;
@@ -157,7 +157,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
             <Link className="text-blue-700 underline" href={trashHref}>
               trash
             </Link>{" "}
-            until {formatTime(justDeleted.purgeAt)}.
+            until {formatTime(justDeleted.purge_at)}.
           </p>
           {canEdit && <MemoryRestoreForm store={store} id={justDeleted.id} path={justDeleted.path} action={restoreMemoryAction} label="Undo" />}
         </section>
@@ -198,7 +198,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
               {viewed.trashed && (
                 <div className="space-y-2" data-testid="memory-in-trash">
                   <p className="text-sm">
-                    Deleted by {viewed.trashed.deletedBy}, {formatTime(viewed.trashed.deletedAt)}; it stays in the trash until {formatTime(viewed.trashed.purgeAt)}.{" "}
+                    Deleted by {viewed.trashed.deleted_by}, {formatTime(viewed.trashed.deleted_at)}; it stays in the trash until {formatTime(viewed.trashed.purge_at)}.{" "}
                     <Link className="text-blue-700 underline" href={`${trashHref}&id=${encodeURIComponent(viewed.trashed.id)}`}>
                       Open it in the trash
                     </Link>
@@ -224,9 +224,9 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                   )}
                 </div>
                 <p className="text-xs text-slate-500">
-                  updated {formatTime(viewed.memory.updatedAt)} · created {formatTime(viewed.memory.createdAt)}
-                  {viewed.memory.expiresAt ? ` · expires ${formatTime(viewed.memory.expiresAt)}` : ""}
-                  {viewed.memory.source ? ` · source ${viewed.memory.source}` : ""} · ~{viewed.memory.tokenEstimate} tokens
+                  updated {formatTime(viewed.memory.updated_at)} · created {formatTime(viewed.memory.created_at)}
+                  {viewed.memory.expires_at ? ` · expires ${formatTime(viewed.memory.expires_at)}` : ""}
+                  {viewed.memory.source ? ` · source ${viewed.memory.source}` : ""} · ~{viewed.memory.token_estimate} tokens
                 </p>
                 {viewed.memory.tags.length > 0 && <p className="text-xs">tags: {viewed.memory.tags.join(", ")}</p>}
                 {viewed.memory.summary && <p className="text-sm italic text-slate-600">{viewed.memory.summary}</p>}
@@ -373,8 +373,8 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                         </td>
                         <td>{m.tags.join(", ")}</td>
                         <td>{m.source ?? "—"}</td>
-                        <td>{formatTime(m.updatedAt)}</td>
-                        <td>{m.tokenEstimate}</td>
+                        <td>{formatTime(m.updated_at)}</td>
+                        <td>{m.token_estimate}</td>
                       </tr>
                     ))}
                   </tbody>

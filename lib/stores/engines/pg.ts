@@ -595,20 +595,20 @@ export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Prom
       store: handle.store,
       ok: consistent && inSync,
       consistent,
-      inSync,
-      chunkingVersion: CHUNKING_VERSION,
-      counts: { files: counts.memories, fileDocuments: counts.fileDocuments, apiDocuments: counts.apiDocuments, chunks: counts.chunks, memories: counts.memories, skipped: 0 },
+      in_sync: inSync,
+      chunking_version: CHUNKING_VERSION,
+      counts: { files: counts.memories, file_documents: counts.fileDocuments, api_documents: counts.apiDocuments, chunks: counts.chunks, memories: counts.memories, skipped: 0 },
       integrity: "ok",
-      ftsMissing: counts.ftsMissing,
-      ftsExtra: 0,
-      memoriesWithoutDocument: notIndexed.map((p) => p.slice("memory/".length, -".md".length)),
-      hashMismatches,
-      missingFiles,
-      notIndexed,
+      fts_missing: counts.ftsMissing,
+      fts_extra: 0,
+      memories_without_document: notIndexed.map((p) => p.slice("memory/".length, -".md".length)),
+      hash_mismatches: hashMismatches,
+      missing_files: missingFiles,
+      not_indexed: notIndexed,
       // The memories table is the truth here: there are no files to find unindexable.
       unindexable: [],
-      staleChunks: counts.staleChunks,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      stale_chunks: counts.staleChunks,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
     };
   } });
 }
@@ -629,12 +629,12 @@ export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHa
   return {
     store: handle.store,
     counts: { ...mem, skipped: 0 },
-    byKind: { documents: none, memories: mem },
-    skippedBy: { binary: 0, oversized: 0, badName: 0, symlink: 0 },
-    linksOutsideRoot: [],
+    by_kind: { documents: none, memories: mem },
+    skipped_by: { binary: 0, oversized: 0, bad_name: 0, symlink: 0 },
+    links_outside_root: [],
     unindexable: [],
-    changedPaths: [],
-    durationMs: Math.round((performance.now() - started) * 100) / 100,
+    changed_paths: [],
+    duration_ms: Math.round((performance.now() - started) * 100) / 100,
   };
 }
 
@@ -688,7 +688,7 @@ export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: 
     const job = await getJobByIdPg({ pg, id: claimed.row.id, stores: null });
     if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
     if (job.status !== "running") return job;
-    const taken = Date.now() - job.heartbeatAt > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
+    const taken = Date.now() - job.heartbeat_at > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
     if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
     else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }

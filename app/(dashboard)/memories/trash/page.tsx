@@ -63,7 +63,7 @@ export default async function MemoryTrashPage({ searchParams }: { searchParams: 
           <header className="space-y-1">
             <h2 className="break-all font-mono text-sm font-semibold">{entry.path}</h2>
             <p className="text-xs text-slate-600">
-              deleted by {entry.deletedBy} · {formatTime(entry.deletedAt)} · purged {formatTime(entry.purgeAt)} · ~{entry.tokenEstimate} tokens
+              deleted by {entry.deleted_by} · {formatTime(entry.deleted_at)} · purged {formatTime(entry.purge_at)} · ~{entry.token_estimate} tokens
             </p>
             {entry.tags.length > 0 && <p className="text-xs">tags: {entry.tags.join(", ")}</p>}
             {entry.summary && <p className="text-sm italic text-slate-600">{entry.summary}</p>}
@@ -102,9 +102,9 @@ export default async function MemoryTrashPage({ searchParams }: { searchParams: 
                       </Link>
                       {t.summary && <div className="text-xs text-slate-600">{t.summary}</div>}
                     </td>
-                    <td>{formatTime(t.deletedAt)}</td>
-                    <td className="font-mono text-xs">{t.deletedBy}</td>
-                    <td>{formatTime(t.purgeAt)}</td>
+                    <td>{formatTime(t.deleted_at)}</td>
+                    <td className="font-mono text-xs">{t.deleted_by}</td>
+                    <td>{formatTime(t.purge_at)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -76,7 +76,7 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
       {outcome?.result && <SearchResults state={state} result={outcome.result} titles={titles} pastEnd={pastEnd} />}
       {legs && (
         <>
-          <SearchPager state={state} shown={Math.max(...legs.map((l) => l.result?.results.length ?? 0))} hasMore={legs.some((l) => l.result?.hasMore)} />
+          <SearchPager state={state} shown={Math.max(...legs.map((l) => l.result?.results.length ?? 0))} hasMore={legs.some((l) => l.result?.has_more)} />
           <SearchInspect legs={legs} firstRank={(state.page - 1) * SEARCH_PAGE_SIZE + 1} />
         </>
       )}

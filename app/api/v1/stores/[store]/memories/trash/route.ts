@@ -19,7 +19,7 @@ export const GET = defineRoute({
   query: z.object({ id: trashIdSchema.optional() }).strict(),
   handler: async ({ params, query }) => {
     if (query.id) return stores().getTrashedMemory({ store: params.store, id: query.id });
-    return { retentionDays: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store: params.store }) };
+    return { retention_days: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store: params.store }) };
   },
 });
 
