@@ -91,7 +91,7 @@ describe("the store commands on this backend", () => {
     const foundJson = JSON.parse((await cli("search", "ops", "nginx", "--mode", "fts", "--json")).stdout);
     expect(foundJson.results.map((r: { path: string }) => r.path)).toEqual(["memory/runbooks/restart.md"]);
     // --json prints the keys it always has (camelCase), as scripts read them.
-    expect(foundJson).toMatchObject({ effectiveMode: "fts", hasMore: false, results: [{ chunkIndex: 0 }] });
+    expect(foundJson).toMatchObject({ effective_mode: "fts", has_more: false, results: [{ chunk_index: 0 }] });
 
     const truth = onPg ? "memories" : "files";
     const ok = await cli("verify", "ops");
@@ -100,7 +100,7 @@ describe("the store commands on this backend", () => {
     await editMemoryOutsideTheApp("runbooks/restart", "Restart the sourdough starter feeding schedule.");
     const drifted = await cli("verify", "ops", "--json");
     expect(drifted.code).toBe(1);
-    expect(JSON.parse(drifted.stdout)).toMatchObject({ store: "ops", ok: false, hashMismatches: ["memory/runbooks/restart.md"] });
+    expect(JSON.parse(drifted.stdout)).toMatchObject({ store: "ops", ok: false, hash_mismatches: ["memory/runbooks/restart.md"] });
     expect((await cli("verify", "ops")).stdout).toContain("PROBLEMS FOUND");
 
     const reindexed = await cli("reindex", "ops");

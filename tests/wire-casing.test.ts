@@ -96,6 +96,8 @@ describe("answers spelled as the wire spells them", () => {
     const tokens = await governance().listApiTokens({});
     expect(tokens.find((t) => t.id === info.id)).toMatchObject({ last_used_at: expect.any(Number), revoked_at: expect.any(Number) });
     asWire(tokenListResponse, { tokens });
+  });
+
   it("a search answer: hits, passages, signals, vectors, fusion and explain (GET/POST /stores/{store}/search)", async () => {
     await seedDocument("docs", "runbooks/backup.md", "# Backups\n\nThe nightly backup copies the database to the vault.\n\n## Restore\n\nA restore reads the vault back into the database.");
     await drainEmbeddings(["docs"]);

@@ -19,16 +19,6 @@ import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Comman
  * SQLite's own (FTS5).
  */
 
-/**
- * What --json prints for search, verify and reindex: the answer with the camelCase keys these commands have always
- * printed (scripts read them), though the answers themselves are snake_case as the API's are.
- */
-function asPrintedJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(asPrintedJson);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()), asPrintedJson(v)]));
-}
-
 /** The named store, or every store of this backend with --all. */
 async function storeNamesFrom({ args, all }: { args: string[]; all: boolean }): Promise<string[]> {
   if (all) return stores().listStoreNames();
@@ -102,7 +92,7 @@ export const indexCommands: Command[] = [
         ...r.results.map((h) => `${h.score.toFixed(4)}\t${h.store}\t${h.path}#${h.chunk_index}${h.matched_chunks ? ` (${h.matched_chunks} chunks)` : ""}\t${h.snippet}`),
         ...(r.explain ? r.explain.stages.map((s) => `stage ${s.stage}: ${s.candidates} candidate(s), ${s.ms} ms: ${s.detail}`) : []),
       ];
-      out(lines.join("\n"), asPrintedJson(r));
+      out(lines.join("\n"), r);
       return 0;
     },
   },
@@ -128,10 +118,10 @@ export const indexCommands: Command[] = [
           ok = false;
           const k = job.result?.by_kind;
           const kinds = k ? `; memories ${k.memories.scanned} scanned (${k.memories.added} added, ${k.memories.changed} changed, ${k.memories.removed} removed), documents ${k.documents.scanned} scanned (${k.documents.added} added, ${k.documents.changed} changed, ${k.documents.removed} removed)` : "";
-          out(`${store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, asPrintedJson(job));
+          out(`${store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, job);
           continue;
         }
-        out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.duration_ms} ms (job ${job.id})`, asPrintedJson(job));
+        out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.duration_ms} ms (job ${job.id})`, job);
       }
       return ok ? 0 : 1;
     },
@@ -193,7 +183,7 @@ export const indexCommands: Command[] = [
             ["memory without document", v.memories_without_document],
           ].flatMap(([label, paths]) => (paths as string[]).map((p) => `  ${label}: ${p}`)),
         ];
-        out(lines.join("\n"), asPrintedJson(v));
+        out(lines.join("\n"), v);
       }
       // Folders of deleted stores a failed removal left behind: still on disk, removed at the next start or delete.
       const leftovers = backend.kind === "sqlite" ? deletedStoreLeftovers() : [];
