@@ -65,16 +65,38 @@ export const listSessionsQuerySchema = z
   .strict();
 
 /** `id` is the id its writer chose (unique per session); the row's key (`session~id`, or the id itself on messages from before ids were namespaced) stays inside, under the signature. */
-export type DialecticMessage = Omit<DialecticMessageRow, "proposedConditionsJson" | "observedMetricsJson" | "concernsJson" | "clientId"> & {
+export type DialecticMessage = {
+  id: string;
+  sessionId: string;
+  seq: number;
+  agentId: string;
+  messageType: MessageType;
+  timestamp: number;
+  reasoning: string;
+  rootCause: string | null;
   proposedConditions: string[] | null;
   observedMetrics: Record<string, unknown> | null;
   concerns: string[] | null;
+  agrees: boolean | null;
+  signature: string;
 };
 export type Resolution = { conditions: string[]; agreedBy: string[]; messageId: string; seq: number };
 export type ExpectedNext = { phase: Phase; messageType: MessageType | null; agentIds: string[]; note: string };
 /** `sessionId` is the id the paused agent chose; `key` the session's unambiguous address (lib/governance/owned-ids.ts). */
-export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "clientId"> & {
+export type DialecticSession = {
+  sessionId: string;
   key: string;
+  pausedAgentId: string;
+  reviewerAgentId: string | null;
+  phase: Phase;
+  status: (typeof STATUSES)[number];
+  createdAt: number;
+  updatedAt: number;
+  topic: string;
+  sessionType: string;
+  failureReason: string | null;
+  maxRounds: number;
+  idleTimeoutMs: number;
   resolution: Resolution | null;
   messageCount: number;
   synthesisRounds: number;
@@ -82,15 +104,24 @@ export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "cli
 };
 /** `transcriptOmitted`: a list left this session's transcript out, as it alone is past the list's byte budget (read the session itself). */
 export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcriptOmitted?: true };
+/** `nextOffset`: where the next page starts when rows remain; null at the end. */
+export type SessionList = { sessions: SessionView[]; total: number; nextOffset: number | null };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
-  const { proposedConditionsJson, observedMetricsJson, concernsJson, clientId, ...rest } = row;
   return {
-    ...rest,
-    id: clientId,
-    proposedConditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
-    observedMetrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
-    concerns: parseJsonColumnStrict<string[]>(concernsJson),
+    id: row.clientId,
+    sessionId: row.sessionId,
+    seq: row.seq,
+    agentId: row.agentId,
+    messageType: row.messageType,
+    timestamp: row.timestamp,
+    reasoning: row.reasoning,
+    rootCause: row.rootCause,
+    proposedConditions: parseJsonColumnStrict<string[]>(row.proposedConditionsJson),
+    observedMetrics: parseJsonColumnStrict<Record<string, unknown>>(row.observedMetricsJson),
+    concerns: parseJsonColumnStrict<string[]>(row.concernsJson),
+    agrees: row.agrees,
+    signature: row.signature,
   };
 }
 
@@ -126,8 +157,25 @@ export function sessionIdleClock({ session: s, now = Date.now() }: { session: Pi
 }
 
 export function toSession({ row, tail }: { row: DialecticSessionRow; tail: Tail }): DialecticSession {
-  const { resolutionJson, clientId, sessionId, ...rest } = row;
-  return { ...rest, sessionId: clientId, key: sessionId, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext({ session: row, last: tail.last }) };
+  return {
+    sessionId: row.clientId,
+    key: row.sessionId,
+    pausedAgentId: row.pausedAgentId,
+    reviewerAgentId: row.reviewerAgentId,
+    phase: row.phase,
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    topic: row.topic,
+    sessionType: row.sessionType,
+    failureReason: row.failureReason,
+    maxRounds: row.maxRounds,
+    idleTimeoutMs: row.idleTimeoutMs,
+    resolution: parseJsonColumnStrict<Resolution>(row.resolutionJson),
+    messageCount: tail.count,
+    synthesisRounds: tail.synthesisRounds,
+    expected: expectedNext({ session: row, last: tail.last }),
+  };
 }
 
 export function conflict({ message, session, last }: { message: string; session: DialecticSessionRow; last: Tail["last"] }): AppError {
@@ -726,7 +774,7 @@ export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceH
 }
 
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
-export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number; nextOffset: number | null }> {
+export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, SessionList> {
   const where = (s: SessionTable) => sessionListWhere({ columns: s, input });
   const offset = input.offset ?? 0;
   return readLedger(

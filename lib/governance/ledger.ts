@@ -127,7 +127,10 @@ export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
 export type ArtifactRef = z.infer<typeof artifactRefSchema>;
 
 /** `taskId` is the id the requester chose; `key` the task's unambiguous address (lib/governance/owned-ids.ts). */
-export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJson" | "clientId"> & { key: string; spec: unknown; requiredChecks: Check[]; assignees: string[] };
+export type Task = { taskId: string; key: string; createdAt: number; requestedBy: string; intent: string; spec: unknown; requiredChecks: Check[]; verdict: Verdict; updatedAt: number; assignees: string[] };
+/** A task in a list, with how many runs it has. */
+export type TaskListItem = Task & { runCount: number };
+export type TaskList = { tasks: TaskListItem[]; total: number; nextOffset: number | null };
 
 /**
  * Who is asking, on the agent API and MCP. An agent works on its own tasks:
@@ -138,42 +141,120 @@ export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJ
  */
 export type LedgerCaller = { agentId: string; isAdmin: boolean; stores: readonly string[] | null };
 /** Runs, validations and overrides carry the id their writer chose (unique per task, per actor), not their key. */
-export type SkillRun = Omit<SkillRunRow, "artifactsJson" | "clientId"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
-export type Validation = Omit<ValidationRow, "detailsJson" | "clientId"> & { details: unknown };
-export type Override = Omit<OverrideRow, "clientId">;
+export type SkillRun = {
+  runId: string;
+  taskId: string;
+  skill: string;
+  inputHash: string;
+  outputHash: string | null;
+  exitCode: number | null;
+  runnerVersion: string;
+  startedAt: number;
+  finishedAt: number | null;
+  outputRef: string | null;
+  artifacts: ArtifactRef[];
+  agentId: string | null;
+  status: "running" | "succeeded" | "failed";
+};
+export type Validation = { validationId: string; taskId: string; runId: string | null; criticPassed: boolean | null; runnerPassed: boolean | null; details: unknown; ts: number; agentId: string | null };
+export type Override = { overrideId: string; ts: number; actor: string; tokenLabel: string; taskId: string | null; note: string };
+/** A provenance fact as returned. */
+export type Provenance = {
+  id: number;
+  artifactType: string;
+  artifactId: string;
+  store: string;
+  modelName: string;
+  modelVersion: string;
+  fingerprint: string | null;
+  chunkingVersion: string | null;
+  inputHash: string;
+  taskId: string | null;
+  runId: string | null;
+  recordedBy: string;
+  createdAt: number;
+};
 export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
 export type TaskStatus = {
   task: Task;
   runs: SkillRun[];
   validations: Validation[];
   overrides: Override[];
-  artifacts: ProvenanceRow[];
+  artifacts: Provenance[];
   /** How many of each list the answer left out (oldest first) to stay within DUALMIND_LIST_MAX_BYTES. */
   omitted: { runs: number; validations: number; overrides: number; artifacts: number };
   verdict: VerdictExplanation;
 };
 
+/** A task as returned: under the id its requester chose, its key beside it (the row's column names stay inside). */
 export function toTask(row: TaskRow): Task {
-  const { specJson, requiredChecksJson, assigneesJson, clientId, taskId, ...rest } = row;
-  return { ...rest, taskId: clientId, key: taskId, spec: parseJsonColumnStrict(specJson), requiredChecks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [] };
+  return {
+    taskId: row.clientId,
+    key: row.taskId,
+    createdAt: row.createdAt,
+    requestedBy: row.requestedBy,
+    intent: row.intent,
+    spec: parseJsonColumnStrict(row.specJson),
+    requiredChecks: parseJsonColumnStrict<Check[]>(row.requiredChecksJson) ?? [...CHECKS],
+    verdict: row.verdict,
+    updatedAt: row.updatedAt,
+    assignees: parseJsonColumnStrict<string[]>(row.assigneesJson) ?? [],
+  };
 }
 
 export function toRun(row: SkillRunRow): SkillRun {
-  const { artifactsJson, clientId, ...rest } = row;
   const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
-  return { ...rest, runId: clientId, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
+  return {
+    runId: row.clientId,
+    taskId: row.taskId,
+    skill: row.skill,
+    inputHash: row.inputHash,
+    outputHash: row.outputHash,
+    exitCode: row.exitCode,
+    runnerVersion: row.runnerVersion,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    outputRef: row.outputRef,
+    artifacts: parseJsonColumnStrict<ArtifactRef[]>(row.artifactsJson) ?? [],
+    agentId: row.agentId,
+    status,
+  };
 }
 
 /** A validation as returned, under the ids its writers chose (PostgreSQL's recorded_seq, its recording order, stays inside). */
 export function toValidation(row: ValidationRow): Validation {
-  const { detailsJson, clientId, recordedSeq: _seq, ...rest } = row as ValidationRow & { recordedSeq?: number };
-  void _seq;
-  return { ...rest, validationId: clientId, runId: row.runId === null ? null : childClientId({ key: row.runId, parent: row.taskId }), details: parseJsonColumnStrict(detailsJson) };
+  return {
+    validationId: row.clientId,
+    taskId: row.taskId,
+    runId: row.runId === null ? null : childClientId({ key: row.runId, parent: row.taskId }),
+    criticPassed: row.criticPassed,
+    runnerPassed: row.runnerPassed,
+    details: parseJsonColumnStrict(row.detailsJson),
+    ts: row.ts,
+    agentId: row.agentId,
+  };
 }
 
 export function toOverride(row: OverrideRow): Override {
-  const { clientId, ...rest } = row;
-  return { ...rest, overrideId: clientId };
+  return { overrideId: row.clientId, ts: row.ts, actor: row.actor, tokenLabel: row.tokenLabel, taskId: row.taskId, note: row.note };
+}
+
+export function toProvenance(row: ProvenanceRow): Provenance {
+  return {
+    id: row.id,
+    artifactType: row.artifactType,
+    artifactId: row.artifactId,
+    store: row.store,
+    modelName: row.modelName,
+    modelVersion: row.modelVersion,
+    fingerprint: row.fingerprint,
+    chunkingVersion: row.chunkingVersion,
+    inputHash: row.inputHash,
+    taskId: row.taskId,
+    runId: row.runId,
+    recordedBy: row.recordedBy,
+    createdAt: row.createdAt,
+  };
 }
 
 /*
@@ -287,8 +368,8 @@ function validationsInRecordingOrder(taskId: string): Op<ValidationRow[]> {
 
 /** Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome. */
 function* refreshVerdict(task: TaskRow): Op<void> {
-  const runs = yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) });
-  const vals = yield* validationsInRecordingOrder(task.taskId);
+  const runs = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) })).map(toRun);
+  const vals = (yield* validationsInRecordingOrder(task.taskId)).map(toValidation);
   const { verdict } = explainVerdict({ requiredChecks: toTask(task).requiredChecks, runs, validations: vals });
   yield* update(tasks, { verdict, updatedAt: Date.now() }, (t) => eq(t.taskId, task.taskId));
 }
@@ -652,7 +733,7 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
           runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
           validations: vals,
           overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
-          artifacts: newestArtifacts.filter(visible).map(mine),
+          artifacts: newestArtifacts.filter(visible).map(toProvenance).map(mine),
         },
       });
       return { task, ...shown, omitted: { ...omitted, artifacts: omitted.artifacts + unreadArtifacts }, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }) };
@@ -697,7 +778,7 @@ function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string)
   return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
 }
 
-export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number; nextOffset: number | null }> {
+export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, TaskList> {
   const q = listTasksQuerySchema.parse(input);
   const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tables: { tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller });
   return readLedger(
@@ -706,7 +787,7 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
       const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
       const total = yield* count(tasks, where);
       const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-      const listed = page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 }));
+      const listed: TaskListItem[] = page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 }));
       // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
       if (!caller) return { tasks: listed, total, nextOffset: q.offset + listed.length < total ? q.offset + listed.length : null };
       const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
@@ -741,7 +822,7 @@ export const artifactLookupSchema = z
   .strict();
 
 export type ArtifactProofs = {
-  provenance: ProvenanceRow[];
+  provenance: Provenance[];
   runs: SkillRun[];
   tasks: { task: Task; verdict: Verdict }[];
   validations: Validation[];
@@ -775,7 +856,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
         const task = r.taskId === null ? undefined : visibleTasks.get(r.taskId);
         return task ? underTask(r, task) : r;
       };
-      const linkShown = (f: ProvenanceRow): ProvenanceRow => (f.taskId === null || visibleTasks.has(f.taskId) ? known(f) : { ...f, taskId: null, runId: null });
+      const linkShown = (f: Provenance): Provenance => (f.taskId === null || visibleTasks.has(f.taskId) ? known(f) : { ...f, taskId: null, runId: null });
       const visibleRuns = runsFound.filter((r) => visibleTasks.has(r.taskId));
       const runs = visibleRuns.map(toRun);
       const runIds = visibleRuns.map((r) => r.runId);
@@ -786,7 +867,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
           ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
           : [];
       // Newest facts first; each list within its share of the byte budget, with what it left out counted.
-      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
+      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(toProvenance).map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
       return { ...shown, omitted: { ...omitted, provenance: omitted.provenance + unread } };
     })(),
   );
