@@ -192,7 +192,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     expect(view.messages!.map((m) => m.seq)).toEqual([1]);
     const activity = await governance().getDialecticActivity({});
     expect(activity).toMatchObject({ activeSessions: 1, messagesLastHour: 1 });
-    expect(activity.failedPerHour.reduce((n, h) => n + h.failed, 0)).toBe(1);
+    expect(activity.failed_per_hour.reduce((n, h) => n + h.failed, 0)).toBe(1);
     const tail = await governance().listAuditTail({ limit: 2 });
     expect(tail.map((r) => r.action)).toEqual(["dialectic.abandon", "dialectic.annotate"]);
     const listed = await governance().listTasks({ input: {} });
