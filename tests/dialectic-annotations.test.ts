@@ -61,7 +61,7 @@ describe("an admin abandons a session from the dashboard", async () => {
   it("fails the session with who and why, audited; a resolved session cannot be abandoned; abandoning twice is a no-op", async () => {
     await openSession("s3");
     const s = await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin", reason: "stale", now: 3_000_000 });
-    expect(s).toMatchObject({ status: "failed", phase: "failed", failureReason: "abandoned by user:admin (admin): stale" });
+    expect(s).toMatchObject({ status: "failed", phase: "failed", failure_reason: "abandoned by user:admin (admin): stale" });
     expect((await listAuditTail({ limit: 1 }))[0]).toMatchObject({ actor: "user:admin", action: "dialectic.abandon", target: "dialectic_session:builder~s3", reason: "stale" });
     const audits = (await listAuditTail({ limit: 100 })).length;
     expect((await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin" })).failure_reason).toBe("abandoned by user:admin (admin): stale");

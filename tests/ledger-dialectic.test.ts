@@ -195,7 +195,7 @@ describe("idempotency, signatures, cache, listings", () => {
     await governanceSql("update dialectic_messages set reasoning = ? where session_id = 'alice~s-sig' and seq = 2", [antithesis.reasoning]);
     expect((await verifySession("s-sig")).ok).toBe(true);
     await governanceSql("update dialectic_messages set agrees = false where session_id = 'alice~s-sig' and seq = 3");
-    expect(await verifySession("s-sig")).toMatchObject({ ok: false, brokenAtSeq: 3 });
+    expect(await verifySession("s-sig")).toMatchObject({ ok: false, broken_at_seq: 3 });
   });
 
   it("never serves a stale phase from the cache after a write", async () => {

@@ -90,7 +90,7 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
 
     // The owner and the assignee find the task by its id, with everything under it; another agent does not.
     const status = await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") });
-    expect(status.task).toMatchObject({ taskId: "t1", key: "t1", intent: "old work", assignees: ["agent-c"] });
+    expect(status.task).toMatchObject({ task_id: "t1", key: "t1", intent: "old work", assignees: ["agent-c"] });
     expect(status.runs.map((r) => [r.run_id, r.task_id])).toEqual([["run-1", "t1"]]);
     expect(status.validations.map((v) => v.validation_id)).toEqual(["v1"]);
     expect(status.overrides.map((o) => [o.override_id, o.task_id])).toEqual([["o1", "t1"]]);
@@ -101,7 +101,7 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
     const retried = await g.createTask({ input: { task_id: "t1", intent: "old work", spec: {}, assignees: ["agent-c"] }, requestedBy: "agent-a" });
     expect(retried.created).toBe(false);
     const theirs = await g.createTask({ input: { task_id: "t1", intent: "new work", spec: {} }, requestedBy: "agent-b" });
-    expect(theirs).toMatchObject({ created: true, task: { taskId: "t1", key: "agent-b~t1", requestedBy: "agent-b" } });
+    expect(theirs).toMatchObject({ created: true, task: { task_id: "t1", key: "agent-b~t1", requested_by: "agent-b" } });
     // A run recorded now lands under the old task's key, so the old rows and the new ones stay one task.
     await g.recordRunStart({ taskId: "t1", input: { run_id: "run-2", skill: "build", input_hash: HASH, runner_version: "1" }, caller: caller("agent-a") });
     expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") })).runs.map((r) => r.run_id)).toEqual(["run-1", "run-2"]);
@@ -112,7 +112,7 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
 
     // The review: its transcript still verifies, its note is still beside it, and the reviewer carries on.
     const review = await g.getDialecticSessionForAgent({ sessionId: "r1", agentId: "agent-b", isAdmin: false });
-    expect(review).toMatchObject({ sessionId: "r1", key: "r1", messageCount: 1, topic: "the old review" });
+    expect(review).toMatchObject({ session_id: "r1", key: "r1", message_count: 1, topic: "the old review" });
     expect(await g.verifyDialecticSession({ sessionId: "r1" })).toEqual({ ok: true, messages: 1 });
     expect((await g.listDialecticAnnotations({ sessionId: "r1" })).map((a) => a.body)).toEqual(["an old note"]);
     await g.postDialecticMessage({ sessionId: "r1", agentId: "agent-b", input: { message_type: "antithesis", reasoning: "an answer after the upgrade" } });
@@ -120,7 +120,7 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
 
     // Another agent's review with the same id is its own; the old link still opens the old one.
     const other = await g.createDialecticSession({ input: { session_id: "r1", topic: "a new review" }, agentId: "agent-c" });
-    expect(other).toMatchObject({ created: true, session: { sessionId: "r1", key: "agent-c~r1" } });
+    expect(other).toMatchObject({ created: true, session: { session_id: "r1", key: "agent-c~r1" } });
     expect((await g.getDialecticSession({ sessionId: "r1" })).topic).toBe("the old review");
     expect((await g.getDialecticSession({ sessionId: "agent-c~r1" })).topic).toBe("a new review");
     // The reviewer's plain id still names the review it reviews: an open review another agent opened with the same id does not shadow it.
