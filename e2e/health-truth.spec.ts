@@ -243,13 +243,14 @@ test("every surface reports the same live status through backlog, provider down,
   fake = await startFakeOpenAI({ dimension: 32, port: fakePort });
   await expectEverySurface("healthy", "fake", null);
 
-  // 5. An item the provider cannot embed (wrong dimension) is parked at once.
-  fake.state.defaultMode = "wrong_dim";
+  // 5. An item the provider cannot embed (wrong dimension) is parked at once. Only that text gets the short vector:
+  // a provider that answers every text wrongly (its recovery probe included) is down, which is step 3's state.
+  fake.state.wrongDimOn = /wrong size/;
   await ingest([{ path: "notes/odd.md", content: "# Odd one\n\nthis text gets a vector of the wrong size" }]);
   await expectEverySurface("parked", "fake", "parked");
 
   // 6. Fixed, and an admin retries the parked item.
-  fake.state.defaultMode = "ok";
+  fake.state.wrongDimOn = null;
   expect((await api(server.url, "POST", `/stores/${STORE}/embeddings/retry-parked`)).status).toBe(200);
   await expectEverySurface("healthy", "fake", null);
 

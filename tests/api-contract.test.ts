@@ -5,7 +5,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z, type ZodType } from "zod";
 import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
-import { assertMatchesContract, camelOf, createdOrExisting, errorEnvelopeSchema, toWire } from "@/lib/api/contract";
+import { assertMatchesContract, createdOrExisting, errorEnvelopeSchema, toWire } from "@/lib/api/contract";
 import { buildApiReference, buildOpenApiDocument } from "@/lib/api/openapi";
 import { defineRoute, type DescribedHandler } from "@/lib/api/route";
 import type { AgentPrincipal } from "@/lib/auth/tokens";
@@ -140,7 +140,7 @@ describe("every answer has a declared contract", () => {
   });
 });
 
-describe("the wire is snake_case, renamed by the schema", () => {
+describe("the wire is the domain's snake_case, shaped by the schema", () => {
   const schema = z.strictObject({
     task_id: z.string(),
     p50_ms: z.number().nullable(),
@@ -150,20 +150,14 @@ describe("the wire is snake_case, renamed by the schema", () => {
     check: z.union([z.strictObject({ ok: z.literal(true), messages: z.number() }), z.strictObject({ ok: z.literal(false), broken_at_seq: z.number() })]),
   });
 
-  it("renames declared keys only; free-form records keep their keys; undeclared keys are left for the check to catch", () => {
+  it("declared keys pass key for key, nested and in unions; free-form records keep their keys; undeclared keys are left for the check to catch", () => {
     // With responses checked (tests), undeclared keys stay on the wire so the check names them.
-    const wire = toWire({ schema, value: {
-      taskId: "t1",
-      p50Ms: null,
-      chunkSha256: "ab",
-      attributes: { ownerId: 1, nested: { someKey: 2 } },
-      runs: [{ runId: "r1" }],
-      check: { ok: false, brokenAtSeq: 3 },
-      extraField: 1,
-    }, opts: { undeclared: "keep" } });
-    expect(wire).toEqual({ task_id: "t1", p50_ms: null, chunk_sha256: "ab", attributes: { ownerId: 1, nested: { someKey: 2 } }, runs: [{ run_id: "r1" }], check: { ok: false, broken_at_seq: 3 }, extraField: 1 });
+    const value = { task_id: "t1", p50_ms: null, chunk_sha256: "ab", attributes: { ownerId: 1, nested: { someKey: 2 } }, runs: [{ run_id: "r1" }], check: { ok: false, broken_at_seq: 3 }, extraField: 1 };
+    const wire = toWire({ schema, value, opts: { undeclared: "keep" } });
+    expect(wire).toEqual(value);
     expect(() => assertMatchesContract({ schema, wire, what: "test" })).toThrow(/does not match/);
-    expect(camelOf("recency_half_life_days")).toBe("recencyHalfLifeDays");
+    const { extraField: _extra, ...declared } = value;
+    expect(() => assertMatchesContract({ schema, wire: toWire({ schema, value: declared }), what: "test" })).not.toThrow();
   });
 
   it("keys already in snake_case (graph rows, health) pass as they are", () => {
@@ -186,8 +180,8 @@ describe("the wrapper keeps its promises", () => {
     return { res, json: await res.json() };
   };
 
-  it("a created answer keeps x-request-id and is renamed like any other", async () => {
-    const { res, json } = await call(route(createdOrExisting(z.strictObject({ task_id: z.string(), created: z.boolean() })), () => respondCreated({ body: { taskId: "t1", created: true }, created: true })));
+  it("a created answer keeps x-request-id and goes out like any other", async () => {
+    const { res, json } = await call(route(createdOrExisting(z.strictObject({ task_id: z.string(), created: z.boolean() })), () => respondCreated({ body: { task_id: "t1", created: true }, created: true })));
     expect(res.status).toBe(201);
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     expect(json).toEqual({ task_id: "t1", created: true });
@@ -195,7 +189,7 @@ describe("the wrapper keeps its promises", () => {
 
   it("without response checks (production), an undeclared field is stripped from the wire, nested ones too; loose objects keep theirs", () => {
     const schema = z.strictObject({ ok: z.boolean(), items: z.array(z.object({ id_value: z.string() })), attrs: z.looseObject({ kind: z.string() }) });
-    const domain = { ok: true, secretHash: "x", items: [{ idValue: "a", tokenHash: "y" }], attrs: { kind: "k", free: 1 } };
+    const domain = { ok: true, secretHash: "x", items: [{ id_value: "a", tokenHash: "y" }], attrs: { kind: "k", free: 1 } };
     expect(toWire({ schema, value: domain, opts: { undeclared: "strip" } })).toEqual({ ok: true, items: [{ id_value: "a" }], attrs: { kind: "k", free: 1 } });
     expect(toWire({ schema, value: domain, opts: { undeclared: "keep" } })).toMatchObject({ secretHash: "x", items: [{ id_value: "a", tokenHash: "y" }] });
   });

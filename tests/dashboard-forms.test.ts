@@ -132,7 +132,7 @@ describe("admin server actions re-check the session and the role on every call",
     await governance().setUserRole({ username: "root2", role: "viewer", actor: "user:admin" });
     const [token] = await governance().listApiTokens({});
     expect(await revokeTokenAction(null, form({ id: String(token.id) }))).toMatchObject({ ok: false, error: "sign in first" });
-    expect((await governance().listApiTokens({})).find((t) => t.id === token.id)?.revokedAt ?? null).toBeNull();
+    expect((await governance().listApiTokens({})).find((t) => t.id === token.id)?.revoked_at ?? null).toBeNull();
     // Signed in again as the viewer they now are: still not an admin.
     await signInAs("root2");
     expect(await revokeTokenAction(null, form({ id: String(token.id) }))).toMatchObject({ ok: false, error: "admins only" });

@@ -111,15 +111,15 @@ describe("reflection recall", () => {
     const again = await trace({ ...AUTH_FAILURE, error_tags: ["401", "auth"] }, "a2");
     expect(again.deduped).toBe(true);
     expect(again.trace.id).toBe(first.trace.id);
-    expect(again.trace.seenCount).toBe(2);
-    expect(again.trace.lastSeenAt).toBeGreaterThanOrEqual(first.trace.lastSeenAt);
+    expect(again.trace.seen_count).toBe(2);
+    expect(again.trace.last_seen_at).toBeGreaterThanOrEqual(first.trace.last_seen_at);
     expect(await pending()).toBe(1);
     await drainEmbeddings([store]);
     await trace(AUTH_FAILURE, "a1");
     expect(await pending()).toBe(0);
     expect(await count("embeddings", "where kind = 'trace'")).toBe(1);
     const fp = await getEmbedder().fingerprint;
-    expect((await r().listTraces({ store, filter: {} })).traces).toMatchObject([{ seenCount: 3, embedding: "vector", vector: { fingerprintId: fp.id, dim: 384, task: "document" } }]);
+    expect((await r().listTraces({ store, filter: {} })).traces).toMatchObject([{ seen_count: 3, embedding: "vector", vector: { fingerprint_id: fp.id, dim: 384, task: "document" } }]);
   });
 
   it("warns about a similar past failure, not about an unrelated one; hits carry joinable ids", async () => {
@@ -135,13 +135,13 @@ describe("reflection recall", () => {
     expect(similar.mode).toBe("hybrid");
     expect(similar.fallback).toBeNull();
     expect(similar.traces[0]).toMatchObject({ id: failed.id, outcome: "failure", match: "vector" });
-    expect(similar.guidance.past_failure_warning).toMatchObject({ traceId: failed.id, keyIssue: AUTH_FAILURE.key_issue });
-    expect(similar.guidance.aligned_preferences.map((p) => p.learningId)).toEqual([pref.learning.id]);
+    expect(similar.guidance.past_failure_warning).toMatchObject({ trace_id: failed.id, key_issue: AUTH_FAILURE.key_issue });
+    expect(similar.guidance.aligned_preferences.map((p) => p.learning_id)).toEqual([pref.learning.id]);
     // Ids join back to the tables and to the event log.
     const [row] = await storeSql<{ summary_descriptor: string }>(store, "select summary_descriptor from reasoning_traces where id = ?", [similar.traces[0].id]);
     expect(row.summary_descriptor).toBe(similar.traces[0].summary);
     const [event] = await r().listRecentRecalls({ store, limit: 1 });
-    expect(event).toMatchObject({ id: similar.eventId, agentId: "a2", mode: "hybrid", warning: true, hitCount: similar.traces.length + similar.learnings.length });
+    expect(event).toMatchObject({ id: similar.event_id, agentId: "a2", mode: "hybrid", warning: true, hitCount: similar.traces.length + similar.learnings.length });
     expect(event.hits[0]).toMatchObject({ artifact: "trace", refId: failed.id, rank: 1 });
 
     const unrelated = await recall({ query: "sourdough starter feeding schedule" }, "a2");
@@ -179,12 +179,12 @@ describe("reflection recall", () => {
     await drainEmbeddings([store]);
     const q = { intent: { verb: "fix", target: "auth token refresh" }, min_score: 0.3 };
     const first = await recall(q);
-    expect(first.cacheHit).toBe(false);
+    expect(first.cache_hit).toBe(false);
     // Two half-lives (90 days each) quarter the old trace's score: below the gate.
     expect(first.traces.map((t) => t.id)).toEqual([fresh.id]);
     await r().updateReflectionSettings({ store, input: { settings: { recency_half_life_days: 0 } }, actor: "test" });
     const noDecay = await recall(q);
-    expect(noDecay.cacheHit).toBe(true);
+    expect(noDecay.cache_hit).toBe(true);
     expect(noDecay.traces.map((t) => t.id).sort()).toEqual([fresh.id, old.id].sort());
     const strict = await recall({ ...q, min_score: 0.99 });
     expect(strict.traces).toEqual([]);
@@ -203,7 +203,7 @@ describe("reflection recall", () => {
     expect(res.traces.length).toBeGreaterThan(0);
     expect(res.traces.every((t) => t.match === "lexical")).toBe(true);
     expect(res.traces[0].id).toBe(failed.id);
-    expect(res.guidance.past_failure_warning?.traceId).toBe(failed.id);
+    expect(res.guidance.past_failure_warning?.trace_id).toBe(failed.id);
     expect((await r().listRecentRecalls({ store, limit: 1 }))[0]).toMatchObject({ mode: "lexical", fallbackReason: "model_mismatch" });
   });
 
@@ -320,7 +320,7 @@ describe("reflection recall", () => {
       const started = await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
       expect(started).toMatchObject({ started: true, job: { total: 1 } });
       const after = (await r().listTraces({ store, filter: {} })).traces[0];
-      expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1, embedding: "pending" });
+      expect(after).toMatchObject({ summary_descriptor: t.summary_descriptor, descriptor_hash: t.descriptor_hash, descriptor_version: 1, embedding: "pending" });
       await drainEmbeddings([store]);
       expect((await r().listTraces({ store, filter: {} })).traces[0]).toMatchObject({ embedding: "vector" });
       expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action = 'store.reembed.backfill'")).toEqual([{ n: 1 }]);
@@ -342,7 +342,7 @@ describe("reflection recall", () => {
       await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
       const { learnings } = await r().listLearnings({ store, filter: {} });
       expect(learnings).toHaveLength(1);
-      expect(learnings[0]).toMatchObject({ id: a.id, semanticHandle: a.semanticHandle, handleHash: a.handleHash, handleVersion: a.handleVersion, seenCount: 2, confidence: 0.9 });
+      expect(learnings[0]).toMatchObject({ id: a.id, semantic_handle: a.semantic_handle, handle_hash: a.handle_hash, handle_version: a.handle_version, seen_count: 2, confidence: 0.9 });
     },
   );
 
@@ -358,11 +358,11 @@ describe("reflection recall", () => {
     await r().rateRecallHit({ store, input: { hit_id: queue[1].id, relevant: false }, actor: "user:admin" });
     expect(await r().listRatingQueue({ store, limit: 10 })).toEqual([]);
     const [bucket] = await r().getRecallMetrics({ store, bucketMs: DAY, since: 0 });
-    expect(bucket).toMatchObject({ recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5, fallbackRate: 0 });
-    expect(bucket.p95Ms).toBeGreaterThanOrEqual(bucket.p50Ms);
+    expect(bucket).toMatchObject({ recalls: 2, hit_rate: 0.5, rated: 2, precision: 0.5, fallback_rate: 0 });
+    expect(bucket.p95_ms).toBeGreaterThanOrEqual(bucket.p50_ms);
     expect(await r().getReflectionOverview({ store })).toMatchObject({
-      counts: { traces: 2, failures: 2, learnings: 0, awaitingVector: 0, skippedBackpressure: 0 },
-      totals: { recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5 },
+      counts: { traces: 2, failures: 2, learnings: 0, awaiting_vector: 0, skipped_backpressure: 0 },
+      totals: { recalls: 2, hit_rate: 0.5, rated: 2, precision: 0.5 },
     });
     await expect(r().rateRecallHit({ store, input: { hit_id: 999, relevant: true }, actor: "x" })).rejects.toThrow(/no recall hit/);
   });

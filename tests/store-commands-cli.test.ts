@@ -17,6 +17,7 @@ import type { TraceInput } from "@/lib/recall/descriptors";
 import { stores } from "@/lib/stores/backend";
 import { runCli, type Command } from "@/scripts/cli-kit";
 import { agentsCommands } from "@/scripts/commands/agents-commands";
+import { authCommands } from "@/scripts/commands/auth-commands";
 import { healthCommands } from "@/scripts/commands/health-commands";
 import { indexCommands } from "@/scripts/commands/index-commands";
 import { memoryCommands } from "@/scripts/commands/memory-commands";
@@ -24,7 +25,7 @@ import { recallCommands } from "@/scripts/commands/recall-commands";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { drainEmbeddings, governanceSql, onPg, seedStore, seedTrace, storeSql, useTestBackend, type TestEnv } from "./backend";
 
-const COMMANDS: Command[] = [...storeCommands, ...indexCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...memoryCommands];
+const COMMANDS: Command[] = [...storeCommands, ...indexCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...memoryCommands, ...authCommands];
 const CLI_ACTOR = `cli:${process.env.USER ?? "local"}`;
 
 let env: TestEnv;
@@ -126,6 +127,17 @@ describe("the store commands on this backend", () => {
     if (onPg) expect(fs.existsSync(path.join(env.dataDir, "stores", "ops"))).toBe(false);
   });
 
+  it("tokens create, list and revoke: --json spells a token as GET /tokens does, never its hash", async () => {
+    const made = await cli("tokens", "create", "--label", "ci", "--agent", "ci-bot", "--scopes", "read", "--stores", "ops", "--json");
+    expect(made.code, made.stderr).toBe(0);
+    const created = JSON.parse(made.stdout);
+    expect(created).toMatchObject({ token: expect.stringMatching(/^dm_/), label: "ci", agent_id: "ci-bot", scopes: ["read"], stores: ["ops"], display_prefix: created.token.slice(0, 10), created_by: expect.any(String), last_used_at: null, revoked_at: null });
+    expect((await cli("tokens", "revoke", String(created.id), "--json")).code).toBe(0);
+    const { tokens } = JSON.parse((await cli("tokens", "list", "--json")).stdout);
+    expect(tokens.find((t: { id: number }) => t.id === created.id)).toMatchObject({ agent_id: "ci-bot", revoked_at: expect.any(Number) });
+    expect(JSON.stringify(tokens)).not.toMatch(/token_hash|tokenHash/);
+  });
+
   it("recall prints the seeded trace; reflection show, set (audited), metrics and retention act on the same store", async () => {
     const trace = (await seedTrace("ops", TLS_FAILURE)).trace;
     const older = (await seedTrace("ops", { ...TLS_FAILURE, intent: { verb: "renew", target: "postgres TLS certificate" }, outcome: "success", key_issue: "" })).trace;
@@ -134,7 +146,10 @@ describe("the store commands on this backend", () => {
     const recalled = await cli("recall", "ops", "nginx", "TLS", "certificate", "reload");
     expect(recalled.code, recalled.stderr).toBe(0);
     expect(recalled.stdout).toMatch(new RegExp(`^trace ${trace.id}\\t[\\d.]+\\tfailure\\t`, "m"));
-    expect(JSON.parse((await cli("recall", "ops", "nginx", "certificate", "--json")).stdout).traces.map((t: { id: number }) => t.id)).toContain(trace.id);
+    // --json spells the answer as POST /stores/{store}/recall does.
+    const recalledJson = JSON.parse((await cli("recall", "ops", "nginx", "certificate", "--json")).stdout);
+    expect(recalledJson.traces.map((t: { id: number }) => t.id)).toContain(trace.id);
+    expect(recalledJson).toMatchObject({ event_id: expect.any(Number), cache_hit: expect.any(Boolean), latency_ms: expect.any(Number) });
 
     const shown = await cli("reflection", "show", "ops");
     expect(shown.code).toBe(0);
@@ -148,6 +163,7 @@ describe("the store commands on this backend", () => {
 
     const metrics = await cli("reflection", "metrics", "ops", "--json");
     expect(JSON.parse(metrics.stdout).buckets.reduce((n: number, b: { recalls: number }) => n + b.recalls, 0)).toBe(2);
+    expect(JSON.parse(metrics.stdout).buckets[0]).toMatchObject({ hit_rate: expect.any(Number), p50_ms: expect.any(Number), p95_ms: expect.any(Number) });
     expect((await cli("reflection", "metrics", "ops")).stdout).toMatch(/\trecalls 2\thit rate /);
     expect((await cli("reflection", "metrics", "ops", "--days", "nope")).code).toBe(2);
 

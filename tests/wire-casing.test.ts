@@ -3,17 +3,21 @@ import type { ZodType } from "zod";
 import { toWire } from "@/lib/api/contract";
 import { reembedEstimate, storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { selfRecallResponse } from "@/lib/api/responses/self-recall";
-import { storeSummary } from "@/lib/api/responses/stores";
 import { artifactProofsResponse, overrideRecordedResponse, runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskListResponse, taskStatusResponse, validationRecordedResponse } from "@/lib/api/responses/ledger";
 import { dialecticMetricsResponse, messagePostedResponse, sessionCreatedResponse, sessionListResponse, sessionResponse, signatureCheckResponse } from "@/lib/api/responses/dialectic";
+import { rememberResponse } from "@/lib/api/responses/graph";
+import { learning, learningListResponse, recallResponse, reflectionOverviewResponse, trace, traceListResponse } from "@/lib/api/responses/recall";
+import { storeSummary, tokenCreatedResponse, tokenListResponse } from "@/lib/api/responses/stores";
 import { governance } from "@/lib/backend/governance";
-import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { getEmbedder } from "@/lib/embed/model";
 import { getSelfRecall } from "@/lib/eval/self-recall";
+import { graphBackend } from "@/lib/graph/backend";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { storeHealthReportFor } from "@/lib/metrics/health";
+import { recallBackend } from "@/lib/recall/backend";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { stores } from "@/lib/stores/backend";
-import { governanceSql, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, seedDocument, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * The domain answers these routes return are already in the wire's snake_case: the response mapping
@@ -49,6 +53,49 @@ describe("answers spelled as the wire spells them", () => {
 
   it("the self-recall report before the first run: its schedule (GET /stores/{store}/evaluate)", async () => {
     asWire(selfRecallResponse, await getSelfRecall({ store: "docs" }));
+  });
+
+  it("a trace and a learning as recorded and listed, with their vectors (POST and GET /stores/{store}/traces, /learnings)", async () => {
+    const failure = { intent: { verb: "rotate", target: "nginx TLS certificate" }, shard_type: "ops", key_files: ["etc/nginx.conf"], outcome: "failure" as const, key_issue: "reload kept the old certificate", error_tags: ["tls"] };
+    const recorded = await seedTrace("docs", failure, "ops-agent");
+    asWire(trace, recorded.trace);
+    const made = await recallBackend().recordLearning({ store: "docs", agentId: "ops-agent", input: { predicate: "prefers", args: { reload: "restart" }, description: "Restart nginx after a certificate rotation", confidence: 0.8 } });
+    asWire(learning, made.learning);
+    await drainEmbeddings(["docs"]);
+    const traces = await recallBackend().listTraces({ store: "docs", filter: {} });
+    expect(traces.traces[0].vector).not.toBeNull();
+    asWire(traceListResponse, traces);
+    const learnings = await recallBackend().listLearnings({ store: "docs", filter: {} });
+    expect(learnings.learnings[0].vector).not.toBeNull();
+    asWire(learningListResponse, learnings);
+  });
+
+  it("a recall with its guidance and explain, then the reflection overview's counts, hourly metrics and totals (POST recall, GET reflection)", async () => {
+    const recalled = await recallBackend().recall({ store: "docs", agentId: "ops-agent", input: { query: "rotate the nginx TLS certificate and reload", min_score: 0, explain: true } });
+    expect(recalled.traces.length).toBeGreaterThan(0);
+    expect(recalled.guidance.past_failure_warning).not.toBeNull();
+    expect(recalled.guidance.aligned_preferences.length).toBeGreaterThan(0);
+    asWire(recallResponse, recalled);
+    const overview = await recallBackend().getReflectionOverview({ store: "docs" });
+    expect(overview.metrics.length).toBeGreaterThan(0);
+    asWire(reflectionOverviewResponse, overview);
+  });
+
+  it("remember's explain (POST /stores/{store}/remember explain=true)", async () => {
+    await seedThought("docs", { content: "The nginx certificate rotation needs a restart, not a reload" });
+    const remembered = await graphBackend().remember({ store: "docs", input: { query: "nginx certificate restart", explain: true } });
+    expect(remembered.explain?.stages.length).toBeGreaterThan(0);
+    asWire(rememberResponse, remembered);
+  });
+
+  it("an agent token as created, listed and revoked (POST, GET /tokens, DELETE /tokens/{id})", async () => {
+    const { token, info } = await governance().createApiToken({ input: { label: "wire", agent_id: "wire-agent", scopes: ["read"], stores: ["docs"] }, actor: "test" });
+    asWire(tokenCreatedResponse, { token, ...info });
+    await governance().verifyApiToken({ token });
+    await governance().revokeApiToken({ id: info.id, actor: "test" });
+    const tokens = await governance().listApiTokens({});
+    expect(tokens.find((t) => t.id === info.id)).toMatchObject({ last_used_at: expect.any(Number), revoked_at: expect.any(Number) });
+    asWire(tokenListResponse, { tokens });
   });
 });
 

@@ -48,28 +48,28 @@ export type CreateTokenInput = z.infer<typeof createTokenSchema>;
 export type TokenInfo = {
   id: number;
   label: string;
-  agentId: string;
+  agent_id: string;
   scopes: Scope[];
   stores: string[] | null;
-  displayPrefix: string;
-  createdBy: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
+  display_prefix: string;
+  created_by: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
 };
 
 export function toInfo(row: ApiTokenRow): TokenInfo {
   return {
     id: row.id,
     label: row.label,
-    agentId: row.agentId,
+    agent_id: row.agent_id,
     scopes: JSON.parse(row.scopes) as Scope[],
     stores: row.stores ? (JSON.parse(row.stores) as string[]) : null,
-    displayPrefix: row.displayPrefix,
-    createdBy: row.createdBy,
-    createdAt: row.createdAt,
-    lastUsedAt: row.lastUsedAt,
-    revokedAt: row.revokedAt,
+    display_prefix: row.display_prefix,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    revoked_at: row.revoked_at,
   };
 }
 
@@ -117,7 +117,7 @@ export function createApiToken<H extends LedgerHandle = GovernanceHandle>({ hand
       assertStoresUsable({ parsed, existing: yield* engineStep({ sqlite: () => listStoreNames(), pg: (tx) => storeNamesInPg(tx) }) });
       // Two creates with one label on two replicas would both find it free: they take turns here.
       yield* ledgerLock(PG_LOCK.tokenLabels);
-      const active = yield* rows(apiTokens, { where: (t) => isNull(t.revokedAt) });
+      const active = yield* rows(apiTokens, { where: (t) => isNull(t.revoked_at) });
       const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel({ label: parsed.label, activeLabels: active.map((r) => r.label) }), actor }));
       yield* auditStep(tokenCreatedAudit({ row: inserted, parsed, actor }));
       return { token, info: toInfo(inserted) };
@@ -132,14 +132,14 @@ export function newTokenSecret(): string {
 /** The stored row of a new token: its hash, never the token (both backends). */
 export function newTokenRow({ token, parsed, label, actor }: { token: string; parsed: CreateTokenInput; label: string; actor: string }) {
   return {
-    tokenHash: sha256Hex(token),
-    displayPrefix: token.slice(0, 10),
+    token_hash: sha256Hex(token),
+    display_prefix: token.slice(0, 10),
     label,
-    agentId: parsed.agent_id,
+    agent_id: parsed.agent_id,
     scopes: JSON.stringify([...new Set(parsed.scopes)]),
     stores: parsed.stores ? JSON.stringify([...new Set(parsed.stores)]) : null,
-    createdBy: actor,
-    createdAt: Date.now(),
+    created_by: actor,
+    created_at: Date.now(),
   };
 }
 
@@ -166,8 +166,8 @@ export function revokeApiToken<H extends LedgerHandle = GovernanceHandle>({ hand
     (function* () {
       const found = yield* row(apiTokens, (t) => eq(t.id, id), { lock: "update" });
       if (!found) throw new AppError("not_found", `no token ${id}`);
-      if (found.revokedAt) return toInfo(found);
-      const [updated] = yield* update(apiTokens, { revokedAt: Date.now() }, (t) => eq(t.id, id));
+      if (found.revoked_at) return toInfo(found);
+      const [updated] = yield* update(apiTokens, { revoked_at: Date.now() }, (t) => eq(t.id, id));
       yield* auditStep(tokenRevokedAudit({ id, actor, reason }));
       return toInfo(updated);
     })(),
@@ -184,14 +184,14 @@ function bootstrapHash(token: string): Buffer {
   return bootstrapMemo.hash;
 }
 
-type TokenLookup = Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "stores" | "lastUsedAt" | "revokedAt">;
+type TokenLookup = Pick<ApiTokenRow, "id" | "agent_id" | "label" | "scopes" | "stores" | "last_used_at" | "revoked_at">;
 
 /** The token row by hash: on governance.db a statement prepared once per connection (it runs on every request). */
 function tokenByHash(tokenHash: string): Op<TokenLookup | undefined> {
   return engineStep({
     sqlite: (h) =>
-      preparedOnce({ sqlite: h.sqlite, sql: "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?" }).get(tokenHash) as TokenLookup | undefined,
-    pg: async (tx) => (await tx.select().from(apiTokens.pg).where(eq(apiTokens.pg.tokenHash, tokenHash)))[0],
+      preparedOnce({ sqlite: h.sqlite, sql: "select id, agent_id, label, scopes, stores, last_used_at, revoked_at from api_tokens where token_hash = ?" }).get(tokenHash) as TokenLookup | undefined,
+    pg: async (tx) => (await tx.select().from(apiTokens.pg).where(eq(apiTokens.pg.token_hash, tokenHash)))[0],
   });
 }
 
@@ -207,9 +207,9 @@ export function verifyApiToken<H extends LedgerHandle = GovernanceHandle>({ toke
       const early = bootstrapOrMalformed(token);
       if (early !== undefined) return early;
       const found = yield* tokenByHash(sha256Hex(token));
-      if (!found || found.revokedAt) return null;
+      if (!found || found.revoked_at) return null;
       const now = Date.now();
-      if (!found.lastUsedAt || now - found.lastUsedAt > LAST_USED_GRANULARITY_MS) yield* update(apiTokens, { lastUsedAt: now }, (t) => eq(t.id, found.id));
+      if (!found.last_used_at || now - found.last_used_at > LAST_USED_GRANULARITY_MS) yield* update(apiTokens, { last_used_at: now }, (t) => eq(t.id, found.id));
       return principalOf(found);
     })(),
   );
@@ -231,8 +231,8 @@ export function bootstrapOrMalformed(token: string): AgentPrincipal | null | und
   return token.startsWith("dm_") ? undefined : null;
 }
 
-export function principalOf(row: Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "stores">): AgentPrincipal {
-  return { tokenId: row.id, agentId: row.agentId, label: row.label, scopes: JSON.parse(row.scopes) as Scope[], stores: row.stores ? (JSON.parse(row.stores) as string[]) : null };
+export function principalOf(row: Pick<ApiTokenRow, "id" | "agent_id" | "label" | "scopes" | "stores">): AgentPrincipal {
+  return { tokenId: row.id, agentId: row.agent_id, label: row.label, scopes: JSON.parse(row.scopes) as Scope[], stores: row.stores ? (JSON.parse(row.stores) as string[]) : null };
 }
 
 /** admin implies write implies read. */

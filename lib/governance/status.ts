@@ -14,7 +14,7 @@ export function countGovernanceRows<H extends LedgerHandle = GovernanceHandle>({
   return readLedger(
     handle,
     (function* () {
-      return { users: yield* count(users), tokens: yield* count(apiTokens, (t) => isNull(t.revokedAt)), auditEntries: yield* count(auditLog) };
+      return { users: yield* count(users), tokens: yield* count(apiTokens, (t) => isNull(t.revoked_at)), auditEntries: yield* count(auditLog) };
     })(),
   );
 }

@@ -102,11 +102,11 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
     const buckets = await withStoreTx({ handle, readOnly: true, work: (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })) });
     const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
     const rated = buckets.reduce((a, b) => a + b.rated, 0);
-    const hits = buckets.reduce((a, b) => a + b.hitRate * b.recalls, 0);
+    const hits = buckets.reduce((a, b) => a + b.hit_rate * b.recalls, 0);
     const relevant = buckets.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
     perStore.push({ store, recalls, hitRate: recalls ? hits / recalls : null, rated, precision: rated ? relevant / rated : null });
     for (const b of buckets) {
-      rows.push({ bucket: b.start, store, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: b.hitRate, precision: b.precision, recallP50Ms: b.p50Ms, recallP95Ms: b.p95Ms, embedded: null });
+      rows.push({ bucket: b.start, store, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: b.hit_rate, precision: b.precision, recallP50Ms: b.p50_ms, recallP95Ms: b.p95_ms, embedded: null });
     }
   }
   return { perStore, rows };

@@ -67,11 +67,11 @@ export function recallStatsOf({ minute: [minute], hour, ageS }: { minute: Recall
   const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
   return {
     recallCount: minute?.recalls ?? 0,
-    hitRate: minute ? minute.hitRate : null,
+    hitRate: minute ? minute.hit_rate : null,
     avgHitAgeS: ageS === null || ageS === undefined ? null : Number(ageS),
     precision: rated > 0 ? relevant / rated : null,
-    recallP50Ms: minute ? minute.p50Ms : null,
-    recallP95Ms: minute ? minute.p95Ms : null,
+    recallP50Ms: minute ? minute.p50_ms : null,
+    recallP95Ms: minute ? minute.p95_ms : null,
   };
 }
 

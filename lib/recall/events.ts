@@ -177,13 +177,13 @@ export type RecallMetricsBucket = {
   start: number;
   recalls: number;
   /** Share of recalls that returned at least one hit. */
-  hitRate: number;
+  hit_rate: number;
   /** Hits people rated, and the share of those rated relevant; null when none were rated (a gap, not a zero). */
   rated: number;
   precision: number | null;
-  fallbackRate: number;
-  p50Ms: number;
-  p95Ms: number;
+  fallback_rate: number;
+  p50_ms: number;
+  p95_ms: number;
 };
 
 function percentile(sorted: number[], p: number): number {
@@ -246,12 +246,12 @@ function bucketRecallMetrics({
     return {
       start,
       recalls: es.length,
-      hitRate: es.filter((e) => e.hitCount > 0).length / es.length,
+      hit_rate: es.filter((e) => e.hitCount > 0).length / es.length,
       rated: r?.rated ?? 0,
       precision: r && r.rated > 0 ? r.relevant / r.rated : null,
-      fallbackRate: es.filter((e) => e.fallbackReason !== null).length / es.length,
-      p50Ms: percentile(latencies, 0.5),
-      p95Ms: percentile(latencies, 0.95),
+      fallback_rate: es.filter((e) => e.fallbackReason !== null).length / es.length,
+      p50_ms: percentile(latencies, 0.5),
+      p95_ms: percentile(latencies, 0.95),
     };
   });
 }

@@ -17,19 +17,19 @@ export const LEARNING_KIND = "learning";
 
 export type Learning = {
   id: number;
-  agentId: string;
+  agent_id: string;
   predicate: string;
   args: Record<string, unknown>;
   description: string;
   confidence: number;
-  semanticHandle: string;
-  handleVersion: number;
-  handleHash: string;
+  semantic_handle: string;
+  handle_version: number;
+  handle_hash: string;
   embedding: "vector" | "pending";
   vector: VectorInfo | null;
-  seenCount: number;
-  createdAt: number;
-  lastSeenAt: number;
+  seen_count: number;
+  created_at: number;
+  last_seen_at: number;
 };
 
 /** A learning row of either engine, args decoded, with the vector of its current handle (or null). */
@@ -92,19 +92,19 @@ export function newLearningRow({ agentId, fields, hash, now }: { agentId: string
 export function learningOf(r: LearningRecord): Learning {
   return {
     id: r.id,
-    agentId: r.agentId,
+    agent_id: r.agentId,
     predicate: r.predicate,
     args: r.args,
     description: r.description,
     confidence: r.confidence,
-    semanticHandle: r.semanticHandle,
-    handleVersion: r.handleVersion,
-    handleHash: r.handleHash,
+    semantic_handle: r.semanticHandle,
+    handle_version: r.handleVersion,
+    handle_hash: r.handleHash,
     embedding: r.vector ? "vector" : "pending",
     vector: r.vector,
-    seenCount: r.seenCount,
-    createdAt: r.createdAt,
-    lastSeenAt: r.lastSeenAt,
+    seen_count: r.seenCount,
+    created_at: r.createdAt,
+    last_seen_at: r.lastSeenAt,
   };
 }
 

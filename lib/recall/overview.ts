@@ -9,10 +9,10 @@ import { TRACE_KIND } from "./traces";
 export type ReflectionOverview = {
   store: string;
   settings: ReflectionSettings;
-  counts: { traces: number; failures: number; learnings: number; awaitingVector: number; skippedBackpressure: number };
+  counts: { traces: number; failures: number; learnings: number; awaiting_vector: number; skipped_backpressure: number };
   /** Last 24 hours, hourly; hours without recalls are absent (gaps). */
   metrics: RecallMetricsBucket[];
-  totals: { recalls: number; hitRate: number | null; rated: number; precision: number | null };
+  totals: { recalls: number; hit_rate: number | null; rated: number; precision: number | null };
 };
 
 /** A share (0..1) of the rows where `condition` holds, or null without rows. */
@@ -45,9 +45,9 @@ export function getReflectionOverview<H extends AnyStoreHandle>({ handle }: { ha
       return {
         store: handle.store,
         settings: yield* reflectionSettingsInForce(),
-        counts: { traces: traces.traces, failures: traces.failures, learnings: learningCount, awaitingVector: waiting, skippedBackpressure: traces.skipped },
+        counts: { traces: traces.traces, failures: traces.failures, learnings: learningCount, awaiting_vector: waiting, skipped_backpressure: traces.skipped },
         metrics: yield* recallMetrics({ since: Date.now() - 86_400_000 }),
-        totals: { recalls: recalls.recalls, hitRate: recalls.hitRate, rated: hits.rated, precision: hits.precision },
+        totals: { recalls: recalls.recalls, hit_rate: recalls.hitRate, rated: hits.rated, precision: hits.precision },
       };
     })(),
     { snapshot: true },

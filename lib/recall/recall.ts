@@ -57,10 +57,10 @@ export type TraceHit = {
   outcome: "success" | "failure";
   summary: string;
   intent: { verb: string; target: string };
-  keyIssue: string;
-  seenCount: number;
-  lastSeenAt: number;
-  ageDays: number;
+  key_issue: string;
+  seen_count: number;
+  last_seen_at: number;
+  age_days: number;
 };
 
 export type LearningHit = {
@@ -73,26 +73,25 @@ export type LearningHit = {
   description: string;
   confidence: number;
   summary: string;
-  ageDays: number;
+  age_days: number;
 };
 
 export type RecallResult = {
-  eventId: number;
+  event_id: number;
   mode: RecallMode;
   fallback: { reason: string; message: string; count?: number } | null;
   /** Why the answer is empty or weak (null when it has hits and every signal asked for answered). */
   reason: RetrievalReason | null;
   method: string;
-  cacheHit: boolean;
+  cache_hit: boolean;
   query: string;
   traces: TraceHit[];
   learnings: LearningHit[];
-  /** Key names as the reflection API has always spelled them. */
   guidance: {
-    past_failure_warning: { traceId: number; score: number; intent: { verb: string; target: string }; keyIssue: string; message: string } | null;
-    aligned_preferences: { learningId: number; score: number; predicate: string; description: string; confidence: number }[];
+    past_failure_warning: { trace_id: number; score: number; intent: { verb: string; target: string }; key_issue: string; message: string } | null;
+    aligned_preferences: { learning_id: number; score: number; predicate: string; description: string; confidence: number }[];
   };
-  latencyMs: number;
+  latency_ms: number;
   /** With explain=true: each stage's candidates and time. */
   explain?: Explain;
 };
@@ -149,7 +148,7 @@ function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): n
 
 
 type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number; /** The fusion policy of the query's model (lib/retrieval/fusion.ts); lexical alone without one. */ policy: FusionPolicy };
-type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number };
+type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; age_days: number };
 
 /**
  * One relevance per row from both its signals, on the one fusion policy
@@ -158,7 +157,7 @@ type HitBase = { id: number; score: number; similarity: number; recency: number;
  * lexical evidence), weighted by the row's recency, gated by min_score,
  * capped at top_k. `match` names the signal that gave more of it.
  */
-function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { id: number; score: number }>({
+function gateAndRank<R extends { id: number; last_seen_at: number }, H extends { id: number; score: number }>({
   candidates,
   rows,
   opts,
@@ -181,23 +180,23 @@ function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { i
     const r = byId.get(id);
     if (!r) continue;
     const similarity = fuseGatedScores({ lexical: s.lexical, vector: s.vector, policy: opts.policy });
-    const recency = recencyWeight(r.lastSeenAt, opts.now, opts.settings.recency_half_life_days);
-    const hit = toHit(r, { id: r.id, score: roundScore(similarity * recency), similarity: roundScore(similarity), recency: roundScore(recency), match: s.vector !== undefined && s.vector > (s.lexical ?? 0) ? "vector" : "lexical", ageDays: roundScore((opts.now - r.lastSeenAt) / DAY_MS) });
+    const recency = recencyWeight(r.last_seen_at, opts.now, opts.settings.recency_half_life_days);
+    const hit = toHit(r, { id: r.id, score: roundScore(similarity * recency), similarity: roundScore(similarity), recency: roundScore(recency), match: s.vector !== undefined && s.vector > (s.lexical ?? 0) ? "vector" : "lexical", age_days: roundScore((opts.now - r.last_seen_at) / DAY_MS) });
     if (hit.score >= opts.minScore) hits.push(hit);
   }
   return hits.sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
 }
 
 /** The columns a trace hit shows (both backends read them for the candidates). */
-type TraceHitRow = Pick<TraceHit, "id" | "outcome" | "summary" | "keyIssue" | "seenCount" | "lastSeenAt"> & { intentVerb: string; intentTarget: string };
-type LearningHitRow = Pick<LearningHit, "id" | "predicate" | "description" | "confidence" | "summary"> & { lastSeenAt: number };
+type TraceHitRow = Pick<TraceHit, "id" | "outcome" | "summary" | "key_issue" | "seen_count" | "last_seen_at"> & { intentVerb: string; intentTarget: string };
+type LearningHitRow = Pick<LearningHit, "id" | "predicate" | "description" | "confidence" | "summary"> & { last_seen_at: number };
 
 function traceHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: TraceHitRow[]; opts: RankOptions }): TraceHit[] {
   return gateAndRank({
     candidates,
     rows,
     opts,
-    toHit: (r, base) => ({ ...base, outcome: r.outcome, summary: r.summary, intent: { verb: r.intentVerb, target: r.intentTarget }, keyIssue: r.keyIssue, seenCount: r.seenCount, lastSeenAt: r.lastSeenAt }),
+    toHit: (r, base) => ({ ...base, outcome: r.outcome, summary: r.summary, intent: { verb: r.intentVerb, target: r.intentTarget }, key_issue: r.key_issue, seen_count: r.seen_count, last_seen_at: r.last_seen_at }),
   });
 }
 
@@ -223,16 +222,16 @@ function recallGuidance({ traces, learningHits, settings }: { traces: TraceHit[]
   return {
     past_failure_warning: failure
       ? {
-          traceId: failure.id,
+          trace_id: failure.id,
           score: failure.score,
           intent: failure.intent,
-          keyIssue: failure.keyIssue,
-          message: `A similar attempt failed before (trace ${failure.id}: ${failure.intent.verb} ${failure.intent.target})${failure.keyIssue ? `; key issue: ${failure.keyIssue}` : ""}.`,
+          key_issue: failure.key_issue,
+          message: `A similar attempt failed before (trace ${failure.id}: ${failure.intent.verb} ${failure.intent.target})${failure.key_issue ? `; key issue: ${failure.key_issue}` : ""}.`,
         }
       : null,
     aligned_preferences: learningHits
       .filter((l) => l.score >= settings.preference_score)
-      .map((l) => ({ learningId: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
+      .map((l) => ({ learning_id: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
   };
 }
 
@@ -268,12 +267,12 @@ function* hitRows(candidates: Record<RecallKind, Candidate[]>): Op<{ traces: Tra
   const ids = (cs: Candidate[]) => [...new Set(cs.map((c) => c.refId))];
   const traces = candidates.trace.length
     ? yield* select({ t: recallTables.traces }, (db, { t }) =>
-        db.select({ id: t.id, outcome: t.outcome, summary: t.summaryDescriptor, intentVerb: t.intentVerb, intentTarget: t.intentTarget, keyIssue: t.keyIssue, seenCount: t.seenCount, lastSeenAt: t.lastSeenAt }).from(t).where(inArray(t.id, ids(candidates.trace))),
+        db.select({ id: t.id, outcome: t.outcome, summary: t.summaryDescriptor, intentVerb: t.intentVerb, intentTarget: t.intentTarget, key_issue: t.keyIssue, seen_count: t.seenCount, last_seen_at: t.lastSeenAt }).from(t).where(inArray(t.id, ids(candidates.trace))),
       )
     : [];
   const learnings = candidates.learning.length
     ? yield* select({ l: recallTables.learnings }, (db, { l }) =>
-        db.select({ id: l.id, predicate: l.predicate, description: l.description, confidence: l.confidence, summary: l.semanticHandle, lastSeenAt: l.lastSeenAt }).from(l).where(inArray(l.id, ids(candidates.learning))),
+        db.select({ id: l.id, predicate: l.predicate, description: l.description, confidence: l.confidence, summary: l.semanticHandle, last_seen_at: l.lastSeenAt }).from(l).where(inArray(l.id, ids(candidates.learning))),
       )
     : [];
   return { traces, learnings };
@@ -372,5 +371,5 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
   const eventId = await logRecallEvent({ handle, event: { agentId, query: queryText, mode, fallbackReason: fallback?.reason ?? null, latencyMs, cacheHit, warning: guidance.past_failure_warning !== null, hits } });
   // Candidates the min_score gate turned away are weak matches, not none: the reason says nothing matched well enough.
   const reason = answerReason({ found: traces.length + learningHits.length, searchable: found.searchable ? 1 : 0, fallback: reasonFallback, belowFloor });
-  return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs, ...(rec ? { explain: rec.result() } : {}) };
+  return { event_id: eventId, mode, fallback, reason, method, cache_hit: cacheHit, query: queryText, traces, learnings: learningHits, guidance, latency_ms: latencyMs, ...(rec ? { explain: rec.result() } : {}) };
 }

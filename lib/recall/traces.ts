@@ -24,22 +24,22 @@ export const TRACE_KIND = "trace";
 
 export type Trace = {
   id: number;
-  agentId: string;
+  agent_id: string;
   intent: { verb: string; target: string };
-  shardType: string;
-  keyFiles: string[];
+  shard_type: string;
+  key_files: string[];
   outcome: "success" | "failure";
-  keyIssue: string;
-  errorTags: string[];
-  summaryDescriptor: string;
-  descriptorVersion: number;
-  descriptorHash: string;
+  key_issue: string;
+  error_tags: string[];
+  summary_descriptor: string;
+  descriptor_version: number;
+  descriptor_hash: string;
   embedding: "skipped_backpressure" | "vector" | "pending";
   /** The vector of the current descriptor: the model fingerprint, dimension and task that made it. */
   vector: VectorInfo | null;
-  seenCount: number;
-  createdAt: number;
-  lastSeenAt: number;
+  seen_count: number;
+  created_at: number;
+  last_seen_at: number;
 };
 
 /** A trace row of either backend, lists decoded, with the vector of its current descriptor (or null). */
@@ -49,21 +49,21 @@ export type TraceRecord = Omit<ReasoningTraceRow, "keyFiles" | "errorTags"> & { 
 export function traceOf(r: TraceRecord): Trace {
   return {
     id: r.id,
-    agentId: r.agentId,
+    agent_id: r.agentId,
     intent: { verb: r.intentVerb, target: r.intentTarget },
-    shardType: r.shardType,
-    keyFiles: r.keyFiles,
+    shard_type: r.shardType,
+    key_files: r.keyFiles,
     outcome: r.outcome,
-    keyIssue: r.keyIssue,
-    errorTags: r.errorTags,
-    summaryDescriptor: r.summaryDescriptor,
-    descriptorVersion: r.descriptorVersion,
-    descriptorHash: r.descriptorHash,
+    key_issue: r.keyIssue,
+    error_tags: r.errorTags,
+    summary_descriptor: r.summaryDescriptor,
+    descriptor_version: r.descriptorVersion,
+    descriptor_hash: r.descriptorHash,
     embedding: r.vector ? "vector" : r.embedSkippedAt ? "skipped_backpressure" : "pending",
     vector: r.vector,
-    seenCount: r.seenCount,
-    createdAt: r.createdAt,
-    lastSeenAt: r.lastSeenAt,
+    seen_count: r.seenCount,
+    created_at: r.createdAt,
+    last_seen_at: r.lastSeenAt,
   };
 }
 

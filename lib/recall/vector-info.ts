@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 
 /** The vector made from a trace's or learning's current text: the model fingerprint, dimension and task that made it. */
-export type VectorInfo = { fingerprintId: string; dim: number; task: "document" | "query" };
+export type VectorInfo = { fingerprint_id: string; dim: number; task: "document" | "query" };
 
 type VectorOf = { kind: "trace" | "learning"; table: "reasoning_traces" | "learnings"; inputHashColumn: "descriptor_hash" | "handle_hash" };
 
 /**
  * A select column: the newest vector of a trace or learning whose input is
- * still current, as JSON ({ fingerprintId, dim, task }; text on SQLite, an
+ * still current, as JSON ({ fingerprint_id, dim, task }; text on SQLite, an
  * object on PostgreSQL: read it with vectorInfoOf), or null. The outer table
  * is written by name because in a single-table select Drizzle leaves columns
  * unqualified, so `id` inside the subquery would mean embeddings.id. The
@@ -18,10 +18,10 @@ export function currentVectorInfo(engine: "sqlite" | "pg", { kind, table, inputH
   const outer = sql.raw(`"${table}"."id"`);
   const hash = sql.raw(`"${table}"."${inputHashColumn}"`);
   if (engine === "pg") {
-    return sql<unknown>`(select json_build_object('fingerprintId', e.fingerprint_id, 'dim', e.dimension, 'task', e.task) from embeddings e
+    return sql<unknown>`(select json_build_object('fingerprint_id', e.fingerprint_id, 'dim', e.dimension, 'task', e.task) from embeddings e
       where e.kind = ${kind} and e.ref_id = ${outer} and e.input_hash = ${hash} order by e.embedded_at desc limit 1)`;
   }
-  return sql<unknown>`(select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
+  return sql<unknown>`(select json_object('fingerprint_id', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
     where e.kind = ${sql.raw(`'${kind}'`)} and e.ref_id = ${outer} and e.input_hash = ${hash} order by e.id desc limit 1)`;
 }
 

@@ -14,7 +14,7 @@ export type ExplainStage = {
   top: { key: string; rank: number; score: number }[];
 };
 
-export type Explain = { stages: ExplainStage[]; totalMs: number };
+export type Explain = { stages: ExplainStage[]; total_ms: number };
 
 /** What the query-vector step decided, as the readiness stage needs it (QueryVectorPlan on both backends). */
 type ReadinessPlan = { ok: true; fingerprint: { provider: string; model: string }; cacheHit: boolean; ms: number } | { ok: false; fallback: { reason: string; message: string }; ms: number };
@@ -55,7 +55,7 @@ export class ExplainRecorder {
   }
 
   result(): Explain {
-    return { stages: this.stages, totalMs: round(performance.now() - this.started) };
+    return { stages: this.stages, total_ms: round(performance.now() - this.started) };
   }
 }
 

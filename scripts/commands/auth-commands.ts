@@ -98,7 +98,7 @@ export const authCommands: Command[] = [
         input: { label: flagString(flags, "label") ?? "", agent_id: flagString(flags, "agent") ?? "", scopes, stores: stores ?? null },
         actor: ACTOR,
       });
-      out(`${token}\n(token ${info.id} for agent ${info.agentId}; shown once)`, { token, ...info });
+      out(`${token}\n(token ${info.id} for agent ${info.agent_id}; shown once)`, { token, ...info });
     },
   },
   {
@@ -109,7 +109,7 @@ export const authCommands: Command[] = [
       const tokens = await governance().listApiTokens({});
       out(
         tokens
-          .map((t) => `${t.id}\t${t.displayPrefix}…\t${t.label}\t${t.agentId}\t${t.scopes.join(",")}\t${t.stores?.join(",") ?? "all"}\t${t.revokedAt ? "revoked" : "active"}`)
+          .map((t) => `${t.id}\t${t.display_prefix}…\t${t.label}\t${t.agent_id}\t${t.scopes.join(",")}\t${t.stores?.join(",") ?? "all"}\t${t.revoked_at ? "revoked" : "active"}`)
           .join("\n") || "(no tokens)",
         { tokens },
       );

@@ -51,7 +51,7 @@ export const recallCommands: Command[] = [
       const signals = recallInputSchema.shape.signals.parse(flagString(flags, "signals"));
       const r = await recallBackend().recall({ store, agentId: actorOf("cli"), input: { query, top_k: topK ? Number(topK) : undefined, signals } });
       const lines = [
-        `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latencyMs} ms, event ${r.eventId}`,
+        `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latency_ms} ms, event ${r.event_id}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
         ...(r.guidance.past_failure_warning ? [`WARNING: ${r.guidance.past_failure_warning.message}`] : []),
         ...r.guidance.aligned_preferences.map((p) => `preference: ${p.predicate} (${p.score}): ${p.description}`),
@@ -69,8 +69,8 @@ export const recallCommands: Command[] = [
       const o = await recallBackend().getReflectionOverview({ store: storeArg(args) });
       out(
         [
-          `traces ${o.counts.traces} (${o.counts.failures} failures, ${o.counts.skippedBackpressure} without vector), learnings ${o.counts.learnings}, awaiting vectors ${o.counts.awaitingVector}`,
-          `recalls ${o.totals.recalls}, hit rate ${o.totals.hitRate ?? "-"}, rated ${o.totals.rated}, precision ${o.totals.precision ?? "-"}`,
+          `traces ${o.counts.traces} (${o.counts.failures} failures, ${o.counts.skipped_backpressure} without vector), learnings ${o.counts.learnings}, awaiting vectors ${o.counts.awaiting_vector}`,
+          `recalls ${o.totals.recalls}, hit rate ${o.totals.hit_rate ?? "-"}, rated ${o.totals.rated}, precision ${o.totals.precision ?? "-"}`,
           `settings ${JSON.stringify(o.settings)}`,
         ].join("\n"),
         o,
@@ -109,7 +109,7 @@ export const recallCommands: Command[] = [
       const since = Date.now() - days * 86_400_000;
       const buckets = await recallBackend().getRecallMetrics({ store: storeArg(args), bucketMs, since });
       out(
-        buckets.map((b) => `${new Date(b.start).toISOString()}\trecalls ${b.recalls}\thit rate ${b.hitRate.toFixed(2)}\tprecision ${b.precision?.toFixed(2) ?? "-"}\tp50 ${b.p50Ms} ms\tp95 ${b.p95Ms} ms`).join("\n") || "(no recalls)",
+        buckets.map((b) => `${new Date(b.start).toISOString()}\trecalls ${b.recalls}\thit rate ${b.hit_rate.toFixed(2)}\tprecision ${b.precision?.toFixed(2) ?? "-"}\tp50 ${b.p50_ms} ms\tp95 ${b.p95_ms} ms`).join("\n") || "(no recalls)",
         { buckets },
       );
     },

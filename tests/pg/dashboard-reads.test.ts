@@ -35,18 +35,18 @@ describe("the dashboard's reads on PostgreSQL", () => {
     const second = await a.recall({ store, agentId: "ops", input: { query: "rotate tls certificates", min_score: 0.1 } });
 
     const recent = await b.listRecentRecalls({ store, limit: 10 });
-    expect(recent.map((r) => r.id)).toEqual([second.eventId, first.eventId]);
+    expect(recent.map((r) => r.id)).toEqual([second.event_id, first.event_id]);
     expect(recent[1]).toMatchObject({ query: "restart the ingest relay", agentId: "ops" });
     expect(recent[1].hits[0]).toMatchObject({ rank: 1, artifact: "trace", refId: relay.trace.id, relevant: null });
-    expect((await b.getRecall({ store, id: first.eventId })).hits.map((h) => h.refId)).toContain(relay.trace.id);
+    expect((await b.getRecall({ store, id: first.event_id })).hits.map((h) => h.refId)).toContain(relay.trace.id);
     await expect(b.getRecall({ store, id: 999_999 })).rejects.toMatchObject({ code: "not_found" });
-    expect((await b.listRecallsReturning({ store, artifact: "trace", refId: relay.trace.id })).map((r) => r.id)).toEqual([first.eventId]);
-    expect((await b.listRecallsReturning({ store, artifact: "trace", refId: other.trace.id })).map((r) => r.id)).toEqual([second.eventId]);
+    expect((await b.listRecallsReturning({ store, artifact: "trace", refId: relay.trace.id })).map((r) => r.id)).toEqual([first.event_id]);
+    expect((await b.listRecallsReturning({ store, artifact: "trace", refId: other.trace.id })).map((r) => r.id)).toEqual([second.event_id]);
 
     const queue = await b.listRatingQueue({ store, limit: 8 });
     expect(queue.length).toBe(recent.reduce((n, r) => n + r.hits.length, 0));
     const hit = queue.find((q) => q.refId === relay.trace.id)!;
-    expect(hit).toMatchObject({ eventId: first.eventId, query: "restart the ingest relay" });
+    expect(hit).toMatchObject({ eventId: first.event_id, query: "restart the ingest relay" });
     expect(await a.rateRecallHit({ store, input: { hit_id: hit.id, relevant: true }, actor: "user:alice" })).toMatchObject({ id: hit.id, relevant: true, ratedBy: "user:alice" });
     expect((await b.listRatingQueue({ store, limit: 8 })).map((q) => q.id)).not.toContain(hit.id);
     expect((await listAuditTail({ handle: pgLedger(replicas.b().db), limit: 5 })).map((r) => [r.action, r.target])).toContainEqual(["reflection.hit.rate", `store:${store}:recall_hit:${hit.id}`]);

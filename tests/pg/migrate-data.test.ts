@@ -203,7 +203,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
 
     // What agents and people read from PostgreSQL now: the same ids, the same content.
     const recall = recallBackend();
-    expect(await recall.getTrace({ store: "ops", id: failed.id })).toMatchObject({ keyIssue: "clock skew", keyFiles: ["lib/auth/refresh.ts"], errorTags: ["401"], outcome: "failure" });
+    expect(await recall.getTrace({ store: "ops", id: failed.id })).toMatchObject({ key_issue: "clock skew", key_files: ["lib/auth/refresh.ts"], error_tags: ["401"], outcome: "failure" });
     expect((await recall.getLearning({ store: "ops", id: learned.id })).args).toEqual({ tool: "pg_dump", compress: 9, custom: true });
     const again = await recall.recall({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
     expect(again.traces.map((t) => t.id)).toContain(failed.id);

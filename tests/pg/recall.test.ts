@@ -48,12 +48,12 @@ describe("traces and learnings on PostgreSQL", () => {
   it("records a trace sanitized and queued for its vector; the same descriptor again (from another replica) is the same row seen twice", async () => {
     const first = await a.recordTrace({ store: "reflect", agentId: "agent-1", input: { ...loginFailure, key_issue: `${loginFailure.key_issue} (token sk-abcdefghijklmnopqrstuvwx)` } });
     expect(first).toMatchObject({ deduped: false, embedding: "queued", retained: { deleted: 0 } });
-    expect(first.trace).toMatchObject({ agentId: "agent-1", intent: { verb: "repair", target: "login flow" }, outcome: "failure", keyFiles: ["app/login/page.tsx"], errorTags: ["cookie", "proxy"], seenCount: 1, embedding: "pending", vector: null });
-    expect(first.trace.summaryDescriptor).not.toContain("sk-abcdefghijklmnopqrstuvwx");
+    expect(first.trace).toMatchObject({ agent_id: "agent-1", intent: { verb: "repair", target: "login flow" }, outcome: "failure", key_files: ["app/login/page.tsx"], error_tags: ["cookie", "proxy"], seen_count: 1, embedding: "pending", vector: null });
+    expect(first.trace.summary_descriptor).not.toContain("sk-abcdefghijklmnopqrstuvwx");
     expect(await queued("trace")).toBe(1);
 
     const again = await b.recordTrace({ store: "reflect", agentId: "agent-2", input: { ...loginFailure, key_issue: `${loginFailure.key_issue} (token sk-abcdefghijklmnopqrstuvwx)` } });
-    expect(again).toMatchObject({ deduped: true, embedding: "unchanged", trace: { id: first.trace.id, seenCount: 2 } });
+    expect(again).toMatchObject({ deduped: true, embedding: "unchanged", trace: { id: first.trace.id, seen_count: 2 } });
     expect(await queued("trace")).toBe(1);
   });
 
@@ -62,7 +62,7 @@ describe("traces and learnings on PostgreSQL", () => {
     const [x, y] = await Promise.all([a.recordTrace({ store: "reflect", agentId: "x", input }), b.recordTrace({ store: "reflect", agentId: "y", input })]);
     expect(x.trace.id).toBe(y.trace.id);
     expect([x.deduped, y.deduped].sort()).toEqual([false, true]);
-    expect((await a.getTrace({ store: "reflect", id: x.trace.id })).seenCount).toBe(2);
+    expect((await a.getTrace({ store: "reflect", id: x.trace.id })).seen_count).toBe(2);
   });
 
   it("lists traces newest first with filters, reads one by id, and 404s an unknown one", async () => {
@@ -80,7 +80,7 @@ describe("traces and learnings on PostgreSQL", () => {
     const made = await a.recordLearning({ store: "reflect", agentId: "agent-1", input: { predicate: "prefers", args: { tool: "pnpm", over: "npm" }, description: "The team prefers pnpm workspaces for monorepos", confidence: 0.6 } });
     expect(made).toMatchObject({ deduped: false, embedding: "queued", learning: { predicate: "prefers", args: { tool: "pnpm", over: "npm" }, confidence: 0.6, embedding: "pending" } });
     const again = await b.recordLearning({ store: "reflect", agentId: "agent-2", input: { predicate: "prefers", args: { tool: "pnpm", over: "npm" }, description: "The team prefers pnpm workspaces for monorepos", confidence: 0.9 } });
-    expect(again).toMatchObject({ deduped: true, learning: { id: made.learning.id, confidence: 0.9, seenCount: 2 } });
+    expect(again).toMatchObject({ deduped: true, learning: { id: made.learning.id, confidence: 0.9, seen_count: 2 } });
     await a.recordLearning({ store: "reflect", agentId: "agent-1", input: { predicate: "avoids", args: {}, description: "Friday deploys of the billing service", confidence: 0.7 } });
     expect((await b.listLearnings({ store: "reflect", filter: { predicate: "prefers" } })).learnings.map((l) => l.id)).toEqual([made.learning.id]);
     expect((await b.listLearnings({ store: "reflect", filter: {} })).total).toBe(2);
@@ -96,7 +96,7 @@ describe("recall on PostgreSQL", () => {
     expect(r).toMatchObject({ mode: "lexical", fallback: { reason: "backlog" }, reason: { code: "backlog" }, method: "tsvector" });
     expect(r.traces.map((t) => t.intent.target)).toEqual(["login flow"]);
     expect(r.traces[0]).toMatchObject({ match: "lexical", outcome: "failure" });
-    expect(r.guidance.past_failure_warning).toMatchObject({ traceId: r.traces[0].id, intent: { verb: "repair", target: "login flow" } });
+    expect(r.guidance.past_failure_warning).toMatchObject({ trace_id: r.traces[0].id, intent: { verb: "repair", target: "login flow" } });
     const lexicalOnly = await a.recall({ store: "reflect", agentId: "agent-3", input: { query: "pnpm workspaces", signals: "lexical", kinds: ["learning"] } });
     expect(lexicalOnly).toMatchObject({ mode: "lexical", fallback: null, reason: null, traces: [] });
     expect(lexicalOnly.learnings.map((l) => l.predicate)).toEqual(["prefers"]);
@@ -119,7 +119,7 @@ describe("recall on PostgreSQL", () => {
     expect(drained.embedded).toBe(4);
     expect(await queued("trace")).toBe(0);
     const trace = (await a.listTraces({ store: "reflect", filter: { outcome: "failure" } })).traces[0];
-    expect(trace).toMatchObject({ embedding: "vector", vector: { task: "document", dim: expect.any(Number), fingerprintId: expect.any(String) } });
+    expect(trace).toMatchObject({ embedding: "vector", vector: { task: "document", dim: expect.any(Number), fingerprint_id: expect.any(String) } });
     expect((await a.listLearnings({ store: "reflect", filter: {} })).learnings.every((l) => l.embedding === "vector")).toBe(true);
     const provenance = await withStoreTx({ handle: handleA, readOnly: true, work: async (tx) =>
       (await tx.execute(sql`select artifact_type as t, count(*)::int as n from public.provenance where store = 'reflect' group by 1 order by 1`)).rows,
@@ -144,7 +144,7 @@ describe("recall on PostgreSQL", () => {
     const capped = await a.recall({ store: "reflect", agentId: "agent-4", input: { query: "repair login flow rotate signing keys", top_k: 1, min_score: 0, kinds: ["trace"] } });
     expect(capped.traces).toHaveLength(1);
     const logged = await withStoreTx({ handle: handleA, readOnly: true, work: async (tx) =>
-      (await tx.execute(sql`select e.agent_id, e.mode, e.hit_count, (select count(*)::int from recall_event_hits h where h.event_id = e.id) as hits from recall_events e where e.id = ${capped.eventId}`)).rows,
+      (await tx.execute(sql`select e.agent_id, e.mode, e.hit_count, (select count(*)::int from recall_event_hits h where h.event_id = e.id) as hits from recall_events e where e.id = ${capped.event_id}`)).rows,
     });
     expect(logged).toEqual([{ agent_id: "agent-4", mode: "hybrid", hit_count: 1, hits: 1 }]);
   });
@@ -178,7 +178,7 @@ describe("reflection settings and overview on PostgreSQL", () => {
     const settings = await a.updateReflectionSettings({ store: "reflect", input: { settings: { top_k: 3, retention: { max_traces: 10 } }, reason: "tighter" }, actor: "admin" });
     expect(settings).toMatchObject({ top_k: 3, min_score: 0.25, retention: { max_traces: 10, ttl_days: null, strategy: "stratified" }, backlog_watermark: expect.any(Number) });
     const overview = await b.getReflectionOverview({ store: "reflect" });
-    expect(overview).toMatchObject({ store: "reflect", settings: { top_k: 3 }, counts: { traces: 2, failures: 1, learnings: 2, awaitingVector: 0, skippedBackpressure: 0 } });
+    expect(overview).toMatchObject({ store: "reflect", settings: { top_k: 3 }, counts: { traces: 2, failures: 1, learnings: 2, awaiting_vector: 0, skipped_backpressure: 0 } });
     expect(overview.totals.recalls).toBeGreaterThan(3);
     expect(overview.metrics.reduce((n, m) => n + m.recalls, 0)).toBe(overview.totals.recalls);
     const audit = (await listAuditTail({ handle: pgLedger(replicas.a().db), limit: 20 })).find((r) => r.action === "reflection.settings.update");
@@ -224,7 +224,7 @@ describe("the embed queue's kinds on PostgreSQL", () => {
       expect((await trace(4, "failure")).embedding).toBe("queued");
       const r = await b.recall({ store: "pressure", agentId: "x", input: { query: "deploy service", signals: "lexical", top_k: 10, min_score: 0 } });
       expect(r.traces.map((t) => t.id)).toContain(skipped.trace.id);
-      expect((await a.getReflectionOverview({ store: "pressure" })).counts).toMatchObject({ traces: 5, skippedBackpressure: 1, awaitingVector: 4 });
+      expect((await a.getReflectionOverview({ store: "pressure" })).counts).toMatchObject({ traces: 5, skipped_backpressure: 1, awaiting_vector: 4 });
 
       await drainEmbedQueuesPg({ handles: [handle] });
       await trace(5, "failure");

@@ -116,7 +116,7 @@ export async function createTokenAction(_prev: ActionResult<{ token: string }> |
     });
     revalidatePath("/admin");
     const renamed = info.label !== label.trim() ? ` (another active token is labelled "${label.trim()}", so this one is "${info.label}")` : "";
-    return { ok: true, message: `Token "${info.label}" created for agent ${info.agentId}${renamed}. Copy it now: it is not shown again.`, data: { token } };
+    return { ok: true, message: `Token "${info.label}" created for agent ${info.agent_id}${renamed}. Copy it now: it is not shown again.`, data: { token } };
   } catch (e) {
     return actionError({ error: e, values });
   }

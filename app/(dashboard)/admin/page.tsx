@@ -107,7 +107,7 @@ export default async function AdminPage() {
               <tr key={t.id}>
                 <td>{t.label}</td>
                 <td>
-                  <ActorLink agentId={t.agentId} />
+                  <ActorLink agentId={t.agent_id} />
                 </td>
                 <td>{t.scopes.join(", ")}</td>
                 <td>
@@ -120,18 +120,18 @@ export default async function AdminPage() {
                         </span>
                       ))}
                 </td>
-                <td className="font-mono">{t.displayPrefix}…</td>
+                <td className="font-mono">{t.display_prefix}…</td>
                 <td>
-                  <TimeAgo ms={t.createdAt} now={now} />
+                  <TimeAgo ms={t.created_at} now={now} />
                 </td>
-                <td>{t.lastUsedAt ? <TimeAgo ms={t.lastUsedAt} now={now} /> : "never"}</td>
+                <td>{t.last_used_at ? <TimeAgo ms={t.last_used_at} now={now} /> : "never"}</td>
                 <td>
-                  {t.revokedAt ? (
+                  {t.revoked_at ? (
                     <>
-                      revoked <TimeAgo ms={t.revokedAt} now={now} />
+                      revoked <TimeAgo ms={t.revoked_at} now={now} />
                     </>
                   ) : (
-                    <RevokeTokenButton action={revokeTokenAction} id={t.id} label={t.label} agentId={t.agentId} lastUsedAt={formatTime(t.lastUsedAt)} />
+                    <RevokeTokenButton action={revokeTokenAction} id={t.id} label={t.label} agentId={t.agent_id} lastUsedAt={formatTime(t.last_used_at)} />
                   )}
                 </td>
               </tr>

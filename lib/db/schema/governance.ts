@@ -41,21 +41,21 @@ export const apiTokens = sqliteTable(
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     /** sha256 hex of the full token; the token itself is never stored. */
-    tokenHash: text("token_hash").notNull(),
+    token_hash: text("token_hash").notNull(),
     /** First characters of the token, so people can tell tokens apart. */
-    displayPrefix: text("display_prefix").notNull(),
+    display_prefix: text("display_prefix").notNull(),
     label: text("label").notNull(),
-    agentId: text("agent_id").notNull(),
+    agent_id: text("agent_id").notNull(),
     /** JSON array of "read" | "write" | "admin" */
     scopes: text("scopes").notNull(),
     /** JSON array of store names, or NULL for every store. */
     stores: text("stores"),
-    createdBy: text("created_by").notNull(),
-    createdAt: integer("created_at").notNull(),
-    lastUsedAt: integer("last_used_at"),
-    revokedAt: integer("revoked_at"),
+    created_by: text("created_by").notNull(),
+    created_at: integer("created_at").notNull(),
+    last_used_at: integer("last_used_at"),
+    revoked_at: integer("revoked_at"),
   },
-  (t) => [uniqueIndex("api_tokens_hash_uq").on(t.tokenHash), index("api_tokens_agent_idx").on(t.agentId)],
+  (t) => [uniqueIndex("api_tokens_hash_uq").on(t.token_hash), index("api_tokens_agent_idx").on(t.agent_id)],
 );
 export type ApiTokenRow = InferSelectModel<typeof apiTokens>;
 

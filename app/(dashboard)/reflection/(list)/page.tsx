@@ -69,7 +69,7 @@ export default async function ReflectionPage({ searchParams }: Props) {
           ["Traces", `${formatCount(overview.counts.traces)} (${formatCount(overview.counts.failures)} failed)`],
           ["Learnings", formatCount(overview.counts.learnings)],
           ["Recalls", formatCount(overview.totals.recalls)],
-          ["Hit rate", formatPercent(overview.totals.hitRate, 0)],
+          ["Hit rate", formatPercent(overview.totals.hit_rate, 0)],
           ["Precision", overview.totals.rated ? `${formatPercent(overview.totals.precision, 0)} of ${formatCount(overview.totals.rated)} rated` : "not rated yet"],
           [
             "Working memory",
@@ -89,14 +89,14 @@ export default async function ReflectionPage({ searchParams }: Props) {
           Reflection recall is disabled for this store: agents get a 409 until an admin enables it.
         </p>
       )}
-      {overview.counts.awaitingVector + overview.counts.skippedBackpressure > 0 && (
+      {overview.counts.awaiting_vector + overview.counts.skipped_backpressure > 0 && (
         <p className="text-sm text-slate-600">
-          {formatQuantity(overview.counts.awaitingVector, "item")} waiting for a vector and {formatQuantity(overview.counts.skippedBackpressure, "trace")} stored without one under
+          {formatQuantity(overview.counts.awaiting_vector, "item")} waiting for a vector and {formatQuantity(overview.counts.skipped_backpressure, "trace")} stored without one under
           backpressure; recall finds them lexically meanwhile.
         </p>
       )}
 
-      <RecallQuality distribution={distribution} settings={overview.settings} hitRate={overview.totals.hitRate} canRate={canRate} />
+      <RecallQuality distribution={distribution} settings={overview.settings} hitRate={overview.totals.hit_rate} canRate={canRate} />
 
       <LedgerSection id="recalls-heading" title="Recent recalls" testId="recent-recalls">
         <RecallList store={store} recalls={recalls} now={now} />

@@ -28,9 +28,9 @@ export function LearningTable({ store, learnings, now }: { store: string; learni
               </td>
               <td className="min-w-48 text-xs">{l.description || "—"}</td>
               <td>{formatDecimal(l.confidence, 2)}</td>
-              <td>{formatCount(l.seenCount)}×</td>
+              <td>{formatCount(l.seen_count)}×</td>
               <td className="text-xs">
-                <TimeAgo ms={l.lastSeenAt} now={now} />
+                <TimeAgo ms={l.last_seen_at} now={now} />
               </td>
             </tr>
           ))}

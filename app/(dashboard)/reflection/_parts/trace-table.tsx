@@ -28,19 +28,19 @@ export function TraceTable({ store, traces, now }: { store: string; traces: Trac
                 <Link href={reflectionHref.trace(store, t.id)} className="underline">
                   <span className="font-medium">{t.intent.verb}</span> {t.intent.target}
                 </Link>
-                {t.shardType && <div className="text-xs text-slate-500">shard {t.shardType}</div>}
+                {t.shard_type && <div className="text-xs text-slate-500">shard {t.shard_type}</div>}
               </td>
               <td>
                 <OutcomeBadge outcome={t.outcome} />
               </td>
-              <td className="min-w-40 text-xs">{t.keyIssue || "—"}</td>
+              <td className="min-w-40 text-xs">{t.key_issue || "—"}</td>
               <td>
-                <Chips items={t.errorTags} empty="—" />
+                <Chips items={t.error_tags} empty="—" />
               </td>
-              <td className="text-xs">{t.agentId}</td>
-              <td>{formatCount(t.seenCount)}×</td>
+              <td className="text-xs">{t.agent_id}</td>
+              <td>{formatCount(t.seen_count)}×</td>
               <td className="text-xs">
-                <TimeAgo ms={t.lastSeenAt} now={now} />
+                <TimeAgo ms={t.last_seen_at} now={now} />
               </td>
             </tr>
           ))}

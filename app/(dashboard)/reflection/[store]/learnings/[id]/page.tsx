@@ -62,16 +62,16 @@ export default async function LearningPage({ params }: Props) {
       <LedgerSection id="learning-record" title="Record" testId="learning-record">
         <Fields
           rows={[
-            ["Agent", learning.agentId],
-            ["Seen", formatQuantity(learning.seenCount, "time")],
-            ["First seen", <TimeAgo key="first" ms={learning.createdAt} now={now} showAbsolute />],
-            ["Last seen", <TimeAgo key="last" ms={learning.lastSeenAt} now={now} showAbsolute />],
-            ["Vector", learning.vector ? `${learning.vector.fingerprintId} · ${learning.vector.dim} dims` : "pending"],
+            ["Agent", learning.agent_id],
+            ["Seen", formatQuantity(learning.seen_count, "time")],
+            ["First seen", <TimeAgo key="first" ms={learning.created_at} now={now} showAbsolute />],
+            ["Last seen", <TimeAgo key="last" ms={learning.last_seen_at} now={now} showAbsolute />],
+            ["Vector", learning.vector ? `${learning.vector.fingerprint_id} · ${learning.vector.dim} dims` : "pending"],
             [
               "Semantic handle",
               <span key="handle" className="flex flex-wrap items-start gap-2">
-                <code className="min-w-0 flex-1 break-words text-xs">{learning.semanticHandle}</code>
-                <CopyButton value={learning.semanticHandle} label="Copy handle" />
+                <code className="min-w-0 flex-1 break-words text-xs">{learning.semantic_handle}</code>
+                <CopyButton value={learning.semantic_handle} label="Copy handle" />
               </span>,
             ],
           ]}

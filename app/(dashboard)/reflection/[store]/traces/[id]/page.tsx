@@ -43,12 +43,12 @@ export default async function TracePage({ params }: Props) {
                 <span className="font-medium">{trace.intent.verb}</span> {trace.intent.target}
               </span>,
             ],
-            ["Shard", trace.shardType || "—"],
+            ["Shard", trace.shard_type || "—"],
             [
               "Files",
-              trace.keyFiles.length ? (
+              trace.key_files.length ? (
                 <ul key="files" className="space-y-0.5 font-mono text-xs">
-                  {trace.keyFiles.map((f) => (
+                  {trace.key_files.map((f) => (
                     <li key={f}>{f}</li>
                   ))}
                 </ul>
@@ -57,27 +57,27 @@ export default async function TracePage({ params }: Props) {
               ),
             ],
             ["Outcome", <OutcomeBadge key="outcome" outcome={trace.outcome} />],
-            ["Key issue", trace.keyIssue || "—"],
-            ["Tags", <Chips key="tags" items={trace.errorTags} />],
+            ["Key issue", trace.key_issue || "—"],
+            ["Tags", <Chips key="tags" items={trace.error_tags} />],
           ]}
         />
       </LedgerSection>
       <LedgerSection id="trace-record" title="Record" testId="trace-record">
         <Fields
           rows={[
-            ["Agent", trace.agentId],
-            ["Seen", formatQuantity(trace.seenCount, "time")],
-            ["First seen", <TimeAgo key="first" ms={trace.createdAt} now={now} showAbsolute />],
-            ["Last seen", <TimeAgo key="last" ms={trace.lastSeenAt} now={now} showAbsolute />],
-            ["Vector", trace.vector ? `${trace.vector.fingerprintId} · ${trace.vector.dim} dims` : trace.embedding === "skipped_backpressure" ? "none (stored under backpressure; found lexically)" : "pending"],
+            ["Agent", trace.agent_id],
+            ["Seen", formatQuantity(trace.seen_count, "time")],
+            ["First seen", <TimeAgo key="first" ms={trace.created_at} now={now} showAbsolute />],
+            ["Last seen", <TimeAgo key="last" ms={trace.last_seen_at} now={now} showAbsolute />],
+            ["Vector", trace.vector ? `${trace.vector.fingerprint_id} · ${trace.vector.dim} dims` : trace.embedding === "skipped_backpressure" ? "none (stored under backpressure; found lexically)" : "pending"],
             [
               "Descriptor",
               <span key="descriptor" className="flex flex-wrap items-start gap-2">
-                <code className="min-w-0 flex-1 break-words text-xs">{trace.summaryDescriptor}</code>
-                <CopyButton value={trace.summaryDescriptor} label="Copy descriptor" />
+                <code className="min-w-0 flex-1 break-words text-xs">{trace.summary_descriptor}</code>
+                <CopyButton value={trace.summary_descriptor} label="Copy descriptor" />
               </span>,
             ],
-            ["Descriptor hash", <code key="hash" className="break-all text-xs">{trace.descriptorHash}</code>],
+            ["Descriptor hash", <code key="hash" className="break-all text-xs">{trace.descriptor_hash}</code>],
           ]}
         />
       </LedgerSection>
