@@ -5,7 +5,7 @@ const STEPS = ["thesis", "antithesis", "synthesis"] as const;
 
 /** thesis → antithesis → synthesis → outcome, with when each step was first reached. */
 export function SessionPhaseTimeline({ phase, messages, createdAt, updatedAt }: { phase: Phase; messages: DialecticMessage[]; createdAt: number; updatedAt: number }) {
-  const reachedAt = (step: (typeof STEPS)[number]) => messages.find((m) => m.messageType === step)?.timestamp ?? null;
+  const reachedAt = (step: (typeof STEPS)[number]) => messages.find((m) => m.message_type === step)?.timestamp ?? null;
   const done = phase === "resolved" || phase === "failed";
   return (
     <ol className="flex flex-wrap items-stretch gap-2 text-sm" aria-label="Phase timeline" data-testid="phase-timeline">

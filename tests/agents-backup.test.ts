@@ -81,7 +81,7 @@ describe("online backup", () => {
       const restoredMemories = memoryCount("default");
       expect(restoredMemories).toBe(backedUp.memoryFiles);
       expect(restoredMemories).toBeGreaterThanOrEqual(10 + 20);
-      expect((await exportLedgerSnapshot()).tasks.map((t) => t.task.taskId)).toContain("t-backup");
+      expect((await exportLedgerSnapshot()).tasks.map((t) => t.task.task_id)).toContain("t-backup");
     } finally {
       restoredEnv.cleanup();
     }

@@ -36,8 +36,8 @@ describe("annotations", async () => {
     const after = await getDialecticSessionById({ sessionId: "s1" });
     expect(after.phase).toBe(before.phase);
     expect(after.expected).toEqual(before.expected);
-    expect(after.messageCount).toBe(1);
-    expect(after.updatedAt).toBe(before.updatedAt);
+    expect(after.message_count).toBe(1);
+    expect(after.updated_at).toBe(before.updated_at);
     expect(await g().verifyDialecticSession({ sessionId: "s1" })).toEqual({ ok: true, messages: 1 });
     const audit = (await listAuditTail({ limit: 1 }))[0];
     expect(audit).toMatchObject({ actor: "user:admin", action: "dialectic.annotate", target: "dialectic_session:builder~s1" });
@@ -61,10 +61,10 @@ describe("an admin abandons a session from the dashboard", async () => {
   it("fails the session with who and why, audited; a resolved session cannot be abandoned; abandoning twice is a no-op", async () => {
     await openSession("s3");
     const s = await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin", reason: "stale", now: 3_000_000 });
-    expect(s).toMatchObject({ status: "failed", phase: "failed", failureReason: "abandoned by user:admin (admin): stale" });
+    expect(s).toMatchObject({ status: "failed", phase: "failed", failure_reason: "abandoned by user:admin (admin): stale" });
     expect((await listAuditTail({ limit: 1 }))[0]).toMatchObject({ actor: "user:admin", action: "dialectic.abandon", target: "dialectic_session:builder~s3", reason: "stale" });
     const audits = (await listAuditTail({ limit: 100 })).length;
-    expect((await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin" })).failureReason).toBe("abandoned by user:admin (admin): stale");
+    expect((await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin" })).failure_reason).toBe("abandoned by user:admin (admin): stale");
     expect((await listAuditTail({ limit: 100 })).length).toBe(audits);
     await expect(abandonDialecticSessionAsAdmin({ sessionId: "ghost", actor: "user:admin" })).rejects.toThrow(/no dialectic session/);
   });
@@ -76,7 +76,7 @@ describe("idle clock", async () => {
     const s = await getDialecticSessionById({ sessionId: "s4" });
     expect(sessionIdleClock({ session: s, now: 5_000_020 })).toEqual({ idleSince: 5_000_010, timesOutAt: 5_060_010, overdue: false });
     expect(sessionIdleClock({ session: s, now: 5_060_011 })?.overdue).toBe(true);
-    expect(s.expected.agentIds).toEqual(["critic"]);
+    expect(s.expected.agent_ids).toEqual(["critic"]);
     expect(sessionIdleClock({ session: await abandonDialecticSessionAsAdmin({ sessionId: "s4", actor: "user:admin" }) })).toBeNull();
   });
 });

@@ -150,7 +150,7 @@ describe("phase machine", () => {
     await create("alice", { session_id: "s-idle2", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     const later = Date.now() + 5000;
     expect((await governance().sweepIdleSessions({ actor: "test", now: later })).failed.sort()).toEqual(["alice~s-idle", "alice~s-idle2"]);
-    expect(await sessionById("s-idle")).toMatchObject({ status: "failed", failureReason: "idle timeout" });
+    expect(await sessionById("s-idle")).toMatchObject({ status: "failed", failure_reason: "idle timeout" });
 
     await create("alice", { session_id: "s-idle3", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     await expect(governance().postDialecticMessage({ sessionId: "s-idle3", agentId: "alice", input: thesis, now: Date.now() + 5000 })).rejects.toThrow(/idle/);
@@ -158,7 +158,7 @@ describe("phase machine", () => {
 
     await create("alice", { session_id: "s-idle4", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     await governance().createDialecticSession({ input: { topic: "a new one, a minute later" }, agentId: "carol", now: Date.now() + 60_000 });
-    expect((await sessionById("s-idle4")).failureReason).toBe("idle timeout");
+    expect((await sessionById("s-idle4")).failure_reason).toBe("idle timeout");
   });
 
   it("keeps agreement to synthesis messages (422 otherwise)", async () => {
@@ -191,11 +191,11 @@ describe("idempotency, signatures, cache, listings", () => {
     expect(ok.json).toEqual({ ok: true, messages: 3 });
     await governanceSql("update dialectic_messages set reasoning = 'The column was needed after all' where session_id = 'alice~s-sig' and seq = 2");
     const broken = await verifySession("s-sig");
-    expect(broken).toMatchObject({ ok: false, brokenAtSeq: 2 });
+    expect(broken).toMatchObject({ ok: false, broken_at_seq: 2 });
     await governanceSql("update dialectic_messages set reasoning = ? where session_id = 'alice~s-sig' and seq = 2", [antithesis.reasoning]);
     expect((await verifySession("s-sig")).ok).toBe(true);
     await governanceSql("update dialectic_messages set agrees = false where session_id = 'alice~s-sig' and seq = 3");
-    expect(await verifySession("s-sig")).toMatchObject({ ok: false, brokenAtSeq: 3 });
+    expect(await verifySession("s-sig")).toMatchObject({ ok: false, broken_at_seq: 3 });
   });
 
   it("never serves a stale phase from the cache after a write", async () => {
@@ -230,17 +230,17 @@ describe("idempotency, signatures, cache, listings", () => {
     expect(paged.sessions).toHaveLength(1);
     expect(paged.total).toBe(3);
     const metrics = await getDialecticMetrics();
-    expect(metrics.activeSessions).toBe(3);
-    expect(metrics.messagesLastHour).toBe(2);
+    expect(metrics.active_sessions).toBe(3);
+    expect(metrics.messages_last_hour).toBe(2);
     expect(metrics.latency.map((r) => r.route)).toEqual(expect.arrayContaining(["dialectic create", "dialectic list", "dialectic list+transcript", "POST /dialectic/sessions"]));
-    expect((await governance().listDialecticSessions({ topic: "carol" })).sessions.map((s) => s.sessionId)).toEqual(["s-l3"]);
+    expect((await governance().listDialecticSessions({ topic: "carol" })).sessions.map((s) => s.session_id)).toEqual(["s-l3"]);
   });
 
   it("times a failed create or detail with the status the caller got, not 200", async () => {
     expect((await create("alice", { session_id: "s-self", topic: "t", reviewer_agent_id: "alice" })).status).toBe(422);
     expect((await detail("alice", "s-missing")).status).toBe(404);
     const latency = (await getDialecticMetrics()).latency;
-    const byStatus = (route: string) => latency.find((r) => r.route === route)?.byStatus ?? {};
+    const byStatus = (route: string) => latency.find((r) => r.route === route)?.by_status ?? {};
     expect(byStatus("dialectic create")["422"]).toBeGreaterThanOrEqual(1);
     expect(byStatus("dialectic detail")["404"]).toBeGreaterThanOrEqual(1);
     expect(byStatus("POST /dialectic/sessions")["422"]).toBeGreaterThanOrEqual(1);

@@ -90,10 +90,10 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
 
     // The owner and the assignee find the task by its id, with everything under it; another agent does not.
     const status = await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") });
-    expect(status.task).toMatchObject({ taskId: "t1", key: "t1", intent: "old work", assignees: ["agent-c"] });
-    expect(status.runs.map((r) => [r.runId, r.taskId])).toEqual([["run-1", "t1"]]);
-    expect(status.validations.map((v) => v.validationId)).toEqual(["v1"]);
-    expect(status.overrides.map((o) => [o.overrideId, o.taskId])).toEqual([["o1", "t1"]]);
+    expect(status.task).toMatchObject({ task_id: "t1", key: "t1", intent: "old work", assignees: ["agent-c"] });
+    expect(status.runs.map((r) => [r.run_id, r.task_id])).toEqual([["run-1", "t1"]]);
+    expect(status.validations.map((v) => v.validation_id)).toEqual(["v1"]);
+    expect(status.overrides.map((o) => [o.override_id, o.task_id])).toEqual([["o1", "t1"]]);
     expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-c") })).task.intent).toBe("old work");
     await expect(g.getTaskStatus({ taskId: "t1", caller: caller("agent-b") })).rejects.toMatchObject({ code: "not_found" });
 
@@ -101,10 +101,10 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
     const retried = await g.createTask({ input: { task_id: "t1", intent: "old work", spec: {}, assignees: ["agent-c"] }, requestedBy: "agent-a" });
     expect(retried.created).toBe(false);
     const theirs = await g.createTask({ input: { task_id: "t1", intent: "new work", spec: {} }, requestedBy: "agent-b" });
-    expect(theirs).toMatchObject({ created: true, task: { taskId: "t1", key: "agent-b~t1", requestedBy: "agent-b" } });
+    expect(theirs).toMatchObject({ created: true, task: { task_id: "t1", key: "agent-b~t1", requested_by: "agent-b" } });
     // A run recorded now lands under the old task's key, so the old rows and the new ones stay one task.
     await g.recordRunStart({ taskId: "t1", input: { run_id: "run-2", skill: "build", input_hash: HASH, runner_version: "1" }, caller: caller("agent-a") });
-    expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") })).runs.map((r) => r.runId)).toEqual(["run-1", "run-2"]);
+    expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") })).runs.map((r) => r.run_id)).toEqual(["run-1", "run-2"]);
 
     // The dashboard's old link (/ledger/tasks/t1) still opens the old task; the new one has its own.
     expect((await g.getTaskStatus({ taskId: "t1" })).task.intent).toBe("old work");
@@ -112,7 +112,7 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
 
     // The review: its transcript still verifies, its note is still beside it, and the reviewer carries on.
     const review = await g.getDialecticSessionForAgent({ sessionId: "r1", agentId: "agent-b", isAdmin: false });
-    expect(review).toMatchObject({ sessionId: "r1", key: "r1", messageCount: 1, topic: "the old review" });
+    expect(review).toMatchObject({ session_id: "r1", key: "r1", message_count: 1, topic: "the old review" });
     expect(await g.verifyDialecticSession({ sessionId: "r1" })).toEqual({ ok: true, messages: 1 });
     expect((await g.listDialecticAnnotations({ sessionId: "r1" })).map((a) => a.body)).toEqual(["an old note"]);
     await g.postDialecticMessage({ sessionId: "r1", agentId: "agent-b", input: { message_type: "antithesis", reasoning: "an answer after the upgrade" } });
@@ -120,7 +120,7 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
 
     // Another agent's review with the same id is its own; the old link still opens the old one.
     const other = await g.createDialecticSession({ input: { session_id: "r1", topic: "a new review" }, agentId: "agent-c" });
-    expect(other).toMatchObject({ created: true, session: { sessionId: "r1", key: "agent-c~r1" } });
+    expect(other).toMatchObject({ created: true, session: { session_id: "r1", key: "agent-c~r1" } });
     expect((await g.getDialecticSession({ sessionId: "r1" })).topic).toBe("the old review");
     expect((await g.getDialecticSession({ sessionId: "agent-c~r1" })).topic).toBe("a new review");
     // The reviewer's plain id still names the review it reviews: an open review another agent opened with the same id does not shadow it.
@@ -187,14 +187,14 @@ describe("upgrading a ledger whose run, validation, override and message ids wer
 
     // The task still holds its run, validation and artifact, linked as before, and its verdict stands on them.
     const status = await g.getTaskStatus({ taskId: "t1", caller: a });
-    expect(status.runs.map((r) => [r.runId, r.taskId, r.status])).toEqual([["run-1", "t1", "succeeded"]]);
-    expect(status.validations.map((v) => [v.validationId, v.runId])).toEqual([["v1", "run-1"]]);
-    expect(status.artifacts.map((p) => [p.artifactId, p.taskId, p.runId])).toEqual([["c1", "t1", "run-1"]]);
+    expect(status.runs.map((r) => [r.run_id, r.task_id, r.status])).toEqual([["run-1", "t1", "succeeded"]]);
+    expect(status.validations.map((v) => [v.validation_id, v.run_id])).toEqual([["v1", "run-1"]]);
+    expect(status.artifacts.map((p) => [p.artifact_id, p.task_id, p.run_id])).toEqual([["c1", "t1", "run-1"]]);
     expect(status.verdict).toEqual({ verdict: "passed", reasons: ["critic passed in validation v1"] });
     const proofs = await g.getProofsByArtifact({ input: { artifact_type: "chunk", artifact_id: "c1" }, caller: a });
-    expect(proofs.provenance.map((p) => p.runId)).toEqual(["run-1"]);
-    expect(proofs.runs.map((r) => r.runId)).toEqual(["run-1"]);
-    expect(proofs.validations.map((v) => v.validationId)).toEqual(["v1"]);
+    expect(proofs.provenance.map((p) => p.run_id)).toEqual(["run-1"]);
+    expect(proofs.runs.map((r) => r.run_id)).toEqual(["run-1"]);
+    expect(proofs.validations.map((v) => v.validation_id)).toEqual(["v1"]);
 
     // Retries of the old writes are still retries.
     expect((await g.recordRunStart({ taskId: "t1", input: { run_id: "run-1", skill: "build", input_hash: HASH, runner_version: "1", output_hash: HASH, exit_code: 0, artifacts: [{ artifact_type: "chunk", artifact_id: "c1", store: "default" }] }, caller: a })).created).toBe(false);
@@ -207,8 +207,8 @@ describe("upgrading a ledger whose run, validation, override and message ids wer
     expect((await g.recordRunStart({ taskId: "t2", input: { run_id: "run-1", skill: "build", input_hash: HASH, runner_version: "2" }, caller: b })).created).toBe(true);
     expect((await g.recordValidation({ taskId: "t2", input: { validation_id: "v1", run_id: "run-1", critic_passed: false, runner_passed: null }, caller: b })).created).toBe(true);
     expect((await g.recordOverride({ input: { override_id: "o1", note: "b's own" }, actor: "agent:agent-b", tokenLabel: "tb", caller: b })).created).toBe(true);
-    expect((await g.getTaskStatus({ taskId: "t1", caller: a })).validations.map((v) => v.criticPassed)).toEqual([true]);
-    expect((await g.getTaskStatus({ taskId: "t2", caller: b })).validations.map((v) => [v.validationId, v.runId, v.criticPassed])).toEqual([["v1", "run-1", false]]);
+    expect((await g.getTaskStatus({ taskId: "t1", caller: a })).validations.map((v) => v.critic_passed)).toEqual([true]);
+    expect((await g.getTaskStatus({ taskId: "t2", caller: b })).validations.map((v) => [v.validation_id, v.run_id, v.critic_passed])).toEqual([["v1", "run-1", false]]);
 
     // The review's transcript still verifies; its message id is free in another session, and the chain goes on.
     expect(await g.verifyDialecticSession({ sessionId: "agent-a~r1" })).toEqual({ ok: true, messages: 1 });

@@ -6,7 +6,7 @@ import { explainVerdict, listTasksQuerySchema, verdictLabel } from "@/lib/govern
 
 describe("a task whose checks are not all in reads 'awaiting checks', not failed", () => {
   it("badges a critic-passed task still waiting on its runner check as 'awaiting checks', keeping the machine value", () => {
-    const verdict = explainVerdict({ requiredChecks: ["critic", "runner"], runs: [], validations: [{ validationId: "v1", criticPassed: true, runnerPassed: null }] });
+    const verdict = explainVerdict({ requiredChecks: ["critic", "runner"], runs: [], validations: [{ validation_id: "v1", critic_passed: true, runner_passed: null }] });
     expect(verdict.verdict).toBe("pending");
     const html = renderToStaticMarkup(createElement(LedgerVerdictBadge, { value: verdict.verdict, testId: "task-verdict" }));
     expect(html).toContain(">awaiting checks</span>");

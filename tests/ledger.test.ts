@@ -98,23 +98,23 @@ describe("runs, validations and the verdict", () => {
   });
 
   it("awaits a required check no validation has run yet (pending, not failed), and ignores checks the task does not require", () => {
-    const runs = [{ runId: "r", finishedAt: 1 }];
-    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [{ validationId: "v", criticPassed: true, runnerPassed: null }] })).toEqual({
+    const runs = [{ run_id: "r", finished_at: 1 }];
+    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [{ validation_id: "v", critic_passed: true, runner_passed: null }] })).toEqual({
       verdict: "pending",
       reasons: ["awaiting the runner check (no validation has run it yet)", "critic passed in validation v"],
     });
-    expect(explainVerdict({ requiredChecks: ["critic"], runs, validations: [{ validationId: "v", criticPassed: true, runnerPassed: null }] }).verdict).toBe("passed");
+    expect(explainVerdict({ requiredChecks: ["critic"], runs, validations: [{ validation_id: "v", critic_passed: true, runner_passed: null }] }).verdict).toBe("passed");
     expect(explainVerdict({ requiredChecks: ["critic"], runs, validations: [] }).verdict).toBe("pending");
   });
 
   it("combines a critic's and a runner's separate validations: both passing is passed, and a later result for a check supersedes an earlier one", () => {
-    const runs = [{ runId: "r", finishedAt: 1 }];
-    const critic = { validationId: "by-critic", criticPassed: true, runnerPassed: null };
-    const runner = { validationId: "by-runner", criticPassed: null, runnerPassed: true };
+    const runs = [{ run_id: "r", finished_at: 1 }];
+    const critic = { validation_id: "by-critic", critic_passed: true, runner_passed: null };
+    const runner = { validation_id: "by-runner", critic_passed: null, runner_passed: true };
     expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner] })).toEqual({ verdict: "passed", reasons: ["critic passed in validation by-critic", "runner passed in validation by-runner"] });
-    const rerunFailed = { validationId: "rerun", criticPassed: null, runnerPassed: false };
+    const rerunFailed = { validation_id: "rerun", critic_passed: null, runner_passed: false };
     expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner, rerunFailed] })).toEqual({ verdict: "failed", reasons: ["runner check failed in validation rerun"] });
-    const fixed = { validationId: "fixed", criticPassed: null, runnerPassed: true };
+    const fixed = { validation_id: "fixed", critic_passed: null, runner_passed: true };
     expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner, rerunFailed, fixed] }).verdict).toBe("passed");
   });
 
@@ -168,7 +168,7 @@ describe("per-task run counts", () => {
     // A later page counts its own tasks' runs, not the page's or the ledger's.
     const page = await governance().listTasks({ input: { limit: 2, offset: 1 }, caller: { agentId: "ops", isAdmin: true, stores: null } });
     expect(page.tasks).toHaveLength(2);
-    for (const t of page.tasks) expect(t.runCount).toBe(counts[t.taskId]);
+    for (const t of page.tasks) expect(t.run_count).toBe(counts[t.task_id]);
   });
 });
 

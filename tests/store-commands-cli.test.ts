@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { governance } from "@/lib/backend/governance";
 import { resetConfigForTests } from "@/lib/config";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { createMemorySchema } from "@/lib/index/memories";
@@ -20,12 +21,13 @@ import { agentsCommands } from "@/scripts/commands/agents-commands";
 import { authCommands } from "@/scripts/commands/auth-commands";
 import { healthCommands } from "@/scripts/commands/health-commands";
 import { indexCommands } from "@/scripts/commands/index-commands";
+import { ledgerCommands } from "@/scripts/commands/ledger-commands";
 import { memoryCommands } from "@/scripts/commands/memory-commands";
 import { recallCommands } from "@/scripts/commands/recall-commands";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { drainEmbeddings, governanceSql, onPg, seedStore, seedTrace, storeSql, useTestBackend, type TestEnv } from "./backend";
 
-const COMMANDS: Command[] = [...storeCommands, ...indexCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...memoryCommands, ...authCommands];
+const COMMANDS: Command[] = [...storeCommands, ...indexCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...memoryCommands, ...authCommands, ...ledgerCommands];
 const CLI_ACTOR = `cli:${process.env.USER ?? "local"}`;
 
 let env: TestEnv;
@@ -242,5 +244,28 @@ describe("the store commands on this backend", () => {
     } finally {
       fs.rmSync(bundle, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the ledger and dialectic commands on this backend", () => {
+  it("ledger tasks, task and artifact and dialectic verify: --json spells the answers as the API does", async () => {
+    const g = governance();
+    const hash = "c".repeat(64);
+    const agent = { agentId: "agent-a", isAdmin: false, stores: null };
+    await g.createTask({ input: { task_id: "cli-t", intent: "check the CLI", spec: {} }, requestedBy: "agent-a" });
+    await g.recordRunStart({ taskId: "cli-t", input: { run_id: "cli-r", skill: "lint", input_hash: hash, runner_version: "1", output_hash: hash, exit_code: 0, artifacts: [{ artifact_type: "doc", artifact_id: "d1", store: "ops" }] }, caller: agent });
+    const listed = await cli("ledger", "tasks", "--json");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ tasks: [{ task_id: "cli-t", requested_by: "agent-a", run_count: 1, created_at: expect.any(Number) }], total: 1, next_offset: null });
+    const shown = JSON.parse((await cli("ledger", "task", "agent-a~cli-t", "--json")).stdout);
+    expect(shown).toMatchObject({ task: { task_id: "cli-t", required_checks: ["critic", "runner"] }, runs: [{ run_id: "cli-r", task_id: "cli-t", exit_code: 0, input_hash: hash }] });
+    const proofs = JSON.parse((await cli("ledger", "artifact", "doc", "d1", "--json")).stdout);
+    expect(proofs.provenance[0]).toMatchObject({ artifact_type: "doc", artifact_id: "d1", input_hash: hash, run_id: "cli-r", recorded_by: "agent-a" });
+    await g.createDialecticSession({ input: { session_id: "cli-s", topic: "t" }, agentId: "agent-a" });
+    await g.postDialecticMessage({ sessionId: "cli-s", agentId: "agent-a", input: { message_type: "thesis", reasoning: "r" } });
+    await governanceSql("update dialectic_messages set reasoning = 'edited' where session_id = 'agent-a~cli-s'");
+    const verified = await cli("dialectic", "verify", "agent-a~cli-s", "--json");
+    expect(verified.code).toBe(1);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: false, broken_at_seq: 1 });
   });
 });

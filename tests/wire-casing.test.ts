@@ -4,6 +4,8 @@ import { toWire } from "@/lib/api/contract";
 import { chunkDetail, documentListResponse, jobResponse, memoryListResponse, memoryTrashResponse, memoryWithBody, putDocumentsResponse, searchResponse, trashedMemoryWithBody, verifyResponse } from "@/lib/api/responses/documents";
 import { reembedEstimate, storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { selfRecallResponse } from "@/lib/api/responses/self-recall";
+import { artifactProofsResponse, overrideRecordedResponse, runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskListResponse, taskStatusResponse, validationRecordedResponse } from "@/lib/api/responses/ledger";
+import { dialecticMetricsResponse, messagePostedResponse, sessionCreatedResponse, sessionListResponse, sessionResponse, signatureCheckResponse } from "@/lib/api/responses/dialectic";
 import { rememberResponse } from "@/lib/api/responses/graph";
 import { learning, learningListResponse, recallResponse, reflectionOverviewResponse, trace, traceListResponse } from "@/lib/api/responses/recall";
 import { storeSummary, tokenCreatedResponse, tokenListResponse } from "@/lib/api/responses/stores";
@@ -13,6 +15,7 @@ import { getSelfRecall } from "@/lib/eval/self-recall";
 import { graphBackend } from "@/lib/graph/backend";
 import { memoryFilterSchema } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { recallBackend } from "@/lib/recall/backend";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
@@ -143,5 +146,57 @@ describe("answers spelled as the wire spells them", () => {
     expect(job?.result).toEqual({ store: "docs", counts, by_kind: { documents: kind, memories: kind }, skipped_by: { binary: 0, oversized: 0, bad_name: 1, symlink: 0 }, links_outside_root: ["memory/x.md"], changed_paths: ["a.md"], duration_ms: 12 });
     expect(job).toMatchObject({ started_at: 1, heartbeat_at: 2, finished_at: 3 });
     asWire(jobResponse, { job });
+  });
+});
+
+describe("governance answers spelled as the wire spells them", () => {
+  const HASH = "a".repeat(64);
+  const caller = (agentId: string) => ({ agentId, isAdmin: false, stores: null });
+
+  it("a task, its runs, validations, overrides and provenance (POST/GET /tasks, /overrides, /provenance and their MCP tools)", async () => {
+    const g = governance();
+    asWire(taskCreatedResponse, await g.createTask({ input: { task_id: "w1", intent: "casing", spec: { a: 1 }, assignees: ["agent-b"] }, requestedBy: "agent-a" }));
+    asWire(runRecordedResponse, await g.recordRunStart({ taskId: "w1", input: { run_id: "r1", skill: "lint", input_hash: HASH, runner_version: "1" }, caller: caller("agent-a") }));
+    const artifacts = [{ artifact_type: "doc", artifact_id: "d1", store: "docs" }];
+    asWire(runFinishedResponse, await g.recordRunFinish({ taskId: "w1", runId: "r1", input: { output_hash: HASH, exit_code: 0, artifacts }, caller: caller("agent-b") }));
+    asWire(validationRecordedResponse, await g.recordValidation({ taskId: "w1", input: { validation_id: "v1", run_id: "r1", critic_passed: true, runner_passed: null, details: { ok: 1 } }, caller: caller("agent-b") }));
+    asWire(overrideRecordedResponse, await g.recordOverride({ input: { override_id: "o1", task_id: "w1", note: "ship it" }, actor: "agent-a", tokenLabel: "a", caller: caller("agent-a") }));
+    await g.recordProvenanceBatch({ input: { records: [{ artifact_type: "doc", artifact_id: "d1", store: "docs", model_name: "m", input_hash: HASH, task_id: "w1", run_id: "r1" }] }, recordedBy: "agent-a", caller: caller("agent-a") });
+    const status = await g.getTaskStatus({ taskId: "w1", caller: caller("agent-a") });
+    expect(status.runs).toHaveLength(1);
+    expect(status.artifacts.length).toBeGreaterThan(0);
+    asWire(taskStatusResponse, status);
+    asWire(taskListResponse, await g.listTasks({ input: {}, caller: caller("agent-a") }));
+    const proofs = await g.getProofsByArtifact({ input: { artifact_type: "doc", artifact_id: "d1" }, caller: caller("agent-a") });
+    expect(proofs.tasks).toHaveLength(1);
+    asWire(artifactProofsResponse, proofs);
+  });
+
+  it("a dialectic session through to resolution, its messages, list, signature check and metrics (/dialectic routes and MCP tools)", async () => {
+    const g = governance();
+    asWire(sessionCreatedResponse, await g.createDialecticSession({ input: { session_id: "ws", topic: "casing", reviewer_agent_id: "agent-b" }, agentId: "agent-a" }));
+    asWire(messagePostedResponse, await g.postDialecticMessage({ sessionId: "ws", agentId: "agent-a", input: { message_type: "thesis", reasoning: "r", root_cause: "c", observed_metrics: { p95Ms: 3 } } }));
+    await g.postDialecticMessage({ sessionId: "agent-a~ws", agentId: "agent-b", input: { message_type: "antithesis", reasoning: "r", concerns: ["x"] } });
+    await g.postDialecticMessage({ sessionId: "ws", agentId: "agent-a", input: { message_type: "synthesis", reasoning: "r", proposed_conditions: ["c1"], agrees: true } });
+    const resolved = await g.postDialecticMessage({ sessionId: "agent-a~ws", agentId: "agent-b", input: { message_type: "synthesis", reasoning: "ok", agrees: true } });
+    expect(resolved.session.resolution).toMatchObject({ conditions: ["c1"], agreed_by: ["agent-a", "agent-b"], seq: 4 });
+    asWire(messagePostedResponse, resolved);
+    const view = await g.getDialecticSession({ sessionId: "agent-a~ws" });
+    asWire(sessionResponse, { session: { ...view, messages: undefined } });
+    asWire(sessionListResponse, await g.listDialecticSessions({ agentId: "agent-a", includeTranscript: true }));
+    asWire(signatureCheckResponse, await g.verifyDialecticSession({ sessionId: "agent-a~ws" }));
+    await governanceSql("update dialectic_messages set reasoning = 'edited' where session_id = 'agent-a~ws' and seq = 2");
+    const broken = await g.verifyDialecticSession({ sessionId: "agent-a~ws" });
+    expect(broken).toMatchObject({ ok: false, broken_at_seq: 2 });
+    asWire(signatureCheckResponse, broken);
+    asWire(dialecticMetricsResponse, await getDialecticMetrics());
+  });
+
+  it("a resolution stored before sessions were spelled in snake_case still reads whole", async () => {
+    const g = governance();
+    await g.createDialecticSession({ input: { session_id: "old-res", topic: "old" }, agentId: "agent-a" });
+    await governanceSql("update dialectic_sessions set phase = 'resolved', status = 'resolved', resolution_json = ? where session_id = ?", [JSON.stringify({ conditions: ["keep"], agreedBy: ["agent-a", "agent-b"], messageId: "m9", seq: 9 }), "agent-a~old-res"]);
+    const view = await g.getDialecticSession({ sessionId: "agent-a~old-res" });
+    expect(view.resolution).toEqual({ conditions: ["keep"], agreed_by: ["agent-a", "agent-b"], message_id: "m9", seq: 9 });
   });
 });

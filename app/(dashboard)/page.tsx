@@ -94,7 +94,7 @@ export default async function OverviewPage() {
         <Stat label="API requests (24 h)" value={formatCount(n.apiRequests24h)} href="/observability" testId="stat-requests" />
         <Stat label="API p95 (24 h, estimate)" value={p95} href="/observability" testId="stat-p95" />
         <Stat label="API server faults (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${formatNumber(100 * n.apiErrorRate24h, 1)}%`} href="/observability" testId="stat-errors" />
-        <Stat label="Active reviews" value={formatCount((await governance().getDialecticActivity({})).activeSessions)} href="/sessions" testId="stat-sessions" />
+        <Stat label="Active reviews" value={formatCount((await governance().getDialecticActivity({})).active_sessions)} href="/sessions" testId="stat-sessions" />
       </section>
       <section aria-labelledby="stores-heading" className="card">
         <h2 id="stores-heading" className="mb-3 text-lg font-medium">

@@ -283,5 +283,5 @@ export async function checkSwitchGate({ store, actor, tokenLabel, override }: { 
     actor,
     tokenLabel,
   });
-  return { verdict: "overridden", reason: `${summary}; overridden: ${override}`, ...figures, overrideId: row.overrideId };
+  return { verdict: "overridden", reason: `${summary}; overridden: ${override}`, ...figures, overrideId: row.override_id };
 }

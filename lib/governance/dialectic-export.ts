@@ -139,7 +139,7 @@ export function parseVerifiedSnapshot(snapshot: unknown): z.output<typeof dialec
   for (const s of parsed.sessions) {
     if (s.messages.some((m) => m.sessionId !== s.sessionId)) throw new AppError("unprocessable", `session ${s.sessionId} holds messages of another session`);
     const check = verifyMessageChain(s.messages);
-    if (!check.ok) throw new AppError("unprocessable", `session ${s.sessionId} fails its signature check at message ${check.brokenAtSeq}: ${check.reason}`);
+    if (!check.ok) throw new AppError("unprocessable", `session ${s.sessionId} fails its signature check at message ${check.broken_at_seq}: ${check.reason}`);
   }
   return parsed;
 }

@@ -65,32 +65,63 @@ export const listSessionsQuerySchema = z
   .strict();
 
 /** `id` is the id its writer chose (unique per session); the row's key (`session~id`, or the id itself on messages from before ids were namespaced) stays inside, under the signature. */
-export type DialecticMessage = Omit<DialecticMessageRow, "proposedConditionsJson" | "observedMetricsJson" | "concernsJson" | "clientId"> & {
-  proposedConditions: string[] | null;
-  observedMetrics: Record<string, unknown> | null;
+export type DialecticMessage = {
+  id: string;
+  session_id: string;
+  seq: number;
+  agent_id: string;
+  message_type: MessageType;
+  timestamp: number;
+  reasoning: string;
+  root_cause: string | null;
+  proposed_conditions: string[] | null;
+  observed_metrics: Record<string, unknown> | null;
   concerns: string[] | null;
+  agrees: boolean | null;
+  signature: string;
 };
-export type Resolution = { conditions: string[]; agreedBy: string[]; messageId: string; seq: number };
-export type ExpectedNext = { phase: Phase; messageType: MessageType | null; agentIds: string[]; note: string };
+export type Resolution = { conditions: string[]; agreed_by: string[]; message_id: string; seq: number };
+export type ExpectedNext = { phase: Phase; message_type: MessageType | null; agent_ids: string[]; note: string };
 /** `sessionId` is the id the paused agent chose; `key` the session's unambiguous address (lib/governance/owned-ids.ts). */
-export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "clientId"> & {
+export type DialecticSession = {
+  session_id: string;
   key: string;
+  paused_agent_id: string;
+  reviewer_agent_id: string | null;
+  phase: Phase;
+  status: (typeof STATUSES)[number];
+  created_at: number;
+  updated_at: number;
+  topic: string;
+  session_type: string;
+  failure_reason: string | null;
+  max_rounds: number;
+  idle_timeout_ms: number;
   resolution: Resolution | null;
-  messageCount: number;
-  synthesisRounds: number;
+  message_count: number;
+  synthesis_rounds: number;
   expected: ExpectedNext;
 };
 /** `transcriptOmitted`: a list left this session's transcript out, as it alone is past the list's byte budget (read the session itself). */
-export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcriptOmitted?: true };
+export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcript_omitted?: true };
+/** `nextOffset`: where the next page starts when rows remain; null at the end. */
+export type SessionList = { sessions: SessionView[]; total: number; next_offset: number | null };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
-  const { proposedConditionsJson, observedMetricsJson, concernsJson, clientId, ...rest } = row;
   return {
-    ...rest,
-    id: clientId,
-    proposedConditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
-    observedMetrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
-    concerns: parseJsonColumnStrict<string[]>(concernsJson),
+    id: row.clientId,
+    session_id: row.sessionId,
+    seq: row.seq,
+    agent_id: row.agentId,
+    message_type: row.messageType,
+    timestamp: row.timestamp,
+    reasoning: row.reasoning,
+    root_cause: row.rootCause,
+    proposed_conditions: parseJsonColumnStrict<string[]>(row.proposedConditionsJson),
+    observed_metrics: parseJsonColumnStrict<Record<string, unknown>>(row.observedMetricsJson),
+    concerns: parseJsonColumnStrict<string[]>(row.concernsJson),
+    agrees: row.agrees,
+    signature: row.signature,
   };
 }
 
@@ -101,16 +132,16 @@ export function expectedNext({ session, last }: { session: Pick<DialecticSession
   const both = [session.pausedAgentId, ...(session.reviewerAgentId ? [session.reviewerAgentId] : [])];
   switch (session.phase) {
     case "thesis":
-      return { phase: "thesis", messageType: "thesis", agentIds: [session.pausedAgentId], note: "the paused agent posts the thesis" };
+      return { phase: "thesis", message_type: "thesis", agent_ids: [session.pausedAgentId], note: "the paused agent posts the thesis" };
     case "antithesis":
       return session.reviewerAgentId
-        ? { phase: "antithesis", messageType: "antithesis", agentIds: [session.reviewerAgentId], note: "the reviewer posts the antithesis" }
-        : { phase: "antithesis", messageType: "antithesis", agentIds: [], note: "no reviewer yet: a reviewer must claim the session first" };
+        ? { phase: "antithesis", message_type: "antithesis", agent_ids: [session.reviewerAgentId], note: "the reviewer posts the antithesis" }
+        : { phase: "antithesis", message_type: "antithesis", agent_ids: [], note: "no reviewer yet: a reviewer must claim the session first" };
     case "synthesis":
-      if (!last || last.messageType !== "synthesis") return { phase: "synthesis", messageType: "synthesis", agentIds: both, note: "either agent opens the synthesis" };
-      return { phase: "synthesis", messageType: "synthesis", agentIds: both.filter((a) => a !== last.agentId), note: "synthesis alternates between the agents" };
+      if (!last || last.messageType !== "synthesis") return { phase: "synthesis", message_type: "synthesis", agent_ids: both, note: "either agent opens the synthesis" };
+      return { phase: "synthesis", message_type: "synthesis", agent_ids: both.filter((a) => a !== last.agentId), note: "synthesis alternates between the agents" };
     default:
-      return { phase: session.phase, messageType: null, agentIds: [], note: `the session is ${session.phase}; nothing more may be posted` };
+      return { phase: session.phase, message_type: null, agent_ids: [], note: `the session is ${session.phase}; nothing more may be posted` };
   }
 }
 
@@ -119,21 +150,45 @@ export function expectedNext({ session, last }: { session: Pick<DialecticSession
  * someone posts (overdue: past that, waiting for the next sweep or post to
  * fail it); null once it is finished.
  */
-export function sessionIdleClock({ session: s, now = Date.now() }: { session: Pick<DialecticSessionRow, "status" | "updatedAt" | "idleTimeoutMs">; now?: number }): { idleSince: number; timesOutAt: number; overdue: boolean } | null {
+export function sessionIdleClock({ session: s, now = Date.now() }: { session: Pick<DialecticSession, "status" | "updated_at" | "idle_timeout_ms">; now?: number }): { idleSince: number; timesOutAt: number; overdue: boolean } | null {
   if (s.status !== "active") return null;
-  const timesOutAt = s.updatedAt + s.idleTimeoutMs;
-  return { idleSince: s.updatedAt, timesOutAt, overdue: timesOutAt < now };
+  const timesOutAt = s.updated_at + s.idle_timeout_ms;
+  return { idleSince: s.updated_at, timesOutAt, overdue: timesOutAt < now };
+}
+
+/** A session's stored resolution: written snake_case, read in either spelling (rows from before were written camelCase). */
+export function readResolution(json: string | null): Resolution | null {
+  const r = parseJsonColumnStrict<Resolution & { agreedBy?: string[]; messageId?: string }>(json);
+  if (r === null) return null;
+  return { conditions: r.conditions, agreed_by: r.agreed_by ?? r.agreedBy ?? [], message_id: r.message_id ?? r.messageId ?? "", seq: r.seq };
 }
 
 export function toSession({ row, tail }: { row: DialecticSessionRow; tail: Tail }): DialecticSession {
-  const { resolutionJson, clientId, sessionId, ...rest } = row;
-  return { ...rest, sessionId: clientId, key: sessionId, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext({ session: row, last: tail.last }) };
+  return {
+    session_id: row.clientId,
+    key: row.sessionId,
+    paused_agent_id: row.pausedAgentId,
+    reviewer_agent_id: row.reviewerAgentId,
+    phase: row.phase,
+    status: row.status,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    topic: row.topic,
+    session_type: row.sessionType,
+    failure_reason: row.failureReason,
+    max_rounds: row.maxRounds,
+    idle_timeout_ms: row.idleTimeoutMs,
+    resolution: readResolution(row.resolutionJson),
+    message_count: tail.count,
+    synthesis_rounds: tail.synthesisRounds,
+    expected: expectedNext({ session: row, last: tail.last }),
+  };
 }
 
 export function conflict({ message, session, last }: { message: string; session: DialecticSessionRow; last: Tail["last"] }): AppError {
   const e = expectedNext({ session, last });
   return new AppError("conflict", message, [
-    { path: "phase", message: e.note, expected_phase: e.phase, expected_message_type: e.messageType, expected_agent_ids: e.agentIds },
+    { path: "phase", message: e.note, expected_phase: e.phase, expected_message_type: e.message_type, expected_agent_ids: e.agent_ids },
   ]);
 }
 
@@ -160,8 +215,8 @@ export function assertSameSessionRetry({ existing, parsed, facts }: { existing: 
   assertSameRetry({ kind: "session", id: existing.clientId, stored: { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, incoming: facts });
 }
 
-export function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
-  return { agentId: m.agentId, messageType: m.messageType, reasoning: m.reasoning, rootCause: m.rootCause, proposedConditions: m.proposedConditions, observedMetrics: m.observedMetrics, concerns: m.concerns, agrees: m.agrees };
+export function messageFacts(m: Pick<DialecticMessage, "agent_id" | "message_type" | "reasoning" | "root_cause" | "proposed_conditions" | "observed_metrics" | "concerns" | "agrees">) {
+  return { agentId: m.agent_id, messageType: m.message_type, reasoning: m.reasoning, rootCause: m.root_cause, proposedConditions: m.proposed_conditions, observedMetrics: m.observed_metrics, concerns: m.concerns, agrees: m.agrees };
 }
 
 export type ParsedMessage = z.output<typeof postMessageSchema>;
@@ -188,10 +243,10 @@ export function incomingMessageFacts({ agentId, parsed }: { agentId: string; par
 export function nextMessageRow({ session, tail, agentId, parsed, messageId, now }: { session: DialecticSessionRow; tail: Tail; agentId: string; parsed: ParsedMessage; messageId: string; now: number }): DialecticMessageRow {
   const expected = expectedNext({ session, last: tail.last });
   const participants = [session.pausedAgentId, session.reviewerAgentId];
-  if (expected.messageType === null) throw conflict({ message: `session is ${session.phase}`, session, last: tail.last });
+  if (expected.message_type === null) throw conflict({ message: `session is ${session.phase}`, session, last: tail.last });
   if (!participants.includes(agentId)) throw conflict({ message: `agent ${agentId} is not a participant of this session`, session, last: tail.last });
-  if (!expected.agentIds.includes(agentId)) throw conflict({ message: `not ${agentId}'s turn: ${expected.note}`, session, last: tail.last });
-  if (parsed.message_type !== expected.messageType) throw conflict({ message: `expected a ${expected.messageType}, got a ${parsed.message_type}`, session, last: tail.last });
+  if (!expected.agent_ids.includes(agentId)) throw conflict({ message: `not ${agentId}'s turn: ${expected.note}`, session, last: tail.last });
+  if (parsed.message_type !== expected.message_type) throw conflict({ message: `expected a ${expected.message_type}, got a ${parsed.message_type}`, session, last: tail.last });
   if (parsed.agrees !== undefined && parsed.message_type !== "synthesis") throw new AppError("unprocessable", "agrees belongs to synthesis messages only");
   const base = {
     id: ownedKey({ owner: session.sessionId, clientId: messageId }),
@@ -225,7 +280,7 @@ export function nextSessionState({ session, row, tail, prev }: { session: Dialec
   if (row.messageType === "antithesis") return { phase: "synthesis" };
   const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumnStrict(row.proposedConditionsJson)) === canonicalJson(parseJsonColumnStrict(prev.proposedConditionsJson)));
   if (prev && prev.agentId !== row.agentId && prev.agrees === true && row.agrees === true && sameConditions) {
-    const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.clientId, seq: row.seq };
+    const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreed_by: [prev.agentId, row.agentId], message_id: row.clientId, seq: row.seq };
     return { phase: "resolved", status: "resolved", resolutionJson: JSON.stringify(resolution) };
   }
   if (tail.synthesisRounds + 1 >= session.maxRounds) return { phase: "failed", status: "failed", failureReason: `no agreement after ${session.maxRounds} synthesis rounds` };
@@ -346,24 +401,24 @@ export function sessionListWhere({ columns: s, input }: { columns: SessionColumn
   return where.length ? and(...where) : undefined;
 }
 
-export type SignatureCheck = { ok: true; messages: number } | { ok: false; messages: number; brokenAtSeq: number; reason: string };
+export type SignatureCheck = { ok: true; messages: number } | { ok: false; messages: number; broken_at_seq: number; reason: string };
 
 export function verifyMessageChain(rows: DialecticMessageRow[]): SignatureCheck {
   let prev = SIGNATURE_GENESIS;
   for (let i = 0; i < rows.length; i++) {
     const { signature, ...content } = rows[i];
-    if (content.seq !== i + 1) return { ok: false, messages: i, brokenAtSeq: content.seq, reason: `message ${i + 1} is missing` };
-    if (signMessage({ prevSignature: prev, message: content }) !== signature) return { ok: false, messages: i, brokenAtSeq: content.seq, reason: "signature does not match the message and its predecessor" };
+    if (content.seq !== i + 1) return { ok: false, messages: i, broken_at_seq: content.seq, reason: `message ${i + 1} is missing` };
+    if (signMessage({ prevSignature: prev, message: content }) !== signature) return { ok: false, messages: i, broken_at_seq: content.seq, reason: "signature does not match the message and its predecessor" };
     prev = signature;
   }
   return { ok: true, messages: rows.length };
 }
 
 export type DialecticActivity = {
-  activeSessions: number;
-  failedPerHour: { hourStart: number; failed: number }[];
-  messagesLastHour: number;
-  messagesPerMinuteLastHour: number;
+  active_sessions: number;
+  failed_per_hour: { hour_start: number; failed: number }[];
+  messages_last_hour: number;
+  messages_per_minute_last_hour: number;
 };
 
 
@@ -428,7 +483,7 @@ function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock 
 
 /** A message as its session's participants know it: under the id the paused agent chose. */
 function inSession(session: Pick<DialecticSessionRow, "sessionId" | "clientId">): (m: DialecticMessage) => DialecticMessage {
-  return (m) => (m.sessionId === session.sessionId ? { ...m, sessionId: session.clientId } : m);
+  return (m) => (m.session_id === session.sessionId ? { ...m, session_id: session.clientId } : m);
 }
 
 /** The transcript's last message, length and synthesis rounds. */
@@ -687,7 +742,8 @@ function* messagesBySessionKeys(keys: string[]): Op<Map<string, DialecticMessage
 }
 
 function withTranscript(session: DialecticSessionRow, messages: DialecticMessage[]): SessionView {
-  const tail = { last: messages.at(-1) ?? null, count: messages.length, synthesisRounds: messages.filter((x) => x.messageType === "synthesis").length };
+  const last = messages.at(-1);
+  const tail = { last: last ? { agentId: last.agent_id, messageType: last.message_type, seq: last.seq, signature: last.signature } : null, count: messages.length, synthesisRounds: messages.filter((x) => x.message_type === "synthesis").length };
   return { ...toSession({ row: session, tail }), messages: messages.map(inSession(session)) };
 }
 
@@ -726,7 +782,7 @@ export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceH
 }
 
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
-export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number; nextOffset: number | null }> {
+export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, SessionList> {
   const where = (s: SessionTable) => sessionListWhere({ columns: s, input });
   const offset = input.offset ?? 0;
   return readLedger(
@@ -738,7 +794,7 @@ export function listDialecticSessionsByAgent<H extends LedgerHandle = Governance
       const tails = yield* tailsBySessionKeys(keys);
       const views = page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } }));
       // Without transcripts a row is a few KB at most (topic, failure reason), so a page of them stays small.
-      if (!input.includeTranscript) return { sessions: views, total, nextOffset: offset + views.length < total ? offset + views.length : null };
+      if (!input.includeTranscript) return { sessions: views, total, next_offset: offset + views.length < total ? offset + views.length : null };
       // Transcripts are read one session at a time and stop at the list's byte budget; a transcript larger than the whole budget is left out and marked.
       const budget = getConfig().limits.listMaxBytes;
       const out: SessionView[] = [];
@@ -746,12 +802,12 @@ export function listDialecticSessionsByAgent<H extends LedgerHandle = Governance
       for (const [i, r] of page.entries()) {
         const view = withTranscript(r, (yield* messagesBySessionKeys([r.sessionId])).get(r.sessionId) ?? []);
         const bytes = Buffer.byteLength(JSON.stringify(view), "utf8");
-        const shown: SessionView = bytes > budget ? { ...views[i], transcriptOmitted: true } : view;
+        const shown: SessionView = bytes > budget ? { ...views[i], transcript_omitted: true } : view;
         used += bytes > budget ? Buffer.byteLength(JSON.stringify(shown), "utf8") : bytes;
         if (out.length > 0 && used > budget) break;
         out.push(shown);
       }
-      return { sessions: out, total, nextOffset: offset + out.length < total ? offset + out.length : null };
+      return { sessions: out, total, next_offset: offset + out.length < total ? offset + out.length : null };
     })(),
   );
 }
@@ -779,7 +835,7 @@ export function getDialecticActivity<H extends LedgerHandle = GovernanceHandle>(
       );
       const activeSessions = yield* count(dialecticSessions, (t) => eq(t.status, "active"));
       const messagesLastHour = yield* count(dialecticMessages, (m) => sql`${m.timestamp} >= ${now - hour}`);
-      return { activeSessions, failedPerHour: failed.map((r) => ({ hourStart: Number(r.hourStart), failed: Number(r.failed) })), messagesLastHour, messagesPerMinuteLastHour: messagesLastHour / 60 };
+      return { active_sessions: activeSessions, failed_per_hour: failed.map((r) => ({ hour_start: Number(r.hourStart), failed: Number(r.failed) })), messages_last_hour: messagesLastHour, messages_per_minute_last_hour: messagesLastHour / 60 };
     })(),
   );
 }

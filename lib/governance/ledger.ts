@@ -127,7 +127,10 @@ export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
 export type ArtifactRef = z.infer<typeof artifactRefSchema>;
 
 /** `taskId` is the id the requester chose; `key` the task's unambiguous address (lib/governance/owned-ids.ts). */
-export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJson" | "clientId"> & { key: string; spec: unknown; requiredChecks: Check[]; assignees: string[] };
+export type Task = { task_id: string; key: string; created_at: number; requested_by: string; intent: string; spec: unknown; required_checks: Check[]; verdict: Verdict; updated_at: number; assignees: string[] };
+/** A task in a list, with how many runs it has. */
+export type TaskListItem = Task & { run_count: number };
+export type TaskList = { tasks: TaskListItem[]; total: number; next_offset: number | null };
 
 /**
  * Who is asking, on the agent API and MCP. An agent works on its own tasks:
@@ -138,42 +141,120 @@ export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJ
  */
 export type LedgerCaller = { agentId: string; isAdmin: boolean; stores: readonly string[] | null };
 /** Runs, validations and overrides carry the id their writer chose (unique per task, per actor), not their key. */
-export type SkillRun = Omit<SkillRunRow, "artifactsJson" | "clientId"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
-export type Validation = Omit<ValidationRow, "detailsJson" | "clientId"> & { details: unknown };
-export type Override = Omit<OverrideRow, "clientId">;
+export type SkillRun = {
+  run_id: string;
+  task_id: string;
+  skill: string;
+  input_hash: string;
+  output_hash: string | null;
+  exit_code: number | null;
+  runner_version: string;
+  started_at: number;
+  finished_at: number | null;
+  output_ref: string | null;
+  artifacts: ArtifactRef[];
+  agent_id: string | null;
+  status: "running" | "succeeded" | "failed";
+};
+export type Validation = { validation_id: string; task_id: string; run_id: string | null; critic_passed: boolean | null; runner_passed: boolean | null; details: unknown; ts: number; agent_id: string | null };
+export type Override = { override_id: string; ts: number; actor: string; token_label: string; task_id: string | null; note: string };
+/** A provenance fact as returned. */
+export type Provenance = {
+  id: number;
+  artifact_type: string;
+  artifact_id: string;
+  store: string;
+  model_name: string;
+  model_version: string;
+  fingerprint: string | null;
+  chunking_version: string | null;
+  input_hash: string;
+  task_id: string | null;
+  run_id: string | null;
+  recorded_by: string;
+  created_at: number;
+};
 export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
 export type TaskStatus = {
   task: Task;
   runs: SkillRun[];
   validations: Validation[];
   overrides: Override[];
-  artifacts: ProvenanceRow[];
+  artifacts: Provenance[];
   /** How many of each list the answer left out (oldest first) to stay within DUALMIND_LIST_MAX_BYTES. */
   omitted: { runs: number; validations: number; overrides: number; artifacts: number };
   verdict: VerdictExplanation;
 };
 
+/** A task as returned: under the id its requester chose, its key beside it (the row's column names stay inside). */
 export function toTask(row: TaskRow): Task {
-  const { specJson, requiredChecksJson, assigneesJson, clientId, taskId, ...rest } = row;
-  return { ...rest, taskId: clientId, key: taskId, spec: parseJsonColumnStrict(specJson), requiredChecks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [] };
+  return {
+    task_id: row.clientId,
+    key: row.taskId,
+    created_at: row.createdAt,
+    requested_by: row.requestedBy,
+    intent: row.intent,
+    spec: parseJsonColumnStrict(row.specJson),
+    required_checks: parseJsonColumnStrict<Check[]>(row.requiredChecksJson) ?? [...CHECKS],
+    verdict: row.verdict,
+    updated_at: row.updatedAt,
+    assignees: parseJsonColumnStrict<string[]>(row.assigneesJson) ?? [],
+  };
 }
 
 export function toRun(row: SkillRunRow): SkillRun {
-  const { artifactsJson, clientId, ...rest } = row;
   const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
-  return { ...rest, runId: clientId, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
+  return {
+    run_id: row.clientId,
+    task_id: row.taskId,
+    skill: row.skill,
+    input_hash: row.inputHash,
+    output_hash: row.outputHash,
+    exit_code: row.exitCode,
+    runner_version: row.runnerVersion,
+    started_at: row.startedAt,
+    finished_at: row.finishedAt,
+    output_ref: row.outputRef,
+    artifacts: parseJsonColumnStrict<ArtifactRef[]>(row.artifactsJson) ?? [],
+    agent_id: row.agentId,
+    status,
+  };
 }
 
 /** A validation as returned, under the ids its writers chose (PostgreSQL's recorded_seq, its recording order, stays inside). */
 export function toValidation(row: ValidationRow): Validation {
-  const { detailsJson, clientId, recordedSeq: _seq, ...rest } = row as ValidationRow & { recordedSeq?: number };
-  void _seq;
-  return { ...rest, validationId: clientId, runId: row.runId === null ? null : childClientId({ key: row.runId, parent: row.taskId }), details: parseJsonColumnStrict(detailsJson) };
+  return {
+    validation_id: row.clientId,
+    task_id: row.taskId,
+    run_id: row.runId === null ? null : childClientId({ key: row.runId, parent: row.taskId }),
+    critic_passed: row.criticPassed,
+    runner_passed: row.runnerPassed,
+    details: parseJsonColumnStrict(row.detailsJson),
+    ts: row.ts,
+    agent_id: row.agentId,
+  };
 }
 
 export function toOverride(row: OverrideRow): Override {
-  const { clientId, ...rest } = row;
-  return { ...rest, overrideId: clientId };
+  return { override_id: row.clientId, ts: row.ts, actor: row.actor, token_label: row.tokenLabel, task_id: row.taskId, note: row.note };
+}
+
+export function toProvenance(row: ProvenanceRow): Provenance {
+  return {
+    id: row.id,
+    artifact_type: row.artifactType,
+    artifact_id: row.artifactId,
+    store: row.store,
+    model_name: row.modelName,
+    model_version: row.modelVersion,
+    fingerprint: row.fingerprint,
+    chunking_version: row.chunkingVersion,
+    input_hash: row.inputHash,
+    task_id: row.taskId,
+    run_id: row.runId,
+    recorded_by: row.recordedBy,
+    created_at: row.createdAt,
+  };
 }
 
 /*
@@ -229,10 +310,10 @@ function* requireTaskVisibleTo(ref: string, caller: LedgerCaller | undefined, { 
 }
 
 /** A row under a task as its caller knows it: the task and a run it links named by the ids their writers chose, not by their keys. */
-function underTask<T extends { taskId: string | null; runId?: string | null }>(r: T, task: Pick<TaskRow, "taskId" | "clientId">): T {
-  if (r.taskId !== task.taskId) return r;
-  const run = typeof r.runId === "string" ? { runId: childClientId({ key: r.runId, parent: task.taskId }) } : {};
-  return { ...r, taskId: task.clientId, ...run };
+function underTask<T extends { task_id: string | null; run_id?: string | null }>(r: T, task: Pick<TaskRow, "taskId" | "clientId">): T {
+  if (r.task_id !== task.taskId) return r;
+  const run = typeof r.run_id === "string" ? { run_id: childClientId({ key: r.run_id, parent: task.taskId }) } : {};
+  return { ...r, task_id: task.clientId, ...run };
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
@@ -255,21 +336,21 @@ export function explainVerdict({
   validations: vals,
 }: {
   requiredChecks: Check[];
-  runs: Pick<SkillRun, "runId" | "finishedAt">[];
+  runs: Pick<SkillRun, "run_id" | "finished_at">[];
   /** In recording order: the last one is the latest. */
-  validations: Pick<Validation, "validationId" | "criticPassed" | "runnerPassed">[];
+  validations: Pick<Validation, "validation_id" | "critic_passed" | "runner_passed">[];
 }): VerdictExplanation {
-  const open = runs.filter((r) => r.finishedAt === null);
-  if (open.length > 0) return { verdict: "pending", reasons: open.map((r) => `run ${r.runId} has not finished`) };
+  const open = runs.filter((r) => r.finished_at === null);
+  if (open.length > 0) return { verdict: "pending", reasons: open.map((r) => `run ${r.run_id} has not finished`) };
   if (vals.length === 0) return { verdict: "pending", reasons: ["no validation recorded yet"] };
   const failed: string[] = [];
   const awaiting: string[] = [];
   const passed: string[] = [];
   for (const check of requiredChecks) {
-    const decider = vals.findLast((v) => (check === "critic" ? v.criticPassed : v.runnerPassed) !== null);
+    const decider = vals.findLast((v) => (check === "critic" ? v.critic_passed : v.runner_passed) !== null);
     if (!decider) awaiting.push(`awaiting the ${check} check (no validation has run it yet)`);
-    else if ((check === "critic" ? decider.criticPassed : decider.runnerPassed) === true) passed.push(`${check} passed in validation ${decider.validationId}`);
-    else failed.push(`${check} check failed in validation ${decider.validationId}`);
+    else if ((check === "critic" ? decider.critic_passed : decider.runner_passed) === true) passed.push(`${check} passed in validation ${decider.validation_id}`);
+    else failed.push(`${check} check failed in validation ${decider.validation_id}`);
   }
   if (failed.length > 0) return { verdict: "failed", reasons: failed };
   if (awaiting.length > 0) return { verdict: "pending", reasons: [...awaiting, ...passed] };
@@ -287,9 +368,9 @@ function validationsInRecordingOrder(taskId: string): Op<ValidationRow[]> {
 
 /** Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome. */
 function* refreshVerdict(task: TaskRow): Op<void> {
-  const runs = yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) });
-  const vals = yield* validationsInRecordingOrder(task.taskId);
-  const { verdict } = explainVerdict({ requiredChecks: toTask(task).requiredChecks, runs, validations: vals });
+  const runs = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) })).map(toRun);
+  const vals = (yield* validationsInRecordingOrder(task.taskId)).map(toValidation);
+  const { verdict } = explainVerdict({ requiredChecks: toTask(task).required_checks, runs, validations: vals });
   yield* update(tasks, { verdict, updatedAt: Date.now() }, (t) => eq(t.taskId, task.taskId));
 }
 
@@ -353,7 +434,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
       (t) => [t.requestedBy, t.clientId],
       (existing) => {
         const t = toTask(existing);
-        assertSameRetry({ kind: "task", id: taskId, stored: { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, incoming: facts });
+        assertSameRetry({ kind: "task", id: taskId, stored: { requestedBy: t.requested_by, intent: t.intent, spec: t.spec, requiredChecks: t.required_checks, assignees: [...t.assignees].sort() }, incoming: facts });
         return { task: t, created: false };
       },
       (created) => ({ task: toTask(created), created: true }),
@@ -379,13 +460,13 @@ function provenanceFactKey(t: typeof provenance.sqlite | typeof provenance.pg): 
 
 export function runFacts(r: SkillRun) {
   return {
-    agentId: r.agentId,
+    agentId: r.agent_id,
     skill: r.skill,
-    inputHash: r.inputHash,
-    runnerVersion: r.runnerVersion,
-    outputHash: r.outputHash,
-    exitCode: r.exitCode,
-    outputRef: r.outputRef,
+    inputHash: r.input_hash,
+    runnerVersion: r.runner_version,
+    outputHash: r.output_hash,
+    exitCode: r.exit_code,
+    outputRef: r.output_ref,
     artifacts: r.artifacts,
   };
 }
@@ -421,7 +502,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         const stored = underTask(toRun(existing), task);
         // A retried start after the run finished is still the same request.
         const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
-        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact({ stored: stored.agentId, incoming: caller.agentId }) };
+        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact({ stored: stored.agent_id, incoming: caller.agentId }) };
         const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
         assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
         return { run: stored, created: false };
@@ -467,7 +548,7 @@ export function validationFacts({ parsed, taskId, agentId }: { parsed: z.output<
 }
 
 export function assertSameValidationRetry({ existing: v, facts }: { existing: Validation; facts: ReturnType<typeof validationFacts> }): void {
-  assertSameRetry({ kind: "validation", id: v.validationId, stored: { taskId: v.taskId, agentId: sameAgentFact({ stored: v.agentId, incoming: facts.agentId }), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, incoming: facts });
+  assertSameRetry({ kind: "validation", id: v.validation_id, stored: { taskId: v.task_id, agentId: sameAgentFact({ stored: v.agent_id, incoming: facts.agentId }), runId: v.run_id, criticPassed: v.critic_passed, runnerPassed: v.runner_passed, details: v.details }, incoming: facts });
 }
 
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
@@ -637,7 +718,7 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
       const stored = yield* requireTaskVisibleTo(taskId, caller);
       const task = toTask(stored);
       const key = stored.taskId;
-      const mine = <T extends { taskId: string | null }>(r: T) => underTask(r, stored);
+      const mine = <T extends { task_id: string | null }>(r: T) => underTask(r, stored);
       const visible = inCallerStores(caller);
       const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
       const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
@@ -652,10 +733,10 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
           runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
           validations: vals,
           overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
-          artifacts: newestArtifacts.filter(visible).map(mine),
+          artifacts: newestArtifacts.filter(visible).map(toProvenance).map(mine),
         },
       });
-      return { task, ...shown, omitted: { ...omitted, artifacts: omitted.artifacts + unreadArtifacts }, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }) };
+      return { task, ...shown, omitted: { ...omitted, artifacts: omitted.artifacts + unreadArtifacts }, verdict: explainVerdict({ requiredChecks: task.required_checks, runs: allRuns, validations: vals }) };
     })(),
   );
 }
@@ -697,7 +778,7 @@ function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string)
   return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
 }
 
-export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number; nextOffset: number | null }> {
+export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, TaskList> {
   const q = listTasksQuerySchema.parse(input);
   const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tables: { tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller });
   return readLedger(
@@ -706,11 +787,11 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
       const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
       const total = yield* count(tasks, where);
       const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-      const listed = page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 }));
+      const listed: TaskListItem[] = page.map((r) => ({ ...toTask(r), run_count: runCounts.get(r.taskId) ?? 0 }));
       // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
-      if (!caller) return { tasks: listed, total, nextOffset: q.offset + listed.length < total ? q.offset + listed.length : null };
+      if (!caller) return { tasks: listed, total, next_offset: q.offset + listed.length < total ? q.offset + listed.length : null };
       const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
-      return { tasks: shown, total, nextOffset };
+      return { tasks: shown, total, next_offset: nextOffset };
     })(),
   );
 }
@@ -741,7 +822,7 @@ export const artifactLookupSchema = z
   .strict();
 
 export type ArtifactProofs = {
-  provenance: ProvenanceRow[];
+  provenance: Provenance[];
   runs: SkillRun[];
   tasks: { task: Task; verdict: Verdict }[];
   validations: Validation[];
@@ -771,11 +852,11 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
       const taskRowsFound = linkedTasks.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTasks) }) : [];
       const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask({ task: t, caller })).map((t) => [t.taskId, t]));
       // Rows under a task name it by the id its requester chose; a fact's link to a task the caller may not work on is left out.
-      const known = <T extends { taskId: string | null }>(r: T): T => {
-        const task = r.taskId === null ? undefined : visibleTasks.get(r.taskId);
+      const known = <T extends { task_id: string | null }>(r: T): T => {
+        const task = r.task_id === null ? undefined : visibleTasks.get(r.task_id);
         return task ? underTask(r, task) : r;
       };
-      const linkShown = (f: ProvenanceRow): ProvenanceRow => (f.taskId === null || visibleTasks.has(f.taskId) ? known(f) : { ...f, taskId: null, runId: null });
+      const linkShown = (f: Provenance): Provenance => (f.task_id === null || visibleTasks.has(f.task_id) ? known(f) : { ...f, task_id: null, run_id: null });
       const visibleRuns = runsFound.filter((r) => visibleTasks.has(r.taskId));
       const runs = visibleRuns.map(toRun);
       const runIds = visibleRuns.map((r) => r.runId);
@@ -786,7 +867,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
           ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
           : [];
       // Newest facts first; each list within its share of the byte budget, with what it left out counted.
-      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
+      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(toProvenance).map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
       return { ...shown, omitted: { ...omitted, provenance: omitted.provenance + unread } };
     })(),
   );

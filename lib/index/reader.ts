@@ -6,12 +6,11 @@ import * as sqliteIndex from "../db/schema/index";
 import type { ChunkRow, DocumentRow } from "../db/schema/index";
 import * as sqliteEmbed from "../db/schema/embed";
 import type { EmbeddingRow } from "../db/schema/embed";
-import type { ProvenanceRow } from "../db/schema/governance";
 import * as pg from "../db/schema/pg/store";
 import { getFingerprintInfo, readActiveFingerprintId } from "../embed/model";
 import { configuredFingerprint } from "../embed/status";
 import { AppError } from "../errors";
-import { getProofsByArtifact } from "../governance/ledger";
+import { getProofsByArtifact, type Provenance } from "../governance/ledger";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { CHUNKING_VERSION } from "./chunking";
 import { documentBytes } from "./document-fts";
@@ -177,7 +176,7 @@ export function chunkVectorOf({
   modelOf: (fingerprintId: string) => { provider: string; model: string } | null;
   vectors: { fingerprintId: string; dimension: number; inputHash: string; createdAt: number }[];
   queue: ChunkVector["queue"];
-  provenance: Pick<ProvenanceRow, "modelName" | "modelVersion" | "fingerprint" | "inputHash" | "chunkingVersion" | "recordedBy" | "createdAt">[];
+  provenance: Pick<Provenance, "model_name" | "model_version" | "fingerprint" | "input_hash" | "chunking_version" | "recorded_by" | "created_at">[];
 }): ChunkVector {
   const servingModel = active && active.provider !== undefined && active.model !== undefined && active.dimension !== undefined ? { id: active.id, provider: active.provider, model: active.model, dimension: active.dimension } : null;
   const vectors = rows.map((r) => {
@@ -193,13 +192,13 @@ export function chunkVectorOf({
     };
   });
   const provenance = proofs.map((p) => ({
-    modelName: p.modelName,
-    modelVersion: p.modelVersion,
+    modelName: p.model_name,
+    modelVersion: p.model_version,
     fingerprint: p.fingerprint,
-    inputHash: p.inputHash,
-    chunkingVersion: p.chunkingVersion,
-    recordedBy: p.recordedBy,
-    createdAt: p.createdAt,
+    inputHash: p.input_hash,
+    chunkingVersion: p.chunking_version,
+    recordedBy: p.recorded_by,
+    createdAt: p.created_at,
   }));
 
   const serving = vectors.find((v) => v.serving);

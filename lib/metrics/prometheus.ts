@@ -139,7 +139,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
       g.bytes.set({ db: "governance", file: "wal" }, gov.walBytes);
     }
     // From the ledger this process serves (PostgreSQL's with DATABASE_URL).
-    new Gauge({ name: "dualmind_dialectic_active_sessions", help: "dialectic sessions in progress", registers: [registry] }).set((await governance().getDialecticActivity({ now })).activeSessions);
+    new Gauge({ name: "dualmind_dialectic_active_sessions", help: "dialectic sessions in progress", registers: [registry] }).set((await governance().getDialecticActivity({ now })).active_sessions);
   }
   return { contentType: registry.contentType, body: await registry.metrics() };
 }

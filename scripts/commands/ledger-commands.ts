@@ -21,7 +21,7 @@ export const ledgerCommands: Command[] = [
           limit: flagString(flags, "limit") ?? 50,
         },
       });
-      out(result.tasks.map((t) => `${t.taskId}\t${verdictLabel(t.verdict)}\t${t.requestedBy}\t${formatTime(t.createdAt)}\t${t.intent}`).join("\n") || "no tasks", result);
+      out(result.tasks.map((t) => `${t.task_id}\t${verdictLabel(t.verdict)}\t${t.requested_by}\t${formatTime(t.created_at)}\t${t.intent}`).join("\n") || "no tasks", result);
     },
   },
   {
@@ -32,10 +32,10 @@ export const ledgerCommands: Command[] = [
       if (!args[0]) throw new UsageError("task id is required");
       const s = await governance().getTaskStatus({ taskId: args[0] });
       const lines = [
-        `${s.task.taskId}: ${s.task.intent} (requested by ${s.task.requestedBy})`,
+        `${s.task.task_id}: ${s.task.intent} (requested by ${s.task.requested_by})`,
         `verdict: ${verdictLabel(s.verdict.verdict)} — ${s.verdict.reasons.join("; ")}`,
-        ...s.runs.map((r) => `run ${r.runId} ${r.skill} ${r.status} exit=${r.exitCode ?? "-"} in=${r.inputHash.slice(0, 12)} out=${r.outputHash?.slice(0, 12) ?? "-"}`),
-        ...s.validations.map((v) => `validation ${v.validationId} critic=${v.criticPassed} runner=${v.runnerPassed}`),
+        ...s.runs.map((r) => `run ${r.run_id} ${r.skill} ${r.status} exit=${r.exit_code ?? "-"} in=${r.input_hash.slice(0, 12)} out=${r.output_hash?.slice(0, 12) ?? "-"}`),
+        ...s.validations.map((v) => `validation ${v.validation_id} critic=${v.critic_passed} runner=${v.runner_passed}`),
         ...s.overrides.map((o) => `override by ${o.actor}: ${o.note}`),
       ];
       out(lines.join("\n"), s);
@@ -49,8 +49,8 @@ export const ledgerCommands: Command[] = [
       if (!args[0] || !args[1]) throw new UsageError("artifact type and id are required");
       const p = await governance().getProofsByArtifact({ input: { artifact_type: args[0], artifact_id: args[1], store: flagString(flags, "store") } });
       const lines = [
-        ...p.provenance.map((f) => `${formatTime(f.createdAt)} ${f.store} model=${f.modelName || "-"} ${f.modelVersion} input=${f.inputHash.slice(0, 12)} run=${f.runId ?? "-"}`),
-        ...p.tasks.map((t) => `task ${t.task.taskId} (${verdictLabel(t.verdict)}): ${t.task.intent}`),
+        ...p.provenance.map((f) => `${formatTime(f.created_at)} ${f.store} model=${f.model_name || "-"} ${f.model_version} input=${f.input_hash.slice(0, 12)} run=${f.run_id ?? "-"}`),
+        ...p.tasks.map((t) => `task ${t.task.task_id} (${verdictLabel(t.verdict)}): ${t.task.intent}`),
       ];
       out(lines.join("\n") || "nothing in the ledger produced this artifact", p);
     },
@@ -88,7 +88,7 @@ export const ledgerCommands: Command[] = [
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("session id is required");
       const v = await governance().verifyDialecticSession({ sessionId: args[0] });
-      out(v.ok ? `signatures ok (${v.messages} messages)` : `signatures BROKEN at message ${v.brokenAtSeq}: ${v.reason}`, v);
+      out(v.ok ? `signatures ok (${v.messages} messages)` : `signatures BROKEN at message ${v.broken_at_seq}: ${v.reason}`, v);
       return v.ok ? 0 : 1;
     },
   },

@@ -63,8 +63,8 @@ describe("the CLI with DATABASE_URL", () => {
     expect(r).toMatchObject({ code: 0, human: `wrote 2 task(s) to ${file}` });
     const snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
     expect(snapshot.format).toBe("dualmind.ledger.v1");
-    expect(snapshot.tasks.map((t: { task: { taskId: string } }) => t.task.taskId)).toEqual(["t-first", "t-second"]);
-    expect(snapshot.tasks[1].runs.map((run: { runId: string }) => run.runId)).toEqual(["r-1"]);
+    expect(snapshot.tasks.map((t: { task: { task_id: string } }) => t.task.task_id)).toEqual(["t-first", "t-second"]);
+    expect(snapshot.tasks[1].runs.map((run: { run_id: string }) => run.run_id)).toEqual(["r-1"]);
   });
 
   describe("reindex across replicas: one running job per store", () => {

@@ -40,9 +40,9 @@ describe("dialectic and ledger on two replicas of one PostgreSQL database", () =
 
     const view = await b.getDialecticSessionForAgent({ sessionId: "race", agentId: "alice", isAdmin: false });
     expect(view.messages!.map((m) => m.seq)).toEqual(Array.from({ length: acknowledged }, (_, i) => i + 1));
-    const synth = view.messages!.filter((m) => m.messageType === "synthesis");
-    for (let i = 1; i < synth.length; i++) expect(synth[i].agentId).not.toBe(synth[i - 1].agentId);
-    expect(view.messageCount).toBe(acknowledged);
+    const synth = view.messages!.filter((m) => m.message_type === "synthesis");
+    for (let i = 1; i < synth.length; i++) expect(synth[i].agent_id).not.toBe(synth[i - 1].agent_id);
+    expect(view.message_count).toBe(acknowledged);
     expect(await a.verifyDialecticSession({ sessionId: "race" })).toEqual({ ok: true, messages: acknowledged });
   });
 

@@ -187,16 +187,16 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     expect(note).toMatchObject({ sessionId: "alice~dash", author: "user:ann", body: "looks right" });
     expect((await governance().listDialecticAnnotations({ sessionId: "dash" })).map((n) => n.body)).toEqual(["looks right"]);
     const ended = await governance().abandonDialecticSessionAsAdmin({ sessionId: "dash", actor: "user:ann", reason: "stale" });
-    expect(ended).toMatchObject({ status: "failed", failureReason: "abandoned by user:ann (admin): stale" });
+    expect(ended).toMatchObject({ status: "failed", failure_reason: "abandoned by user:ann (admin): stale" });
     const view = await governance().getDialecticSession({ sessionId: "dash" });
     expect(view.messages!.map((m) => m.seq)).toEqual([1]);
     const activity = await governance().getDialecticActivity({});
-    expect(activity).toMatchObject({ activeSessions: 1, messagesLastHour: 1 });
-    expect(activity.failedPerHour.reduce((n, h) => n + h.failed, 0)).toBe(1);
+    expect(activity).toMatchObject({ active_sessions: 1, messages_last_hour: 1 });
+    expect(activity.failed_per_hour.reduce((n, h) => n + h.failed, 0)).toBe(1);
     const tail = await governance().listAuditTail({ limit: 2 });
     expect(tail.map((r) => r.action)).toEqual(["dialectic.abandon", "dialectic.annotate"]);
     const listed = await governance().listTasks({ input: {} });
-    expect(listed).toEqual({ tasks: [], total: 0, nextOffset: null });
+    expect(listed).toEqual({ tasks: [], total: 0, next_offset: null });
   });
 
   it("answers the same through MCP tools with the token's agent", async () => {

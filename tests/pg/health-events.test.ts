@@ -35,7 +35,7 @@ describe("health events on PostgreSQL", () => {
   it("a dialectic session that fails on PostgreSQL is one event and one webhook, however often it is seen; Health lists it with its delivery", async () => {
     const handle = await getPg()!;
     const { session } = await createDialecticSession({ handle, input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
-    await abandonDialecticSession({ handle, sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
+    await abandonDialecticSession({ handle, sessionId: session.session_id, agentId: "agent-a", reason: "gave up" });
     expect(await observeFailedDialecticSessions()).toHaveLength(1);
     expect(await observeFailedDialecticSessions()).toHaveLength(0);
     await alertQueueIdle();

@@ -92,21 +92,21 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         <dl className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4" data-testid="dialectic-metrics">
           <div>
             <dt className="label">Active sessions</dt>
-            <dd>{dialectic.activeSessions}</dd>
+            <dd>{dialectic.active_sessions}</dd>
           </div>
           <div>
             <dt className="label">Failed (24 h)</dt>
-            <dd>{dialectic.failedPerHour.reduce((a, h) => a + h.failed, 0)}</dd>
+            <dd>{dialectic.failed_per_hour.reduce((a, h) => a + h.failed, 0)}</dd>
           </div>
           <div>
             <dt className="label">Messages last hour</dt>
             <dd>
-              {formatCount(dialectic.messagesLastHour)} ({formatNumber(dialectic.messagesPerMinuteLastHour)}/min)
+              {formatCount(dialectic.messages_last_hour)} ({formatNumber(dialectic.messages_per_minute_last_hour)}/min)
             </dd>
           </div>
           <div>
             <dt className="label">Failed per hour (24 h)</dt>
-            <dd>{dialectic.failedPerHour.length ? dialectic.failedPerHour.map((h) => `${formatTime(h.hourStart).slice(11, 16)}: ${h.failed}`).join(", ") : "none"}</dd>
+            <dd>{dialectic.failed_per_hour.length ? dialectic.failed_per_hour.map((h) => `${formatTime(h.hour_start).slice(11, 16)}: ${h.failed}`).join(", ") : "none"}</dd>
           </div>
         </dl>
         <ChartTimeSeries

@@ -36,7 +36,7 @@ export async function abandonSessionAction(_prev: ActionResult | null, form: For
     const session = await governance().abandonDialecticSessionAsAdmin({ sessionId, actor: actorOf(admin), reason: reason || undefined });
     revalidatePath(sessionHref(sessionId));
     revalidatePath("/sessions");
-    return { ok: true, message: `Session ${session.key} is ${session.status}: ${session.failureReason ?? ""}` };
+    return { ok: true, message: `Session ${session.key} is ${session.status}: ${session.failure_reason ?? ""}` };
   } catch (e) {
     return actionError({ error: e });
   }

@@ -80,21 +80,21 @@ export default async function LedgerPage({ searchParams }: Props) {
               </thead>
               <tbody>
                 {result.tasks.map((t) => (
-                  <tr key={t.key} data-testid={`task-row-${t.taskId}`}>
+                  <tr key={t.key} data-testid={`task-row-${t.task_id}`}>
                     <td className="font-mono text-xs">
                       <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(t.key)}`}>
-                        {t.taskId}
+                        {t.task_id}
                       </Link>
                     </td>
                     <td>{t.intent}</td>
                     <td>
-                      <ActorLink agentId={t.requestedBy} />
+                      <ActorLink agentId={t.requested_by} />
                     </td>
-                    <td>{t.runCount}</td>
+                    <td>{t.run_count}</td>
                     <td>
                       <LedgerVerdictBadge value={t.verdict} />
                     </td>
-                    <td>{formatTime(t.createdAt)}</td>
+                    <td>{formatTime(t.created_at)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -61,15 +61,15 @@ export default async function ArtifactPage({ searchParams }: Props) {
               <tbody>
                 {proofs.provenance.map((p) => (
                   <tr key={p.id}>
-                    <td>{formatTime(p.createdAt)}</td>
+                    <td>{formatTime(p.created_at)}</td>
                     <td>{p.store}</td>
-                    <td>{p.modelName ? `${p.modelName} ${p.modelVersion}` : "—"}</td>
+                    <td>{p.model_name ? `${p.model_name} ${p.model_version}` : "—"}</td>
                     <td>{p.fingerprint ?? "—"}</td>
-                    <td>{p.chunkingVersion ?? "—"}</td>
+                    <td>{p.chunking_version ?? "—"}</td>
                     <td>
-                      <LedgerHash value={p.inputHash} />
+                      <LedgerHash value={p.input_hash} />
                     </td>
-                    <td>{p.recordedBy}</td>
+                    <td>{p.recorded_by}</td>
                   </tr>
                 ))}
               </tbody>
@@ -78,18 +78,18 @@ export default async function ArtifactPage({ searchParams }: Props) {
           <LedgerSection id="producers-heading" title="Produced by">
             {/* Each task with its own runs (not every run under the last task). */}
             {proofs.tasks.map(({ task, verdict }) => (
-              <div key={task.key} className="space-y-2" data-testid={`producer-${task.taskId}`}>
+              <div key={task.key} className="space-y-2" data-testid={`producer-${task.task_id}`}>
                 <p className="flex items-center gap-2 text-sm">
                   <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.key)}`}>
                     {task.intent}
                   </Link>
                   <LedgerVerdictBadge value={verdict} />
                 </p>
-                <LedgerRunTimeline runs={proofs.runs.filter((r) => r.taskId === task.taskId)} />
+                <LedgerRunTimeline runs={proofs.runs.filter((r) => r.task_id === task.task_id)} />
               </div>
             ))}
-            {proofs.runs.some((r) => !proofs.tasks.some((t) => t.task.taskId === r.taskId)) && (
-              <LedgerRunTimeline runs={proofs.runs.filter((r) => !proofs.tasks.some((t) => t.task.taskId === r.taskId))} />
+            {proofs.runs.some((r) => !proofs.tasks.some((t) => t.task.task_id === r.task_id)) && (
+              <LedgerRunTimeline runs={proofs.runs.filter((r) => !proofs.tasks.some((t) => t.task.task_id === r.task_id))} />
             )}
           </LedgerSection>
         </>

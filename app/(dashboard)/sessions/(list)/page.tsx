@@ -29,10 +29,10 @@ const sessionFilterSchema = z
 /** Who must act next, in a person's words: the agent ids, or why nobody can. */
 function waitingOn(s: SessionView): React.ReactNode {
   if (s.status !== "active") return <span className="text-slate-600">nobody ({s.status})</span>;
-  if (s.expected.agentIds.length === 0) return <span className="text-amber-700">a reviewer to claim it</span>;
+  if (s.expected.agent_ids.length === 0) return <span className="text-amber-700">a reviewer to claim it</span>;
   return (
     <span title={s.expected.note}>
-      {s.expected.agentIds.join(" or ")} <span className="text-xs text-slate-500">({s.expected.messageType})</span>
+      {s.expected.agent_ids.join(" or ")} <span className="text-xs text-slate-500">({s.expected.message_type})</span>
     </span>
   );
 }
@@ -47,7 +47,7 @@ export default async function SessionsPage({ searchParams }: Props) {
     : null;
   // Latency of these queries is on Observability (and GET /api/v1/dialectic/metrics), not here: this page is for people following reviews.
   const metrics = await governance().getDialecticActivity({});
-  const failedLastDay = metrics.failedPerHour.reduce((n, h) => n + h.failed, 0);
+  const failedLastDay = metrics.failed_per_hour.reduce((n, h) => n + h.failed, 0);
   const pageLink = (p: number) => `/sessions?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;
   return (
     <div className="space-y-6">
@@ -55,7 +55,7 @@ export default async function SessionsPage({ searchParams }: Props) {
       <dl className="grid gap-3 sm:grid-cols-3" data-testid="session-metrics">
         <div className="card">
           <dt className="label">Active</dt>
-          <dd className="text-xl font-semibold">{metrics.activeSessions}</dd>
+          <dd className="text-xl font-semibold">{metrics.active_sessions}</dd>
         </div>
         <div className="card">
           <dt className="label">Failed, last 24 h</dt>
@@ -63,7 +63,7 @@ export default async function SessionsPage({ searchParams }: Props) {
         </div>
         <div className="card">
           <dt className="label">Messages, last hour</dt>
-          <dd className="text-xl font-semibold">{metrics.messagesLastHour}</dd>
+          <dd className="text-xl font-semibold">{metrics.messages_last_hour}</dd>
         </div>
       </dl>
 
@@ -118,15 +118,15 @@ export default async function SessionsPage({ searchParams }: Props) {
                   {result.sessions.map((s) => {
                     const clock = sessionIdleClock({ session: s });
                     return (
-                      <tr key={s.key} data-testid={`session-row-${s.sessionId}`}>
+                      <tr key={s.key} data-testid={`session-row-${s.session_id}`}>
                         <td data-label="Topic">
                           <Link className="underline" href={`/sessions/${encodeURIComponent(s.key)}`}>
                             {s.topic}
                           </Link>
                         </td>
-                        <td data-label="Type">{s.sessionType}</td>
-                        <td data-label="Paused agent">{s.pausedAgentId}</td>
-                        <td data-label="Reviewer">{s.reviewerAgentId ?? <span className="text-slate-600">open</span>}</td>
+                        <td data-label="Type">{s.session_type}</td>
+                        <td data-label="Paused agent">{s.paused_agent_id}</td>
+                        <td data-label="Reviewer">{s.reviewer_agent_id ?? <span className="text-slate-600">open</span>}</td>
                         <td data-label="Phase">{s.phase}</td>
                         <td data-label="Waiting on" data-testid="session-waiting-on">{waitingOn(s)}</td>
                         <td data-label="Idle since">{clock ? formatTime(clock.idleSince) : <span className="text-slate-600">—</span>}</td>
@@ -137,13 +137,13 @@ export default async function SessionsPage({ searchParams }: Props) {
                               {clock.overdue && <span className="ml-1 text-xs text-amber-700">overdue</span>}
                             </>
                           ) : (
-                            <span className="text-slate-600">ended {formatTime(s.updatedAt)}</span>
+                            <span className="text-slate-600">ended {formatTime(s.updated_at)}</span>
                           )}
                         </td>
                         <td data-label="Status">
                           <LedgerVerdictBadge value={s.status} />
                         </td>
-                        <td data-label="Messages">{s.messageCount}</td>
+                        <td data-label="Messages">{s.message_count}</td>
                       </tr>
                     );
                   })}

@@ -44,7 +44,7 @@ export default async function SessionPage({ params }: Props) {
         </Link>
         <h1 className="text-2xl font-semibold">{session.topic}</h1>
         <p className="flex flex-wrap items-center gap-2 text-sm text-slate-600">
-          <span className="font-mono">{session.key}</span> · {session.sessionType} · <LedgerVerdictBadge value={session.status} testId="session-status" /> · started {formatTime(session.createdAt)}
+          <span className="font-mono">{session.key}</span> · {session.session_type} · <LedgerVerdictBadge value={session.status} testId="session-status" /> · started {formatTime(session.created_at)}
           <a className="btn-secondary ml-auto" href={`/sessions/${encodeURIComponent(session.key)}/export`} download={`session-${session.key}.json`}>
             Export JSON
           </a>
@@ -55,13 +55,13 @@ export default async function SessionPage({ params }: Props) {
         <div className="card">
           <p className="label">Paused agent (thesis)</p>
           <p className="font-medium" data-testid="paused-agent">
-            {session.pausedAgentId}
+            {session.paused_agent_id}
           </p>
         </div>
         <div className="card">
           <p className="label">Reviewer (antithesis)</p>
           <p className="font-medium" data-testid="reviewer-agent">
-            {session.reviewerAgentId ?? "not claimed yet"}
+            {session.reviewer_agent_id ?? "not claimed yet"}
           </p>
         </div>
         <div className="card">
@@ -72,18 +72,18 @@ export default async function SessionPage({ params }: Props) {
             </p>
           ) : (
             <p className="font-medium text-red-700" data-testid="signature-status" role="alert">
-              broken at message {signatures.brokenAtSeq}: {signatures.reason}
+              broken at message {signatures.broken_at_seq}: {signatures.reason}
             </p>
           )}
         </div>
       </section>
 
       <LedgerSection id="timeline-heading" title="Phase">
-        <SessionPhaseTimeline phase={session.phase} messages={messages} createdAt={session.createdAt} updatedAt={session.updatedAt} />
+        <SessionPhaseTimeline phase={session.phase} messages={messages} createdAt={session.created_at} updatedAt={session.updated_at} />
         {session.status === "active" && (
           <p className="text-sm text-slate-600" data-testid="session-waiting">
             Next: {session.expected.note}
-            {session.expected.agentIds.length > 0 && ` (${session.expected.agentIds.join(" or ")})`} · synthesis round {session.synthesisRounds} of {session.maxRounds}
+            {session.expected.agent_ids.length > 0 && ` (${session.expected.agent_ids.join(" or ")})`} · synthesis round {session.synthesis_rounds} of {session.max_rounds}
             {clock && ` · idle since ${formatTime(clock.idleSince)} · times out at ${formatTime(clock.timesOutAt)}`}
           </p>
         )}
@@ -99,7 +99,7 @@ export default async function SessionPage({ params }: Props) {
         >
           {session.resolution ? (
             <>
-              <p className="text-sm">Agreed by {session.resolution.agreedBy.join(" and ")} at message #{session.resolution.seq}.</p>
+              <p className="text-sm">Agreed by {session.resolution.agreed_by.join(" and ")} at message #{session.resolution.seq}.</p>
               {session.resolution.conditions.length > 0 ? (
                 <ul className="list-disc pl-5 text-sm">
                   {session.resolution.conditions.map((c, i) => (
@@ -111,14 +111,14 @@ export default async function SessionPage({ params }: Props) {
               )}
             </>
           ) : (
-            <div className="text-sm">{session.failureReason && <ReasonWithAgentText reason={session.failureReason} />}</div>
+            <div className="text-sm">{session.failure_reason && <ReasonWithAgentText reason={session.failure_reason} />}</div>
           )}
         </LedgerSection>
       )}
 
       <div className="grid gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
         <LedgerSection id="transcript-heading" title="Transcript">
-          <SessionTranscript messages={messages} pausedAgentId={session.pausedAgentId} />
+          <SessionTranscript messages={messages} pausedAgentId={session.paused_agent_id} />
         </LedgerSection>
         <LedgerSection id="notes-heading" title={`Notes (${notes.length})`} testId="session-notes-panel">
           <p className="text-xs text-slate-500">Notes from people, beside the review: not messages of it, so they never change its phase or turn.</p>

@@ -29,12 +29,12 @@ export default async function TaskPage({ params }: Props) {
         </Link>
         <h1 className="text-2xl font-semibold">{task.intent}</h1>
         <p className="text-sm text-slate-600">
-          task <span className="font-mono">{task.taskId}</span> · requested by {task.requestedBy} · {formatTime(task.createdAt)}
+          task <span className="font-mono">{task.task_id}</span> · requested by {task.requested_by} · {formatTime(task.created_at)}
         </p>
       </div>
 
       <LedgerSection id="verdict-heading" title={<>Verdict <LedgerVerdictBadge value={verdict.verdict} testId="task-verdict" /></>}>
-        <p className="text-sm text-slate-600">Requires: {task.requiredChecks.join(" and ")} checks in the latest validation, with every run finished.</p>
+        <p className="text-sm text-slate-600">Requires: {task.required_checks.join(" and ")} checks in the latest validation, with every run finished.</p>
         <ul className="list-disc pl-5 text-sm">
           {verdict.reasons.map((r) => (
             <li key={r}>{r}</li>
@@ -44,8 +44,8 @@ export default async function TaskPage({ params }: Props) {
           <div className="rounded border border-amber-300 bg-amber-50 p-2 text-sm" data-testid="task-overrides">
             <p className="font-medium">Overridden</p>
             {overrides.map((o) => (
-              <p key={`${o.actor}~${o.overrideId}`}>
-                {formatTime(o.ts)} · {o.actor} ({o.tokenLabel}): {o.note}
+              <p key={`${o.actor}~${o.override_id}`}>
+                {formatTime(o.ts)} · {o.actor} ({o.token_label}): {o.note}
               </p>
             ))}
           </div>
@@ -80,12 +80,12 @@ export default async function TaskPage({ params }: Props) {
             </thead>
             <tbody>
               {validations.map((v) => (
-                <tr key={v.validationId}>
+                <tr key={v.validation_id}>
                   <td>{formatTime(v.ts)}</td>
-                  <td className="font-mono text-xs">{v.validationId}</td>
-                  <td className="font-mono text-xs">{v.runId ?? "—"}</td>
-                  <td>{v.criticPassed === null ? "not run" : v.criticPassed ? "passed" : "failed"}</td>
-                  <td>{v.runnerPassed === null ? "not run" : v.runnerPassed ? "passed" : "failed"}</td>
+                  <td className="font-mono text-xs">{v.validation_id}</td>
+                  <td className="font-mono text-xs">{v.run_id ?? "—"}</td>
+                  <td>{v.critic_passed === null ? "not run" : v.critic_passed ? "passed" : "failed"}</td>
+                  <td>{v.runner_passed === null ? "not run" : v.runner_passed ? "passed" : "failed"}</td>
                   <td>
                     <code className="text-xs">{v.details === null ? "" : JSON.stringify(v.details)}</code>
                   </td>
@@ -114,16 +114,16 @@ export default async function TaskPage({ params }: Props) {
               {artifacts.map((a) => (
                 <tr key={a.id}>
                   <td>
-                    <Link className="underline" href={`/ledger/artifacts?${new URLSearchParams({ artifact_type: a.artifactType, artifact_id: a.artifactId, store: a.store }).toString()}`}>
-                      {a.artifactType}/{a.artifactId}
+                    <Link className="underline" href={`/ledger/artifacts?${new URLSearchParams({ artifact_type: a.artifact_type, artifact_id: a.artifact_id, store: a.store }).toString()}`}>
+                      {a.artifact_type}/{a.artifact_id}
                     </Link>
                   </td>
                   <td>{a.store}</td>
-                  <td>{a.modelName ? `${a.modelName} ${a.modelVersion}` : "—"}</td>
+                  <td>{a.model_name ? `${a.model_name} ${a.model_version}` : "—"}</td>
                   <td>
-                    <LedgerHash value={a.inputHash} />
+                    <LedgerHash value={a.input_hash} />
                   </td>
-                  <td className="font-mono text-xs">{a.runId ?? "—"}</td>
+                  <td className="font-mono text-xs">{a.run_id ?? "—"}</td>
                 </tr>
               ))}
             </tbody>
