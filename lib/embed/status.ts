@@ -68,8 +68,8 @@ export function reembedStateOf(p: ReembedProgress | null): ReembedState | null {
 }
 
 /** Whether a held re-embed may be switched now: every one of its items has its new vector (never at 0% done). */
-export function reembedSwitchReady(p: Pick<ReembedProgress, "status" | "holdSwitch" | "remaining"> | null): boolean {
-  if (!p || p.status === "done" || !p.holdSwitch) return false;
+export function reembedSwitchReady(p: Pick<ReembedProgress, "status" | "hold_switch" | "remaining"> | null): boolean {
+  if (!p || p.status === "done" || !p.hold_switch) return false;
   return p.status === "waiting_switch" || p.remaining === 0;
 }
 

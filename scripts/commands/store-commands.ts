@@ -83,7 +83,7 @@ export const storeCommands: Command[] = [
           `backlog:    ${s.backlog.pending} pending, ${s.backlog.parked} parked, watermark ${s.backlog.watermark}${s.degraded ? " — DEGRADED" : ""}`,
           `drift:      ${d ? `${d.drifted} drifted (${d.drift_pct.toFixed(1)}%), ${d.stale} stale, ${d.missing} missing, coverage ${d.coverage_pct.toFixed(1)}%` : "—"}`,
           `vec index:  ${onPg ? "PostgreSQL (pgvector HNSW, else a bounded exact scan)" : s.vectorIndex.available ? "sqlite-vec" : `unavailable (${s.vectorIndex.reason})`}`,
-          `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.holdSwitch ? " (held)" : ""}` : "none"}`,
+          `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.hold_switch ? " (held)" : ""}` : "none"}`,
         ].join("\n"),
         s,
       );
