@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
 import { toWire } from "@/lib/api/contract";
-import { fingerprint, reembedEstimate, reembedProgress, storeHealthResponse } from "@/lib/api/responses/embeddings";
+import { embeddingStatusResponse, fingerprint, reembedEstimate, reembedProgress, storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { evaluationJob, selfRecallResponse } from "@/lib/api/responses/self-recall";
 import { storeSummary } from "@/lib/api/responses/stores";
 import { getEmbedder } from "@/lib/embed/model";
@@ -10,7 +10,7 @@ import { getSelfRecall } from "@/lib/eval/self-recall";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { stores } from "@/lib/stores/backend";
-import { governanceSql, itSqliteOnly, onPg, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { embeddingStatusOf, governanceSql, itSqliteOnly, onPg, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * The domain answers these routes return are already in the wire's snake_case: the response mapping
@@ -42,6 +42,10 @@ describe("answers spelled as the wire spells them", () => {
     asWire(storeHealthResponse.shape.parked, report.parked);
     expect(report.drift).not.toBeNull();
     asWire(storeHealthResponse.shape.drift, report.drift);
+  });
+
+  it("the embedding status of the store page's embeddings card (and `dualmind store status --json`)", async () => {
+    asWire(embeddingStatusResponse, await embeddingStatusOf("docs"));
   });
 
   it("the self-recall report before the first run: its schedule (GET /stores/{store}/evaluate)", async () => {
