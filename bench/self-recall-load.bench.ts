@@ -219,11 +219,11 @@ export default async function main(): Promise<void> {
     const used = process.cpuUsage(cpu);
     if (job.status !== "succeeded") throw new Error(`evaluation failed: ${job.error}`);
     const run = (await getSelfRecall({ store: STORE, limit: 1 })).latest!;
-    const busyS = (run.results.cost?.busyMs ?? 0) / 1000;
+    const busyS = (run.results.cost?.busy_ms ?? 0) / 1000;
     const cpuS = (used.user + used.system) / 1e6;
     printTable(`Self-recall evaluation cost: ${chunks.toLocaleString("en-US")} chunks, default probes (100 per kind)`, [
       {
-        questions: Object.values(run.results.byKind).reduce((n, m) => n + Object.values(m ?? {}).reduce((a, s) => a + (s?.probes ?? 0), 0), 0),
+        questions: Object.values(run.results.by_kind).reduce((n, m) => n + Object.values(m ?? {}).reduce((a, s) => a + (s?.probes ?? 0), 0), 0),
         "unpaced wall s": wallS.toFixed(1),
         "CPU s (this process)": cpuS.toFixed(1),
         "busy s (its questions)": busyS.toFixed(1),

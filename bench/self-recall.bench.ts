@@ -47,7 +47,7 @@ async function selfRecall(store: string, label: string, input: { target?: "activ
   if (job.status !== "succeeded") throw new Error(`${label}: ${job.error}`);
   const run = (await getSelfRecall({ store, limit: 2 })).trend.at(-1)!;
   const full = input.target === "shadow" ? null : (await getSelfRecall({ store, limit: 1 })).latest;
-  const doc = full?.results.byKind.document;
+  const doc = full?.results.by_kind.document;
   return {
     measure: label,
     model: run.model,
@@ -122,7 +122,7 @@ export default async function main(): Promise<void> {
         }
         console.log(`switch gate without an override: ${gate}`);
         const g = await checkSwitchGate({ store, actor: "system:bench", tokenLabel: "bench", override: "bench: measuring the switch" }).catch((e: Error) => e.message);
-        await embeddingsBackend().switchHeldReembed({ store, actor: "system:bench", gate: typeof g === "string" ? { verdict: "unmeasured", reason: g, before: null, after: null, noise: null, overrideId: null } : g });
+        await embeddingsBackend().switchHeldReembed({ store, actor: "system:bench", gate: typeof g === "string" ? { verdict: "unmeasured", reason: g, before: null, after: null, noise: null, override_id: null } : g });
         rows.push(await selfRecall(store, "after the switch to the 64-dim model"));
       }
     } finally {

@@ -22,15 +22,15 @@ export function ReembedJobProgress({ job }: { job: ReembedProgress }) {
       <AutoRefresh active={job.status === "running"} everyMs={JOB_REFRESH_MS} />
       {job.status === "done" ? (
         <p>
-          Re-embed to {job.targetFingerprintId} done: {formatCount(job.total)} item(s) embedded · started {formatTime(job.startedAt)} by {job.startedBy} · finished{" "}
-          {formatTime(job.finishedAt)}
+          Re-embed to {job.target_fingerprint_id} done: {formatCount(job.total)} item(s) embedded · started {formatTime(job.started_at)} by {job.started_by} · finished{" "}
+          {formatTime(job.finished_at)}
         </p>
       ) : (
         <>
           <p>
-            Re-embed to {job.targetFingerprintId}: {formatCount(job.done)} of {formatCount(job.total)} done
-            {job.rate_per_sec ? ` · ${formatNumber(job.rate_per_sec, 1)}/s · ETA ${eta(job.eta_seconds)}` : ""} · started {formatTime(job.startedAt)} by {job.startedBy}
-            {job.status === "waiting_switch" ? " · built: waits for an admin to switch" : job.holdSwitch ? " · waits for an admin to switch" : ""}
+            Re-embed to {job.target_fingerprint_id}: {formatCount(job.done)} of {formatCount(job.total)} done
+            {job.rate_per_sec ? ` · ${formatNumber(job.rate_per_sec, 1)}/s · ETA ${eta(job.eta_seconds)}` : ""} · started {formatTime(job.started_at)} by {job.started_by}
+            {job.status === "waiting_switch" ? " · built: waits for an admin to switch" : job.hold_switch ? " · waits for an admin to switch" : ""}
           </p>
           <progress className="w-64" max={100} value={pct} aria-label="Re-embed progress" />
           {job.status === "running" && <p className="text-xs text-slate-500">This page refreshes itself while the job runs. Items ingested meanwhile are embedded too but are not counted here.</p>}

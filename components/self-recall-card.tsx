@@ -146,8 +146,8 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
             </tr>
           </thead>
           <tbody>
-            {KINDS.filter((k) => latest.results.byKind[k]).map((k) => {
-              const byMode = latest.results.byKind[k]!;
+            {KINDS.filter((k) => latest.results.by_kind[k]).map((k) => {
+              const byMode = latest.results.by_kind[k]!;
               return (
                 <tr key={k}>
                   <td>{k}</td>

@@ -139,7 +139,7 @@ describe("drift and re-embed", () => {
     expect(mid.done + mid.remaining).toBe(5);
 
     await drainEmbedQueues({ stores: ["s"] });
-    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5, remaining: 0, finishedAt: expect.any(Number) });
+    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5, remaining: 0, finished_at: expect.any(Number) });
     restartWith({});
     h = getStoreDb({ store: "s" });
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5 });

@@ -28,6 +28,22 @@ describe("builtin provider", () => {
     expect(cosine(q, related)).toBeGreaterThan(cosine(q, unrelated) + 0.1);
   });
 
+  it("keeps its fingerprint id: the id of a model's vectors in every store is the hash it always was", async () => {
+    // Ids computed before the fingerprint's keys were spelled snake_case: the hash is over the values, in a fixed order.
+    expect(await computeFingerprint(new BuiltinProvider())).toEqual({
+      provider: "builtin",
+      model: "dualmind-hash-v1",
+      dimension: 384,
+      metric: "cosine",
+      document_prefix: "",
+      query_prefix: "",
+      probe_hash: "7fd5a9d3292c88c83830d2bbb90d1b1605862a353789cebc52a76b868fb496b9",
+      id: "68f68efaf507bff8",
+    });
+    const prefixed = await computeFingerprint(new BuiltinProvider({ dimension: 64, documentPrefix: "passage: ", queryPrefix: "query: " }));
+    expect(prefixed).toMatchObject({ document_prefix: "passage: ", query_prefix: "query: ", probe_hash: "5081347aa1fa69e2920f3b60266edb4c5462c03f049fd4d0fc8f0cbf3953c7f8", id: "454281a3fcad7399" });
+  });
+
   it("applies query and document prefixes", async () => {
     const withPrefix = new BuiltinProvider({ queryPrefix: "query: ", documentPrefix: "passage: " });
     const [d] = await withPrefix.embed(["hello"], "document");

@@ -123,7 +123,7 @@ describe("what moved between two runs", () => {
       fingerprint_id: over.fingerprintId ?? "a",
       model: over.model ?? "builtin:x",
       probe_set_id: over.probeSetId ?? 1,
-      settings: { search: { defaultMode: "hybrid", group: "document", chunkingVersion: 1, fusionWeights: { fts: 1, vec: 0.2 }, tokenizer: over.tokenizer ?? "porter unicode61 remove_diacritics 2" } },
+      settings: { search: { default_mode: "hybrid", group: "document", chunking_version: 1, fusion_weights: { fts: 1, vec: 0.2 }, tokenizer: over.tokenizer ?? "porter unicode61 remove_diacritics 2" } },
     }) as unknown as SelfRecallRun;
   it("names a model change, a tokenizer change and probes drawn again", () => {
     expect(changeBetween(undefined, run({}))).toEqual([]);
@@ -210,8 +210,8 @@ describe("self-recall of a store, and the model switch it gates", () => {
     expect(shadowPoint.mrr10).toBeLessThan(before - 0.3);
     // Every kind the store holds has its shadow figure, not documents alone.
     const runs = await governanceSql<{ results_json: string; target: string }>("select results_json, target from self_recall_runs order by id");
-    for (const r of runs) expect(Object.keys(JSON.parse(r.results_json).byKind).sort()).toEqual(["document", "thought", "trace"]);
-    const shadowKinds = JSON.parse(runs.at(-1)!.results_json).byKind;
+    for (const r of runs) expect(Object.keys(JSON.parse(r.results_json).by_kind).sort()).toEqual(["document", "thought", "trace"]);
+    const shadowKinds = JSON.parse(runs.at(-1)!.results_json).by_kind;
     for (const kind of ["document", "trace", "thought"]) expect(Object.keys(shadowKinds[kind])).toEqual(["knn"]);
 
     const refused = await callRoute(switchRoute.POST, { token: TOKEN, params });
@@ -230,7 +230,8 @@ describe("self-recall of a store, and the model switch it gates", () => {
     expect(overrides[0].note).toMatch(/model switch of store notes to openai:poor despite lower self-recall/);
     expect(overrides[0].note).toMatch(/cheaper provider, accepted by ops/);
     const switched = await governanceSql<{ details: string }>("select details from audit_log where action = ?", ["store.reembed.switch"]);
-    expect(JSON.parse(switched[0].details).gate.verdict).toBe("overridden");
+    // The audit chain records the gate in the spelling its rows have always had.
+    expect(JSON.parse(switched[0].details).gate).toMatchObject({ verdict: "overridden", overrideId: sw.json.self_recall.override_id });
   });
 
   it("a fall beyond the noise after a model change is one health event naming the change", async () => {

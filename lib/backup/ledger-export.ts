@@ -1,7 +1,8 @@
 import { getPg } from "../db/pg";
 import { getTaskStatusById, listTasksByFilter, type TaskStatus } from "../governance/ledger";
 
-export const LEDGER_FORMAT = "dualmind.ledger.v1" as const;
+/** v2: the tasks, runs, validations, overrides and artifacts in the API's snake_case (v1 spelled them camelCase). */
+export const LEDGER_FORMAT = "dualmind.ledger.v2" as const;
 export type LedgerSnapshot = { format: typeof LEDGER_FORMAT; exportedAt: number; tasks: TaskStatus[] };
 
 /** Task keys created up to `now`, newest first, read a page at a time through the ledger's own listing. */

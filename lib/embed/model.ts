@@ -3,7 +3,7 @@ import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
 import { embeddingModels } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
-import { computeFingerprint, createProvider, type Fingerprint } from "./providers";
+import { computeFingerprint, createProvider, fingerprintFromJson, type Fingerprint } from "./providers";
 import { resetHoldsForTests } from "./healing";
 import type { EmbeddingProvider } from "./types";
 
@@ -79,5 +79,5 @@ export function setActiveFingerprintId({ handle, fingerprintId }: { handle: Stor
 
 export function getFingerprintInfo({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): Fingerprint | null {
   const row = handle.db.select({ info: embeddingModels.info }).from(embeddingModels).where(eq(embeddingModels.fingerprintId, fingerprintId)).get();
-  return row ? (JSON.parse(row.info) as Fingerprint) : null;
+  return row ? fingerprintFromJson(row.info) : null;
 }

@@ -13,7 +13,7 @@ export function embeddingProvenanceRecords({ fingerprint: fp, artifacts }: { fin
     artifact_id: String(a.refId),
     store: a.store,
     model_name: `${fp.provider}:${fp.model}`.slice(0, 200),
-    model_version: fp.probeHash.slice(0, 16),
+    model_version: fp.probe_hash.slice(0, 16),
     fingerprint: fp.id,
     chunking_version: a.chunkingVersion === null ? undefined : String(a.chunkingVersion),
     input_hash: a.inputHash,

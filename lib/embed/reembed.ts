@@ -12,14 +12,14 @@ import { dropAnnIndexesExcept } from "./ann-index";
 import { vecIndexTable } from "./vector-index";
 
 export type ReembedJob = {
-  targetFingerprintId: string;
-  onlyStale: boolean;
+  target_fingerprint_id: string;
+  only_stale: boolean;
   /** Build the new vectors but wait for an admin to switch (after comparing). */
-  holdSwitch: boolean;
+  hold_switch: boolean;
   /** The job's own items: what needed a vector when it started (items ingested later are not counted). */
   total: number;
-  startedAt: number;
-  startedBy: string;
+  started_at: number;
+  started_by: string;
   /**
    * running: its items are being embedded; waiting_switch: they are, and a
    * held switch waits for an admin; done: finished (kept, so a reload still says so).
@@ -30,8 +30,8 @@ export type ReembedJob = {
    * later belong to ingest, not to this job; an item already queued keeps its
    * enqueued_at when queued again, so an edit during the job stays counted.
    */
-  queuedUntil: number;
-  finishedAt: number | null;
+  queued_until: number;
+  finished_at: number | null;
 };
 
 /**
@@ -47,19 +47,42 @@ export type SwitchGate = {
   before: number | null;
   after: number | null;
   noise: number | null;
-  overrideId: string | null;
+  override_id: string | null;
 };
+
+/** The gate as the switch's audit row records it: in the spelling the audit chain's rows have always had. */
+export function auditedGate({ override_id, ...gate }: SwitchGate): Omit<SwitchGate, "override_id"> & { overrideId: string | null } {
+  return { ...gate, overrideId: override_id };
+}
 
 export type ReembedProgress = ReembedJob & { done: number; remaining: number; rate_per_sec: number | null; eta_seconds: number | null };
 
 const JOB_KEY = "reembed_job";
 
+/** A job's keys as rows written before the snake_case spelling have them. */
+type OldJobSpelling = { targetFingerprintId?: string; onlyStale?: boolean; holdSwitch?: boolean; startedAt?: number; startedBy?: string; queuedUntil?: number; finishedAt?: number | null };
+
+/**
+ * The job as stored (JSON in the store's meta row, on both backends), in either spelling. Jobs written
+ * before status existed: running, and every queued row counts.
+ */
+export function reembedJobOf(stored: Partial<ReembedJob> & OldJobSpelling): ReembedJob {
+  return {
+    target_fingerprint_id: stored.target_fingerprint_id ?? stored.targetFingerprintId ?? "",
+    only_stale: stored.only_stale ?? stored.onlyStale ?? false,
+    hold_switch: stored.hold_switch ?? stored.holdSwitch ?? false,
+    total: stored.total ?? 0,
+    started_at: stored.started_at ?? stored.startedAt ?? 0,
+    started_by: stored.started_by ?? stored.startedBy ?? "",
+    status: stored.status ?? "running",
+    queued_until: stored.queued_until ?? stored.queuedUntil ?? Number.MAX_SAFE_INTEGER,
+    finished_at: stored.finished_at ?? stored.finishedAt ?? null,
+  };
+}
+
 function readJob({ handle }: { handle: StoreHandle }): ReembedJob | null {
   const row = handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, JOB_KEY)).get();
-  if (!row) return null;
-  // Jobs written before status existed: running, and every queued row counts.
-  const job = JSON.parse(row.value) as Partial<ReembedJob> & Omit<ReembedJob, "status" | "queuedUntil" | "finishedAt">;
-  return { ...job, status: job.status ?? "running", queuedUntil: job.queuedUntil ?? Number.MAX_SAFE_INTEGER, finishedAt: job.finishedAt ?? null };
+  return row ? reembedJobOf(JSON.parse(row.value) as Parameters<typeof reembedJobOf>[0]) : null;
 }
 
 function writeJob({ handle, job }: { handle: StoreHandle; job: ReembedJob }): void {
@@ -69,7 +92,7 @@ function writeJob({ handle, job }: { handle: StoreHandle; job: ReembedJob }): vo
 
 /** The job's items still queued (parked ones included: they still need their vector). One count over the queue, no scan of the artifacts. */
 function ownItemsRemaining({ handle, job }: { handle: StoreHandle; job: ReembedJob }): number {
-  return handle.db.select({ n: count() }).from(embedQueue).where(lte(embedQueue.enqueuedAt, job.queuedUntil)).get()?.n ?? 0;
+  return handle.db.select({ n: count() }).from(embedQueue).where(lte(embedQueue.enqueuedAt, job.queued_until)).get()?.n ?? 0;
 }
 
 /** Artifacts that still need a vector from `target` for their current text. */
@@ -116,10 +139,10 @@ export function describeReembedIntent({ handle, configured, intent }: { handle: 
   const job = readJob({ handle });
   if (intent === "switch") {
     if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
-    const old = handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, job.targetFingerprintId)).get()?.n ?? 0;
-    return `Switches the store to ${job.targetFingerprintId} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
+    const old = handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, job.target_fingerprint_id)).get()?.n ?? 0;
+    return `Switches the store to ${job.target_fingerprint_id} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
   }
-  if (job && job.status !== "done" && job.targetFingerprintId === configured.id) {
+  if (job && job.status !== "done" && job.target_fingerprint_id === configured.id) {
     const p = getReembedProgress({ handle })!;
     return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
   }
@@ -161,7 +184,7 @@ export function startReembed({ handle, configured, onlyStale, holdSwitch = false
     })
     .immediate();
   const existing = readJob({ handle });
-  const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
+  const resume = existing !== null && existing.status !== "done" && existing.target_fingerprint_id === configured.id;
   const items = itemsNeedingVectors({ handle, target: configured.id });
   if (!resume && items.length === 0 && !modelChanged) {
     return { started: false, reason: `every item already has a current vector from ${configured.provider}:${configured.model}` };
@@ -174,8 +197,8 @@ export function startReembed({ handle, configured, onlyStale, holdSwitch = false
       enqueueEmbeddings({ handle, items });
       const now = Date.now();
       const job: ReembedJob = resume
-        ? { ...existing, total: doneBefore + items.length, queuedUntil: now }
-        : { targetFingerprintId: configured.id, onlyStale, holdSwitch, total: items.length, startedAt: now, startedBy: actor, status: "running", queuedUntil: now, finishedAt: null };
+        ? { ...existing, total: doneBefore + items.length, queued_until: now }
+        : { target_fingerprint_id: configured.id, only_stale: onlyStale, hold_switch: holdSwitch, total: items.length, started_at: now, started_by: actor, status: "running", queued_until: now, finished_at: null };
       writeJob({ handle, job });
       appendAudit({ actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: items.length } });
     })
@@ -191,7 +214,7 @@ export function getReembedProgress({ handle }: { handle: StoreHandle }): Reembed
   if (!job) return null;
   const remaining = job.status === "done" ? 0 : Math.min(job.total, ownItemsRemaining({ handle, job }));
   const done = job.total - remaining;
-  const elapsed = ((job.finishedAt ?? Date.now()) - job.startedAt) / 1000;
+  const elapsed = ((job.finished_at ?? Date.now()) - job.started_at) / 1000;
   const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
   return { ...job, done, remaining, rate_per_sec: ratePerSec, eta_seconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
 }
@@ -212,38 +235,38 @@ export function finishReembedIfDone({ handle, actor = "system:embed-worker", for
   const { sqlite, db } = handle;
   const target = `store:${handle.store}`;
   const active = readActiveFingerprintId({ handle });
-  const finished: ReembedJob = { ...job, status: "done", finishedAt: Date.now() };
-  if (active === job.targetFingerprintId) {
+  const finished: ReembedJob = { ...job, status: "done", finished_at: Date.now() };
+  if (active === job.target_fingerprint_id) {
     sqlite
       .transaction(() => {
         writeJob({ handle, job: finished });
-        appendAudit({ actor, action: "store.reembed.done", target, details: { target: job.targetFingerprintId, embedded: job.total } });
+        appendAudit({ actor, action: "store.reembed.done", target, details: { target: job.target_fingerprint_id, embedded: job.total } });
       })
       .immediate();
     return true;
   }
-  if (job.holdSwitch && !force) {
+  if (job.hold_switch && !force) {
     if (job.status !== "waiting_switch") writeJob({ handle, job: { ...job, status: "waiting_switch" } });
     return false;
   }
   const pending = db.select({ n: count() }).from(embedQueue).where(isNull(embedQueue.parkedAt)).get()?.n ?? 0;
-  if (pending > 0 || itemsNeedingVectors({ handle, target: job.targetFingerprintId }).length > 0) return false;
+  if (pending > 0 || itemsNeedingVectors({ handle, target: job.target_fingerprint_id }).length > 0) return false;
   const others = db
     .selectDistinct({ id: embeddings.fingerprintId })
     .from(embeddings)
-    .where(ne(embeddings.fingerprintId, job.targetFingerprintId))
+    .where(ne(embeddings.fingerprintId, job.target_fingerprint_id))
     .all()
     .map((r) => r.id);
   sqlite
     .transaction(() => {
-      setActiveFingerprintId({ handle, fingerprintId: job.targetFingerprintId });
-      db.delete(embeddings).where(ne(embeddings.fingerprintId, job.targetFingerprintId)).run();
+      setActiveFingerprintId({ handle, fingerprintId: job.target_fingerprint_id });
+      db.delete(embeddings).where(ne(embeddings.fingerprintId, job.target_fingerprint_id)).run();
       for (const id of others) sqlite.exec(`drop table if exists ${vecIndexTable(id)}`);
       writeJob({ handle, job: finished });
-      appendAudit({ actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped: others, ...(gate ? { gate } : {}) } });
+      appendAudit({ actor, action: "store.reembed.switch", target, details: { active: job.target_fingerprint_id, dropped: others, ...(gate ? { gate: auditedGate(gate) } : {}) } });
     })
     .immediate();
-  dropAnnIndexesExcept({ source: { db: sqlite, schema: "main" }, keepFingerprintId: job.targetFingerprintId });
+  dropAnnIndexesExcept({ source: { db: sqlite, schema: "main" }, keepFingerprintId: job.target_fingerprint_id });
   return true;
 }
 

@@ -68,8 +68,8 @@ export function reembedStateOf(p: ReembedProgress | null): ReembedState | null {
 }
 
 /** Whether a held re-embed may be switched now: every one of its items has its new vector (never at 0% done). */
-export function reembedSwitchReady(p: Pick<ReembedProgress, "status" | "holdSwitch" | "remaining"> | null): boolean {
-  if (!p || p.status === "done" || !p.holdSwitch) return false;
+export function reembedSwitchReady(p: Pick<ReembedProgress, "status" | "hold_switch" | "remaining"> | null): boolean {
+  if (!p || p.status === "done" || !p.hold_switch) return false;
   return p.status === "waiting_switch" || p.remaining === 0;
 }
 
@@ -325,13 +325,13 @@ export type DriftReport = {
 export type EmbeddingStatus = {
   store: string;
   configured: Fingerprint | null;
-  providerError: string | null;
+  provider_error: string | null;
   active: Fingerprint | null;
   backlog: StoreStatus["backlog"];
   degraded: boolean;
-  degradedReason: string | null;
+  degraded_reason: string | null;
   drift: DriftReport | null;
-  vectorIndex: { available: boolean; reason: string | null };
+  vector_index: { available: boolean; reason: string | null };
   reembed: ReembedProgress | null;
   parked: ParkedEmbedding[];
 };
@@ -379,13 +379,13 @@ export function embeddingStatusOf({ status: s, otherModelVectors, reembed, parke
   return {
     store: s.store,
     configured: s.provider.configured,
-    providerError: s.provider.ok ? null : s.provider.error,
+    provider_error: s.provider.ok ? null : s.provider.error,
     active: s.activeModel,
     backlog: s.backlog,
     degraded,
-    degradedReason: degraded ? `embed backlog ${s.backlog.pending} is above the watermark ${s.backlog.watermark}: vector and hybrid search answer lexically until it drains` : null,
+    degraded_reason: degraded ? `embed backlog ${s.backlog.pending} is above the watermark ${s.backlog.watermark}: vector and hybrid search answer lexically until it drains` : null,
     drift,
-    vectorIndex: s.vectorIndex,
+    vector_index: s.vectorIndex,
     reembed,
     parked,
   };

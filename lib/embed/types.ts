@@ -6,8 +6,8 @@ export type ProviderInfo = {
   model: string;
   dimension: number;
   metric: "cosine";
-  documentPrefix: string;
-  queryPrefix: string;
+  document_prefix: string;
+  query_prefix: string;
 };
 
 /** Per call: the worker waits longer than a query (timeoutMs) and cancels an in-flight request when it stops (signal). */

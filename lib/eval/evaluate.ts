@@ -39,7 +39,7 @@ export const HEADLINE_MODE: EvalMode = "hybrid";
 export const GATE_MODE: EvalMode = "knn";
 
 export type EvalResults = {
-  byKind: Partial<Record<ProbeKind, Partial<Record<EvalMode, Score>>>>;
+  by_kind: Partial<Record<ProbeKind, Partial<Record<EvalMode, Score>>>>;
   /** Every kind's probes pooled, in HEADLINE_MODE (active) or GATE_MODE (shadow). */
   overall: Score | null;
   /** Every kind's probes pooled in GATE_MODE: what a model switch is judged on (null without vectors here). */
@@ -47,15 +47,15 @@ export type EvalResults = {
   /** Probes left out because their target changed or went since the set was drawn. */
   excluded: number;
   /** What the run cost: time spent asking (its own work), time paused to keep to its CPU share, and that share (1: unpaced). */
-  cost?: { busyMs: number; pausedMs: number; cpuShare: number };
+  cost?: { busy_ms: number; paused_ms: number; cpu_share: number };
 };
 
 export type EvalSettings = {
   seed: number;
-  perKind: number;
-  generatorVersion: number;
+  per_kind: number;
+  generator_version: number;
   modes: Partial<Record<ProbeKind, EvalMode[]>>;
-  search: { defaultMode: string; group: string; chunkingVersion: number; fusionWeights: unknown; tokenizer: string };
+  search: { default_mode: string; group: string; chunking_version: number; fusion_weights: unknown; tokenizer: string };
   model: { provider: string; model: string; dimension: number };
 };
 
@@ -307,7 +307,7 @@ export async function evaluateStore({
       await onProgress?.({ phase: "asking", done, total });
     }
   }
-  const byKind: EvalResults["byKind"] = {};
+  const byKind: EvalResults["by_kind"] = {};
   for (const kind of PROBE_KINDS) {
     for (const mode of modes[kind]) {
       const cell = ranks.get(`${kind}:${mode}`);
@@ -330,18 +330,18 @@ export async function evaluateStore({
     fingerprintId,
     settings: {
       seed,
-      perKind,
-      generatorVersion: set.generatorVersion,
+      per_kind: perKind,
+      generator_version: set.generatorVersion,
       modes,
-      search: { defaultMode: DEFAULT_SEARCH_MODE, group: DEFAULT_GROUP, chunkingVersion: CHUNKING_VERSION, fusionWeights: FUSION_WEIGHTS[configured.provider], tokenizer: await tokenizerOf(reader) },
+      search: { default_mode: DEFAULT_SEARCH_MODE, group: DEFAULT_GROUP, chunking_version: CHUNKING_VERSION, fusion_weights: FUSION_WEIGHTS[configured.provider], tokenizer: await tokenizerOf(reader) },
       model: { provider: configured.provider, model: configured.model, dimension: configured.dimension },
     },
     results: {
-      byKind,
+      by_kind: byKind,
       overall,
       gate: pooledScore(PROBE_KINDS, GATE_MODE),
       excluded: set.probes.length - probes.length,
-      cost: { busyMs: Math.round(pace.spent.busyMs), pausedMs: Math.round(pace.spent.pausedMs), cpuShare: pace.spent.share },
+      cost: { busy_ms: Math.round(pace.spent.busyMs), paused_ms: Math.round(pace.spent.pausedMs), cpu_share: pace.spent.share },
     },
     durationMs: Date.now() - started,
   };

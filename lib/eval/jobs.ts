@@ -27,7 +27,7 @@ export type EvaluationJob = {
   reason: string | null;
   progress: EvalProgress | null;
   /** The run it recorded (GET /evaluate lists it). */
-  result: { runId: number; target: EvalTarget; hit10: number | null; mrr10: number | null } | null;
+  result: { run_id: number; target: EvalTarget; hit10: number | null; mrr10: number | null } | null;
   error: string | null;
   started_at: number;
   finished_at: number | null;
@@ -44,6 +44,12 @@ function state(): JobsState {
 
 type JobRow = { id: string; store: string; actor: string; reason: string | null; status: string; owner: string; progress_json: string | null; result_json: string | null; error: string | null; started_at: unknown; heartbeat_at: unknown; finished_at: unknown };
 
+/** A finished job's result_json, in either spelling (jobs finished before the snake_case one say runId). */
+function resultOf(json: string): NonNullable<EvaluationJob["result"]> {
+  const { runId, ...result } = JSON.parse(json) as Omit<NonNullable<EvaluationJob["result"]>, "run_id"> & { run_id?: number; runId?: number };
+  return { ...result, run_id: result.run_id ?? runId ?? 0 };
+}
+
 function jobOf(r: JobRow): EvaluationJob {
   return {
     id: r.id,
@@ -53,7 +59,7 @@ function jobOf(r: JobRow): EvaluationJob {
     status: r.status as EvaluationJob["status"],
     reason: r.reason,
     progress: r.progress_json ? (JSON.parse(r.progress_json) as EvalProgress) : null,
-    result: r.result_json ? (JSON.parse(r.result_json) as EvaluationJob["result"]) : null,
+    result: r.result_json ? resultOf(r.result_json) : null,
     error: r.error,
     started_at: num(r.started_at),
     finished_at: numOrNull(r.finished_at),

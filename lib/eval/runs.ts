@@ -77,6 +77,35 @@ type RunRow = {
   duration_ms: unknown;
 };
 
+/** Some keys optional: a run stored before the snake_case spelling has them under their old names. */
+type Respelled<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+type StoredSearch = Respelled<EvalSettings["search"], "default_mode" | "chunking_version" | "fusion_weights"> & { defaultMode?: string; chunkingVersion?: number; fusionWeights?: unknown };
+type StoredSettings = Respelled<Omit<EvalSettings, "search">, "per_kind" | "generator_version"> & { perKind?: number; generatorVersion?: number; search: StoredSearch };
+type StoredCost = Partial<NonNullable<EvalResults["cost"]>> & { busyMs?: number; pausedMs?: number; cpuShare?: number };
+type StoredResults = Respelled<Omit<EvalResults, "cost">, "by_kind"> & { byKind?: EvalResults["by_kind"]; cost?: StoredCost };
+
+/** A run's settings_json, in either spelling. */
+function settingsOf(json: string): EvalSettings {
+  const { perKind, generatorVersion, search, ...settings } = JSON.parse(json) as StoredSettings;
+  const { defaultMode, chunkingVersion, fusionWeights, ...rest } = search;
+  return {
+    ...settings,
+    per_kind: settings.per_kind ?? perKind ?? 0,
+    generator_version: settings.generator_version ?? generatorVersion ?? 0,
+    search: { ...rest, default_mode: rest.default_mode ?? defaultMode ?? "", chunking_version: rest.chunking_version ?? chunkingVersion ?? 0, fusion_weights: rest.fusion_weights ?? fusionWeights },
+  };
+}
+
+/** A run's results_json, in either spelling (runs stored before their cost was measured have none). */
+function resultsOf(json: string): EvalResults {
+  const { byKind, cost, ...results } = JSON.parse(json) as StoredResults;
+  return {
+    ...results,
+    by_kind: results.by_kind ?? byKind ?? {},
+    ...(cost ? { cost: { busy_ms: cost.busy_ms ?? cost.busyMs ?? 0, paused_ms: cost.paused_ms ?? cost.pausedMs ?? 0, cpu_share: cost.cpu_share ?? cost.cpuShare ?? 1 } } : {}),
+  };
+}
+
 function runOf(r: RunRow): SelfRecallRun {
   return {
     id: num(r.id),
@@ -94,8 +123,8 @@ function runOf(r: RunRow): SelfRecallRun {
     hit10: numOrNull(r.hit10),
     mrr10: numOrNull(r.mrr10),
     noise: numOrNull(r.noise),
-    settings: JSON.parse(r.settings_json) as EvalSettings,
-    results: JSON.parse(r.results_json) as EvalResults,
+    settings: settingsOf(r.settings_json),
+    results: resultsOf(r.results_json),
     duration_ms: num(r.duration_ms),
   };
 }

@@ -50,7 +50,7 @@ async function configuredModel(): Promise<Fingerprint> {
 /** A shadow run needs a re-embed towards the configured model whose vectors are all built. */
 async function assertShadowReady({ store, configured }: { store: string; configured: Fingerprint }): Promise<void> {
   const progress = await embeddingsBackend().getReembedProgress({ store });
-  if (!progress || progress.status === "done" || progress.targetFingerprintId !== configured.id) {
+  if (!progress || progress.status === "done" || progress.target_fingerprint_id !== configured.id) {
     throw new AppError("conflict", "there is no held re-embed to the configured model: a shadow evaluation measures the new model's vectors before the switch");
   }
   if (progress.remaining > 0) throw new AppError("conflict", `the re-embed is not finished (${progress.done} of ${progress.total} done): the new model is evaluated once every item has its vector`);
@@ -64,9 +64,9 @@ export function changeBetween(before: SelfRecallRun | undefined, after: SelfReca
   const a = before.settings.search;
   const b = after.settings.search;
   if ((a.tokenizer ?? null) !== (b.tokenizer ?? null)) out.push(`full-text tokenizer ${a.tokenizer ?? "?"} → ${b.tokenizer ?? "?"}`);
-  if (a.chunkingVersion !== b.chunkingVersion) out.push(`chunking version ${a.chunkingVersion} → ${b.chunkingVersion}`);
-  if (a.defaultMode !== b.defaultMode || a.group !== b.group) out.push(`search defaults ${a.defaultMode}/${a.group} → ${b.defaultMode}/${b.group}`);
-  if (JSON.stringify(a.fusionWeights) !== JSON.stringify(b.fusionWeights)) out.push("fusion weights");
+  if (a.chunking_version !== b.chunking_version) out.push(`chunking version ${a.chunking_version} → ${b.chunking_version}`);
+  if (a.default_mode !== b.default_mode || a.group !== b.group) out.push(`search defaults ${a.default_mode}/${a.group} → ${b.default_mode}/${b.group}`);
+  if (JSON.stringify(a.fusion_weights) !== JSON.stringify(b.fusion_weights)) out.push("fusion weights");
   if (before.probe_set_id !== after.probe_set_id) out.push("probes drawn again (the content changed)");
   return out;
 }
@@ -143,7 +143,7 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
       results: outcome.results,
       duration_ms: outcome.durationMs,
     });
-    await finishEvaluationJob({ id: job.id, outcome: { result: { runId: run.id, target, hit10: run.hit10, mrr10: run.mrr10 } } });
+    await finishEvaluationJob({ id: job.id, outcome: { result: { run_id: run.id, target, hit10: run.hit10, mrr10: run.mrr10 } } });
     await noticeFall(run).catch((e: unknown) => log("warn", "could not record a self-recall fall", { store, error: String(e) }));
     return run;
   } catch (e) {
@@ -238,9 +238,9 @@ export async function getSelfRecall({ store, limit = 30 }: { store: string; limi
  * kind had a shadow compares on documents and memories alone).
  */
 export function gateScores(baseline: SelfRecallRun, shadow: SelfRecallRun): { kinds: ProbeKind[]; before: Score; after: Score } | null {
-  const kinds = PROBE_KINDS.filter((k) => baseline.results.byKind[k]?.[GATE_MODE] && shadow.results.byKind[k]?.[GATE_MODE]);
-  const before = poolScores(kinds.map((k) => baseline.results.byKind[k]![GATE_MODE]!));
-  const after = poolScores(kinds.map((k) => shadow.results.byKind[k]![GATE_MODE]!));
+  const kinds = PROBE_KINDS.filter((k) => baseline.results.by_kind[k]?.[GATE_MODE] && shadow.results.by_kind[k]?.[GATE_MODE]);
+  const before = poolScores(kinds.map((k) => baseline.results.by_kind[k]![GATE_MODE]!));
+  const after = poolScores(kinds.map((k) => shadow.results.by_kind[k]![GATE_MODE]!));
   return before && after ? { kinds, before, after } : null;
 }
 
@@ -253,12 +253,12 @@ export function gateScores(baseline: SelfRecallRun, shadow: SelfRecallRun): { ki
  * with, the switch goes ahead unmeasured (the audit row says so).
  */
 export async function checkSwitchGate({ store, actor, tokenLabel, override }: { store: string; actor: string; tokenLabel: string; override?: string }): Promise<SwitchGate> {
-  const unmeasured = (reason: string): SwitchGate => ({ verdict: "unmeasured", reason, before: null, after: null, noise: null, overrideId: null });
+  const unmeasured = (reason: string): SwitchGate => ({ verdict: "unmeasured", reason, before: null, after: null, noise: null, override_id: null });
   const progress = await embeddingsBackend().getReembedProgress({ store });
   // Nothing to gate: the switch itself answers why it cannot happen.
   if (!progress || progress.status === "done" || progress.remaining > 0) return unmeasured("no finished re-embed is waiting for a switch");
   const configured = await configuredModel();
-  if (progress.targetFingerprintId !== configured.id) return unmeasured("the re-embed's model is not the configured one");
+  if (progress.target_fingerprint_id !== configured.id) return unmeasured("the re-embed's model is not the configured one");
   const set = await latestProbeSet({ store });
   const active = await activeFingerprintOf(await storeReader(store));
   const baseline = set && active ? await latestRunFor({ store, target: "active", fingerprintId: active, probeSetId: set.id }) : null;
@@ -276,12 +276,12 @@ export async function checkSwitchGate({ store, actor, tokenLabel, override }: { 
   const noise = Math.max(before.noise, after.noise);
   const figures = { before: before.mrr10, after: after.mrr10, noise };
   const summary = `self-recall by vector neighbours (MRR@10 over ${after.probes} probes of ${kinds.map((k) => KIND_PLURALS[k]).join(", ")}): ${before.mrr10.toFixed(3)} with the active model, ${after.mrr10.toFixed(3)} with the new one (noise ±${noise.toFixed(3)})`;
-  if (!fellBeyondNoise(before, after)) return { verdict: "passed", reason: summary, ...figures, overrideId: null };
+  if (!fellBeyondNoise(before, after)) return { verdict: "passed", reason: summary, ...figures, override_id: null };
   if (!override) throw new AppError("conflict", `the new model finds the store's own content worse: ${summary}. Switch with an override (why) to go ahead anyway; it is recorded in the ledger.`);
   const { override: row } = await governance().recordOverride({
     input: { note: `model switch of store ${store} to ${configured.provider}:${configured.model} despite lower self-recall (${summary}): ${override}` },
     actor,
     tokenLabel,
   });
-  return { verdict: "overridden", reason: `${summary}; overridden: ${override}`, ...figures, overrideId: row.override_id };
+  return { verdict: "overridden", reason: `${summary}; overridden: ${override}`, ...figures, override_id: row.override_id };
 }

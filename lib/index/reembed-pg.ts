@@ -3,7 +3,7 @@ import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner
 import { comparisonOf, type ModelComparison } from "../embed/compare";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
-import { describeStartIntent, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult, type SwitchGate } from "../embed/reembed";
+import { auditedGate, describeStartIntent, reembedJobOf, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult, type SwitchGate } from "../embed/reembed";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit";
 import { log } from "../log";
@@ -38,7 +38,7 @@ import { vectorNeighboursPg } from "./vectors-pg";
 const JOB_KEY = "reembed_job";
 const ACTIVE_KEY = "active_fingerprint";
 
-type PgReembedJob = ReembedJob & { /** Queue rows with an id up to this are the job's own. */ queueIdUntil: number };
+type PgReembedJob = ReembedJob & { /** Queue rows with an id up to this are the job's own. */ queue_id_until: number };
 
 /** One lock per store for the job's state changes (start, finish, switch), across replicas. */
 async function lockReembed(tx: SqlRunner): Promise<void> {
@@ -66,7 +66,9 @@ export async function adoptActiveFingerprintPg({ tx, fingerprintId }: { tx: SqlR
 
 async function readJobPg(tx: SqlRunner): Promise<PgReembedJob | null> {
   const value = await readMetaPg(tx, JOB_KEY);
-  return value === null ? null : (JSON.parse(value) as PgReembedJob);
+  if (value === null) return null;
+  const stored = JSON.parse(value) as Parameters<typeof reembedJobOf>[0] & { queue_id_until?: number; queueIdUntil?: number };
+  return { ...reembedJobOf(stored), queue_id_until: stored.queue_id_until ?? stored.queueIdUntil ?? 0 };
 }
 
 async function writeJobPg(tx: SqlRunner, job: PgReembedJob): Promise<void> {
@@ -75,13 +77,13 @@ async function writeJobPg(tx: SqlRunner, job: PgReembedJob): Promise<void> {
 
 /** The job's items still queued (parked ones too: they still need their vector). */
 async function ownItemsRemainingPg(tx: SqlRunner, job: PgReembedJob): Promise<number> {
-  const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from embed_queue where id <= ${job.queueIdUntil}` });
+  const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from embed_queue where id <= ${job.queue_id_until}` });
   return n;
 }
 
 /** Whether any of the job's items is still queued: one probe of the queue's primary key (a worker asks after every batch). */
 async function ownItemsLeftPg(tx: SqlRunner, job: PgReembedJob): Promise<boolean> {
-  const [{ left }] = await rowsOf<{ left: boolean }>({ tx, query: sql`select exists (select 1 from embed_queue where id <= ${job.queueIdUntil}) as left` });
+  const [{ left }] = await rowsOf<{ left: boolean }>({ tx, query: sql`select exists (select 1 from embed_queue where id <= ${job.queue_id_until}) as left` });
   return left;
 }
 
@@ -122,9 +124,9 @@ async function enqueueNeedingVectorsPg(tx: SqlRunner, target: string, now: numbe
 async function progressOf(tx: SqlRunner, job: PgReembedJob): Promise<ReembedProgress> {
   const remaining = job.status === "done" ? 0 : Math.min(job.total, await ownItemsRemainingPg(tx, job));
   const done = job.total - remaining;
-  const elapsed = ((job.finishedAt ?? Date.now()) - job.startedAt) / 1000;
+  const elapsed = ((job.finished_at ?? Date.now()) - job.started_at) / 1000;
   const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
-  const { queueIdUntil: _internal, ...shown } = job;
+  const { queue_id_until: _internal, ...shown } = job;
   return { ...shown, done, remaining, rate_per_sec: ratePerSec, eta_seconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
 }
 
@@ -172,11 +174,11 @@ export async function describeReembedIntentPg({ handle, configured, intent }: { 
       if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
       const [{ old }] = await rowsOf<{ old: number }>({
         tx,
-        query: sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}) + (select count(*) from embeddings where fingerprint_id <> ${job.targetFingerprintId}))::int as old`,
+        query: sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job.target_fingerprint_id}) + (select count(*) from embeddings where fingerprint_id <> ${job.target_fingerprint_id}))::int as old`,
       });
-      return `Switches the store to ${job.targetFingerprintId} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
+      return `Switches the store to ${job.target_fingerprint_id} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
     }
-    if (job && job.status !== "done" && job.targetFingerprintId === configured.id) {
+    if (job && job.status !== "done" && job.target_fingerprint_id === configured.id) {
       const p = await progressOf(tx, job);
       return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
     }
@@ -202,7 +204,7 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
     if (backfilled > 0) await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.backfill", target, details: { backfilled } } });
     const { model_changed: modelChanged, to_embed: toEmbed } = backfilled > 0 ? await estimateIn(tx, { configured, onlyStale }) : estimate;
     const existing = await readJobPg(tx);
-    const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
+    const resume = existing !== null && existing.status !== "done" && existing.target_fingerprint_id === configured.id;
     if (!resume && toEmbed === 0 && !modelChanged) {
       return { started: false, reason: `every item already has a current vector from ${configured.provider}:${configured.model}` };
     }
@@ -216,8 +218,8 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
     const [{ maxId }] = await rowsOf<{ maxId: string | null }>({ tx, query: sql`select max(id) as "maxId" from embed_queue` });
     const queueIdUntil = Number(maxId ?? 0);
     const job: PgReembedJob = resume
-      ? { ...existing, total: doneBefore + queued, queuedUntil: now, queueIdUntil }
-      : { targetFingerprintId: configured.id, onlyStale, holdSwitch, total: queued, startedAt: now, startedBy: actor, status: "running", queuedUntil: now, finishedAt: null, queueIdUntil };
+      ? { ...existing, total: doneBefore + queued, queued_until: now, queue_id_until: queueIdUntil }
+      : { target_fingerprint_id: configured.id, only_stale: onlyStale, hold_switch: holdSwitch, total: queued, started_at: now, started_by: actor, status: "running", queued_until: now, finished_at: null, queue_id_until: queueIdUntil };
     await writeJobPg(tx, job);
     await appendAuditPg({ db: tx, entry: { actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: queued } } });
     return null;
@@ -248,14 +250,14 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
     const job = await readJobPg(tx);
     if (!job || job.status === "done") return false;
     if (await ownItemsLeftPg(tx, job)) return false;
-    const finished: PgReembedJob = { ...job, status: "done", finishedAt: Date.now() };
+    const finished: PgReembedJob = { ...job, status: "done", finished_at: Date.now() };
     const active = await readActiveFingerprintPg(tx);
-    if (active === job.targetFingerprintId) {
+    if (active === job.target_fingerprint_id) {
       await writeJobPg(tx, finished);
-      await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.done", target, details: { target: job.targetFingerprintId, embedded: job.total } } });
+      await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.done", target, details: { target: job.target_fingerprint_id, embedded: job.total } } });
       return true;
     }
-    if (job.holdSwitch && !force) {
+    if (job.hold_switch && !force) {
       if (job.status !== "waiting_switch") await writeJobPg(tx, { ...job, status: "waiting_switch" });
       return false;
     }
@@ -263,26 +265,26 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
     if (pending > 0) return false;
     // Artifacts still without a vector of the target with nothing queued for them (a replica still configured with the
     // old model embedded them, say) are queued now; the switch waits for them.
-    const missing = await countNeedingVectorsPg(tx, job.targetFingerprintId);
+    const missing = await countNeedingVectorsPg(tx, job.target_fingerprint_id);
     if (missing > 0) {
-      const requeued = await enqueueNeedingVectorsPg(tx, job.targetFingerprintId, Date.now());
+      const requeued = await enqueueNeedingVectorsPg(tx, job.target_fingerprint_id, Date.now());
       log("warn", "re-embed: artifacts without a vector of the new model queued again before the switch", { store: handle.store, requeued });
       return false;
     }
     const dropped = (
       await rowsOf<{ id: string }>({
         tx,
-        query: sql`select distinct fingerprint_id as id from (select fingerprint_id from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}
-          union all select fingerprint_id from embeddings where fingerprint_id <> ${job.targetFingerprintId}) o order by 1`,
+        query: sql`select distinct fingerprint_id as id from (select fingerprint_id from chunk_embeddings where fingerprint_id <> ${job.target_fingerprint_id}
+          union all select fingerprint_id from embeddings where fingerprint_id <> ${job.target_fingerprint_id}) o order by 1`,
       })
     ).map((r) => r.id);
     // Deleting a large store's old vectors can outlast the statement limit; cancelled, the whole switch would roll back and be retried for ever.
     await tx.execute(sql`select set_config('statement_timeout', '0', true)`);
-    await writeMetaPg(tx, ACTIVE_KEY, job.targetFingerprintId);
-    await tx.execute(sql`delete from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
-    await tx.execute(sql`delete from embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
+    await writeMetaPg(tx, ACTIVE_KEY, job.target_fingerprint_id);
+    await tx.execute(sql`delete from chunk_embeddings where fingerprint_id <> ${job.target_fingerprint_id}`);
+    await tx.execute(sql`delete from embeddings where fingerprint_id <> ${job.target_fingerprint_id}`);
     await writeJobPg(tx, finished);
-    await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped, ...(gate ? { gate } : {}) } } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.switch", target, details: { active: job.target_fingerprint_id, dropped, ...(gate ? { gate: auditedGate(gate) } : {}) } } });
     return true;
   } });
 }

@@ -221,14 +221,14 @@ export async function storeHealthReportFor({ store, principal }: { store: string
     action: status.action,
     as_of: status.asOf,
     degraded: s.degraded,
-    degraded_reason: s.degradedReason,
+    degraded_reason: s.degraded_reason,
     backlog: s.backlog,
     drift: s.drift,
     coverage_pct: s.drift?.coverage_pct ?? null,
     vector_index: vectorIndex,
     configured_model: s.configured,
     active_model: s.active,
-    provider_error: s.providerError,
+    provider_error: s.provider_error,
     provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
     workers: workers.map(workerReportOf),
     reembed: s.reembed,
@@ -243,7 +243,7 @@ export async function storeHealthReportFor({ store, principal }: { store: string
 
 async function storeHealthPartsSqlite({ store }: { store: string }) {
   const { status, embeddings, workers } = await getStoreStatusDetail({ store });
-  return { status, embeddings, workers, vectorIndex: embeddings.vectorIndex, recall: getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null };
+  return { status, embeddings, workers, vectorIndex: embeddings.vector_index, recall: getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null };
 }
 
 /**

@@ -151,7 +151,7 @@ export const agentsCommands: Command[] = [
           bar.done();
         }
       }
-      out(`${store}: re-embed ${progress.status === "done" ? "complete" : progress.status === "waiting_switch" ? "waiting for the switch" : "started"} (${progress.done}/${progress.total} done, target ${progress.targetFingerprintId})`, { started: true, ...progress });
+      out(`${store}: re-embed ${progress.status === "done" ? "complete" : progress.status === "waiting_switch" ? "waiting for the switch" : "started"} (${progress.done}/${progress.total} done, target ${progress.target_fingerprint_id})`, { started: true, ...progress });
     },
   },
   {

@@ -149,10 +149,10 @@ export const indexCommands: Command[] = [
           continue;
         }
         const report = await getSelfRecall({ store, limit: 1 });
-        const run = report.trend.at(-1) && report.latest?.id === job.result?.runId ? report.latest : null;
+        const run = report.trend.at(-1) && report.latest?.id === job.result?.run_id ? report.latest : null;
         const f = (x: number | null | undefined) => (x === null || x === undefined ? "-" : x.toFixed(3));
         const lines = [`${store}: self-recall (${job.result?.target}) hit@10 ${f(job.result?.hit10)}, MRR@10 ${f(job.result?.mrr10)} (job ${job.id})`];
-        for (const [kind, modes] of Object.entries(run?.results.byKind ?? {}))
+        for (const [kind, modes] of Object.entries(run?.results.by_kind ?? {}))
           for (const [mode, s] of Object.entries(modes ?? {})) lines.push(`  ${kind.padEnd(9)} ${mode.padEnd(7)} n=${s.probes} hit@1 ${f(s.hit1)} hit@10 ${f(s.hit10)} MRR@10 ${f(s.mrr10)} ±${f(s.noise)}${s.fallbacks ? ` (${s.fallbacks} fell back)` : ""}`);
         out(lines.join("\n"), { job, run });
       }

@@ -78,12 +78,12 @@ export const storeCommands: Command[] = [
       const d = s.drift;
       out(
         [
-          `configured: ${s.configured ? `${s.configured.provider}:${s.configured.model} (${s.configured.id})` : `unavailable: ${s.providerError}`}`,
+          `configured: ${s.configured ? `${s.configured.provider}:${s.configured.model} (${s.configured.id})` : `unavailable: ${s.provider_error}`}`,
           `active:     ${s.active ? `${s.active.provider}:${s.active.model} (${s.active.id})` : "none yet"}`,
           `backlog:    ${s.backlog.pending} pending, ${s.backlog.parked} parked, watermark ${s.backlog.watermark}${s.degraded ? " — DEGRADED" : ""}`,
           `drift:      ${d ? `${d.drifted} drifted (${d.drift_pct.toFixed(1)}%), ${d.stale} stale, ${d.missing} missing, coverage ${d.coverage_pct.toFixed(1)}%` : "—"}`,
-          `vec index:  ${onPg ? "PostgreSQL (pgvector HNSW, else a bounded exact scan)" : s.vectorIndex.available ? "sqlite-vec" : `unavailable (${s.vectorIndex.reason})`}`,
-          `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.holdSwitch ? " (held)" : ""}` : "none"}`,
+          `vec index:  ${onPg ? "PostgreSQL (pgvector HNSW, else a bounded exact scan)" : s.vector_index.available ? "sqlite-vec" : `unavailable (${s.vector_index.reason})`}`,
+          `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.hold_switch ? " (held)" : ""}` : "none"}`,
         ].join("\n"),
         s,
       );

@@ -62,7 +62,7 @@ describe("the CLI with DATABASE_URL", () => {
     const r = await run(agentsCommands, "export ledger", { out: file });
     expect(r).toMatchObject({ code: 0, human: `wrote 2 task(s) to ${file}` });
     const snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
-    expect(snapshot.format).toBe("dualmind.ledger.v1");
+    expect(snapshot.format).toBe("dualmind.ledger.v2");
     expect(snapshot.tasks.map((t: { task: { task_id: string } }) => t.task.task_id)).toEqual(["t-first", "t-second"]);
     expect(snapshot.tasks[1].runs.map((run: { run_id: string }) => run.run_id)).toEqual(["r-1"]);
   });

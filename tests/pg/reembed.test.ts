@@ -129,7 +129,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
 
     // An admin on replica B starts it, holding the switch; the same start on replica A resumes it, no second job.
     const started = await startReembedPg({ handle: storeB, configured: newModel, onlyStale: false, holdSwitch: true, actor: "user:admin" });
-    expect(started).toMatchObject({ started: true, job: { targetFingerprintId: newModel.id, holdSwitch: true, status: "running", total: DOCS, done: 0, remaining: DOCS } });
+    expect(started).toMatchObject({ started: true, job: { target_fingerprint_id: newModel.id, hold_switch: true, status: "running", total: DOCS, done: 0, remaining: DOCS } });
     const again = await startReembedPg({ handle: storeA, configured: newModel, onlyStale: false, holdSwitch: true, actor: "user:admin" });
     expect(again).toMatchObject({ started: true, job: { total: DOCS, status: "running" } });
     await expect(startReembedPg({ handle: storeA, configured: newModel, onlyStale: true, actor: "user:admin" })).rejects.toMatchObject({ code: "conflict" });
@@ -224,7 +224,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
   it("a re-embed of stale rows with the same model finishes on its own (no switch)", async () => {
     await withStoreTx({ handle: storeA, work: (tx) => tx.execute(sql`update chunk_embeddings set input_hash = 'older text' where chunk_row_id in (select id from chunks order by id limit 3)`) });
     const r = await startReembedPg({ handle: storeA, configured: newModel, onlyStale: true, actor: "user:admin" });
-    expect(r).toMatchObject({ started: true, job: { total: 3, onlyStale: true } });
+    expect(r).toMatchObject({ started: true, job: { total: 3, only_stale: true } });
     await drainEmbedQueuesPg({ handles: [storeB], embedder: getEmbedder() });
     expect(await getReembedProgressPg({ handle: storeA })).toMatchObject({ status: "done", done: 3 });
     expect(await startReembedPg({ handle: storeA, configured: newModel, onlyStale: true, actor: "user:admin" })).toMatchObject({ started: false });

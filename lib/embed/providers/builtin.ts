@@ -50,8 +50,8 @@ export class BuiltinProvider implements EmbeddingProvider {
       model: opts.model ?? "dualmind-hash-v1",
       dimension: opts.dimension ?? 384,
       metric: "cosine",
-      documentPrefix: opts.documentPrefix ?? "",
-      queryPrefix: opts.queryPrefix ?? "",
+      document_prefix: opts.documentPrefix ?? "",
+      query_prefix: opts.queryPrefix ?? "",
     };
   }
 
@@ -91,7 +91,7 @@ export class BuiltinProvider implements EmbeddingProvider {
   }
 
   async embed(texts: string[], task: EmbedTask): Promise<Float32Array[]> {
-    const prefix = task === "query" ? this.info.queryPrefix : this.info.documentPrefix;
+    const prefix = task === "query" ? this.info.query_prefix : this.info.document_prefix;
     return texts.map((t) => this.embedOne(prefix + t));
   }
 }

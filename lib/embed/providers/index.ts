@@ -30,7 +30,7 @@ export const FINGERPRINT_PROBE = "dualmind fingerprint probe: the quick brown fo
 
 export type Fingerprint = ProviderInfo & {
   /** sha256 of the probe vector, rounded to 1e-4 so float noise across runs does not flip it. */
-  probeHash: string;
+  probe_hash: string;
   /** Short stable id: sha256 of everything above. */
   id: string;
 };
@@ -40,6 +40,20 @@ export async function computeFingerprint(provider: EmbeddingProvider): Promise<F
   const rounded = Array.from(probe, (x) => Math.round(x * 1e4) / 1e4);
   const probeHash = sha256Hex(JSON.stringify(rounded));
   const info = { ...provider.info, dimension: probe.length };
-  const id = sha256Hex(JSON.stringify([info.provider, info.model, info.dimension, info.metric, info.documentPrefix, info.queryPrefix, probeHash])).slice(0, 16);
-  return { ...info, probeHash, id };
+  const id = sha256Hex(JSON.stringify([info.provider, info.model, info.dimension, info.metric, info.document_prefix, info.query_prefix, probeHash])).slice(0, 16);
+  return { ...info, probe_hash: probeHash, id };
+}
+
+type Renamed = "document_prefix" | "query_prefix" | "probe_hash";
+
+/** A fingerprint as stored (embedding_models.info); rows written before the snake_case spelling say documentPrefix, queryPrefix and probeHash. */
+export function fingerprintFromJson(json: string): Fingerprint {
+  type Stored = Omit<Fingerprint, Renamed> & Partial<Pick<Fingerprint, Renamed>> & { documentPrefix?: string; queryPrefix?: string; probeHash?: string };
+  const { documentPrefix, queryPrefix, probeHash, ...stored } = JSON.parse(json) as Stored;
+  return {
+    ...stored,
+    document_prefix: stored.document_prefix ?? documentPrefix ?? "",
+    query_prefix: stored.query_prefix ?? queryPrefix ?? "",
+    probe_hash: stored.probe_hash ?? probeHash ?? "",
+  };
 }

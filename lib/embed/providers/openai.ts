@@ -33,8 +33,8 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       // Learned from the first response when not configured.
       dimension: opts.dimension ?? 0,
       metric: "cosine",
-      documentPrefix: opts.documentPrefix ?? "",
-      queryPrefix: opts.queryPrefix ?? "",
+      document_prefix: opts.documentPrefix ?? "",
+      query_prefix: opts.queryPrefix ?? "",
     };
   }
 
@@ -42,7 +42,7 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
   sentTexts = 0;
 
   async embed(texts: string[], task: EmbedTask, opts: EmbedCallOptions = {}): Promise<Float32Array[]> {
-    const prefix = task === "query" ? this.info.queryPrefix : this.info.documentPrefix;
+    const prefix = task === "query" ? this.info.query_prefix : this.info.document_prefix;
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.opts.batchSize) {
       out.push(...(await this.request(texts.slice(i, i + this.opts.batchSize).map((t) => prefix + t), opts)));

@@ -28,8 +28,8 @@ export class TransformersProvider implements EmbeddingProvider {
       model: opts.model,
       dimension: opts.dimension ?? 0,
       metric: "cosine",
-      documentPrefix: opts.documentPrefix ?? "",
-      queryPrefix: opts.queryPrefix ?? "",
+      document_prefix: opts.documentPrefix ?? "",
+      query_prefix: opts.queryPrefix ?? "",
     };
   }
 
@@ -76,7 +76,7 @@ export class TransformersProvider implements EmbeddingProvider {
 
   async embed(texts: string[], task: EmbedTask): Promise<Float32Array[]> {
     const extractor = await this.load();
-    const prefix = task === "query" ? this.info.queryPrefix : this.info.documentPrefix;
+    const prefix = task === "query" ? this.info.query_prefix : this.info.document_prefix;
     const out = await extractor(texts.map((t) => prefix + t), { pooling: "mean", normalize: true });
     const [n, dim] = out.dims;
     if (n !== texts.length) throw new EmbeddingError("bad_response", `model returned ${n} vectors for ${texts.length} texts`);

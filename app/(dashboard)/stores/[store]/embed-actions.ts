@@ -39,7 +39,7 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
       case "start_hold": {
         const r = await backend.startReembed({ store, configured, onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
         message = r.started
-          ? `Re-embed started: ${formatCount(r.job.remaining)} of ${formatCount(r.job.total)} item(s) to embed${r.job.holdSwitch ? "; the switch waits for you" : ""}.`
+          ? `Re-embed started: ${formatCount(r.job.remaining)} of ${formatCount(r.job.total)} item(s) to embed${r.job.hold_switch ? "; the switch waits for you" : ""}.`
           : `Nothing to re-embed: ${r.reason}. No job was started.`;
         break;
       }
