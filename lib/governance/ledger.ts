@@ -691,10 +691,13 @@ export function taskListWhere({ tables: { tasks: t, skillRuns: r, assignedTo }, 
   return where.length ? and(...where) : undefined;
 }
 
-/** The dialect's "agent is in the task's assignees JSON array" test. */
-function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string) => SQL {
-  if (t === tasks.pg) return (agentId) => sql`exists (select 1 from jsonb_array_elements_text(${t.assigneesJson}::jsonb) a where a = ${agentId})`;
-  return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
+/**
+ * "The agent is assigned to the task", looked up in task_assignees (kept from
+ * the assignees JSON by triggers on both engines) by the agent's index, so a
+ * list reads that agent's rows, not every task's JSON.
+ */
+export function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string) => SQL {
+  return (agentId) => sql`${t.taskId} in (select task_id from task_assignees where agent_id = ${agentId})`;
 }
 
 export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number; nextOffset: number | null }> {

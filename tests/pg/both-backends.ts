@@ -51,6 +51,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
   "tests/ledger-concurrency.test.ts",
+  "tests/ledger-task-list-plan.test.ts",
   "tests/memory-files.test.ts",
   "tests/memory-manage.test.ts",
   "tests/memory-trash.test.ts",
