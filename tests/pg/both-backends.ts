@@ -13,6 +13,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/agents-openapi.test.ts",
   "tests/limits-ownership.test.ts",
   "tests/limits-governance.test.ts",
+  "tests/limits-ledger-share.test.ts",
   "tests/limits-graph.test.ts",
   "tests/ledger-ids-migration.test.ts",
   "tests/limits-stores.test.ts",
