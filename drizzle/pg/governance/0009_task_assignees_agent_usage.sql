@@ -61,121 +61,55 @@ INSERT INTO "agent_ledger_usage" ("agent_id", "bytes") SELECT "paused_agent_id",
 INSERT INTO "agent_ledger_usage" ("agent_id", "bytes") SELECT "agent_id", sum((64 + coalesce(octet_length(dialectic_messages."id"), 0) + coalesce(octet_length(dialectic_messages."reasoning"), 0) + coalesce(octet_length(dialectic_messages."root_cause"), 0) + coalesce(octet_length(dialectic_messages."proposed_conditions_json"), 0) + coalesce(octet_length(dialectic_messages."observed_metrics_json"), 0) + coalesce(octet_length(dialectic_messages."concerns_json"), 0) + coalesce(octet_length(dialectic_messages."signature"), 0))) FROM "dialectic_messages" WHERE "agent_id" IS NOT NULL GROUP BY "agent_id"
 	ON CONFLICT ("agent_id") DO UPDATE SET "bytes" = "agent_ledger_usage"."bytes" + excluded."bytes";
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_tasks() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION public.agent_ledger_usage_track() RETURNS trigger LANGUAGE plpgsql AS $$
+-- TG_ARGV[0]: the column naming the agent; the rest: the text columns whose bytes count (64 more a row).
+DECLARE
+	r jsonb;
+	agent text;
+	size bigint;
+	sign integer;
+	i integer;
 BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."requested_by" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."task_id"), 0) + coalesce(octet_length(OLD."intent"), 0) + coalesce(octet_length(OLD."spec_json"), 0) + coalesce(octet_length(OLD."required_checks_json"), 0) + coalesce(octet_length(OLD."assignees_json"), 0)) WHERE agent_id = OLD."requested_by";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."requested_by" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."requested_by", (64 + coalesce(octet_length(NEW."task_id"), 0) + coalesce(octet_length(NEW."intent"), 0) + coalesce(octet_length(NEW."spec_json"), 0) + coalesce(octet_length(NEW."required_checks_json"), 0) + coalesce(octet_length(NEW."assignees_json"), 0)))
+	FOR sign IN -1 .. 1 BY 2 LOOP
+		CONTINUE WHEN (sign < 0 AND TG_OP = 'INSERT') OR (sign > 0 AND TG_OP = 'DELETE');
+		r := CASE WHEN sign < 0 THEN to_jsonb(OLD) ELSE to_jsonb(NEW) END;
+		agent := r ->> TG_ARGV[0];
+		CONTINUE WHEN agent IS NULL;
+		size := 64;
+		FOR i IN 1 .. TG_NARGS - 1 LOOP
+			size := size + coalesce(octet_length(r ->> TG_ARGV[i]), 0);
+		END LOOP;
+		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (agent, sign * size)
 			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
+	END LOOP;
 	RETURN NULL;
 END;
 $$;
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "tasks";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "tasks" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_tasks();
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_skill_runs() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."agent_id" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."run_id"), 0) + coalesce(octet_length(OLD."skill"), 0) + coalesce(octet_length(OLD."artifacts_json"), 0) + coalesce(octet_length(OLD."output_ref"), 0)) WHERE agent_id = OLD."agent_id";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."agent_id" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."agent_id", (64 + coalesce(octet_length(NEW."run_id"), 0) + coalesce(octet_length(NEW."skill"), 0) + coalesce(octet_length(NEW."artifacts_json"), 0) + coalesce(octet_length(NEW."output_ref"), 0)))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
-	RETURN NULL;
-END;
-$$;
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "tasks" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('requested_by', 'task_id', 'intent', 'spec_json', 'required_checks_json', 'assignees_json');
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "skill_runs";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "skill_runs" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_skill_runs();
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_validations() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."agent_id" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."validation_id"), 0) + coalesce(octet_length(OLD."details_json"), 0)) WHERE agent_id = OLD."agent_id";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."agent_id" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."agent_id", (64 + coalesce(octet_length(NEW."validation_id"), 0) + coalesce(octet_length(NEW."details_json"), 0)))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
-	RETURN NULL;
-END;
-$$;
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "skill_runs" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('agent_id', 'run_id', 'skill', 'artifacts_json', 'output_ref');
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "validations";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "validations" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_validations();
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_provenance() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."recorded_by" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."artifact_type"), 0) + coalesce(octet_length(OLD."artifact_id"), 0) + coalesce(octet_length(OLD."store"), 0) + coalesce(octet_length(OLD."model_name"), 0) + coalesce(octet_length(OLD."model_version"), 0) + coalesce(octet_length(OLD."fingerprint"), 0) + coalesce(octet_length(OLD."input_hash"), 0)) WHERE agent_id = OLD."recorded_by";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."recorded_by" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."recorded_by", (64 + coalesce(octet_length(NEW."artifact_type"), 0) + coalesce(octet_length(NEW."artifact_id"), 0) + coalesce(octet_length(NEW."store"), 0) + coalesce(octet_length(NEW."model_name"), 0) + coalesce(octet_length(NEW."model_version"), 0) + coalesce(octet_length(NEW."fingerprint"), 0) + coalesce(octet_length(NEW."input_hash"), 0)))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
-	RETURN NULL;
-END;
-$$;
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "validations" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('agent_id', 'validation_id', 'details_json');
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "provenance";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "provenance" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_provenance();
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_overrides() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."actor" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."override_id"), 0) + coalesce(octet_length(OLD."note"), 0)) WHERE agent_id = OLD."actor";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."actor" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."actor", (64 + coalesce(octet_length(NEW."override_id"), 0) + coalesce(octet_length(NEW."note"), 0)))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
-	RETURN NULL;
-END;
-$$;
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "provenance" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('recorded_by', 'artifact_type', 'artifact_id', 'store', 'model_name', 'model_version', 'fingerprint', 'input_hash');
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "overrides";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "overrides" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_overrides();
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_dialectic_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."paused_agent_id" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."session_id"), 0) + coalesce(octet_length(OLD."topic"), 0) + coalesce(octet_length(OLD."session_type"), 0) + coalesce(octet_length(OLD."resolution_json"), 0) + coalesce(octet_length(OLD."failure_reason"), 0)) WHERE agent_id = OLD."paused_agent_id";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."paused_agent_id" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."paused_agent_id", (64 + coalesce(octet_length(NEW."session_id"), 0) + coalesce(octet_length(NEW."topic"), 0) + coalesce(octet_length(NEW."session_type"), 0) + coalesce(octet_length(NEW."resolution_json"), 0) + coalesce(octet_length(NEW."failure_reason"), 0)))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
-	RETURN NULL;
-END;
-$$;
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "overrides" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('actor', 'override_id', 'note');
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "dialectic_sessions";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "dialectic_sessions" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_dialectic_sessions();
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION public.agent_ledger_usage_dialectic_messages() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD."agent_id" IS NOT NULL THEN
-		UPDATE public.agent_ledger_usage SET bytes = bytes - (64 + coalesce(octet_length(OLD."id"), 0) + coalesce(octet_length(OLD."reasoning"), 0) + coalesce(octet_length(OLD."root_cause"), 0) + coalesce(octet_length(OLD."proposed_conditions_json"), 0) + coalesce(octet_length(OLD."observed_metrics_json"), 0) + coalesce(octet_length(OLD."concerns_json"), 0) + coalesce(octet_length(OLD."signature"), 0)) WHERE agent_id = OLD."agent_id";
-	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW."agent_id" IS NOT NULL THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (NEW."agent_id", (64 + coalesce(octet_length(NEW."id"), 0) + coalesce(octet_length(NEW."reasoning"), 0) + coalesce(octet_length(NEW."root_cause"), 0) + coalesce(octet_length(NEW."proposed_conditions_json"), 0) + coalesce(octet_length(NEW."observed_metrics_json"), 0) + coalesce(octet_length(NEW."concerns_json"), 0) + coalesce(octet_length(NEW."signature"), 0)))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
-	RETURN NULL;
-END;
-$$;
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "dialectic_sessions" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('paused_agent_id', 'session_id', 'topic', 'session_type', 'resolution_json', 'failure_reason');
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "dialectic_messages";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "dialectic_messages" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_dialectic_messages();
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT OR UPDATE OR DELETE ON "dialectic_messages" FOR EACH ROW EXECUTE FUNCTION public.agent_ledger_usage_track('agent_id', 'id', 'reasoning', 'root_cause', 'proposed_conditions_json', 'observed_metrics_json', 'concerns_json', 'signature');
