@@ -196,7 +196,7 @@ export type LimitsConfig = {
   maxStoreDocuments: number;
   /** Self-recall evaluations running at once across all stores. */
   maxEvaluations: number;
-  /** Total text bytes of one store's documents; an API/MCP write past it → 422. */
+  /** Bytes one store holds, every kind of row counted (lib/db/store-usage.ts); a write past it → 422. */
   maxStoreBytes: number;
   /** Store connections kept open at once; idle ones beyond it are closed least recently used first. */
   maxOpenStores: number;
@@ -423,7 +423,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_STORES_PER_TOKEN", default: "20", meaning: "stores one agent may create (counted from the audit log); one more → 422 naming this variable" },
   { variable: "DUALMIND_MAX_STORE_DOCUMENTS", default: "100000", meaning: "documents (API documents and memories) one store holds; a write adding one more → 422 naming this variable (reindex from disk is not refused)" },
   { variable: "DUALMIND_MAX_EVALUATIONS", default: "2", meaning: "self-recall evaluations running at once across all stores (each is a burst of searches); one more → 429 naming this variable" },
-  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "total text bytes of one store's documents (1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference)" },
+  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "bytes one store holds, every kind of row counted (64 bytes a row plus its text: documents and memories, categories, thoughts, chains, graph nodes, frames, relations, evidence links, working memory, traces, learnings; 1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference, a delete frees room)" },
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
@@ -437,7 +437,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
-  { variable: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", default: "a quarter of DUALMIND_GOVERNANCE_MAX_BYTES", meaning: "one agent's share of the ledger (64 bytes a row plus the text of the tasks, runs, validations, provenance facts, overrides, reviews and messages it wrote) past which that agent's ledger and review writes answer 507 naming this variable, so one agent cannot fill the ledger for everyone" },
+  { variable: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", default: "a quarter of DUALMIND_GOVERNANCE_MAX_BYTES", meaning: "one agent's share of the ledger (64 bytes a row plus the text of the tasks, runs, validations, provenance facts, overrides, reviews and messages it wrote) past which that agent's ledger and review writes answer 422 naming this variable, so one agent cannot fill the ledger for everyone" },
   { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list, review list with transcripts, or a store's node, thought, trace, learning or working-memory list (REST and MCP) carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
   { variable: "DUALMIND_MEMORY_TRASH_MAX_BYTES", default: "268435456", meaning: "bytes of deleted memories one store's trash keeps; past it the oldest are purged first, each audited as `memory.purge`" },
   { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },

@@ -21,7 +21,7 @@ const limitOf = (json: { error?: { details?: { limit?: string }[] } }) => json.e
 const spec = (i: number) => ({ text: `${i}`.padEnd(30_000, "x") });
 
 describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
-  it("refuses an agent past its share with 507 naming the limit, while another agent still writes", async () => {
+  it("refuses an agent past its share with 422 naming the limit, while another agent still writes", async () => {
     let refused: { status: number; json: { error?: { message: string; details?: { limit?: string }[] } } } | undefined;
     let created = 0;
     for (let i = 0; i < 20 && !refused; i++) {
@@ -30,12 +30,12 @@ describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
       else refused = r;
     }
     expect(created).toBeGreaterThanOrEqual(2);
-    expect(refused?.status).toBe(507);
+    expect(refused?.status).toBe(422);
     expect(refused?.json.error?.message).toContain("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
     expect(limitOf(refused!.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
     // Its reviews too: the share is the agent's whole ledger.
     const review = await callRoute(createSession, { token: greedy, body: { session_id: "after-full", topic: "t" } });
-    expect(review.status).toBe(507);
+    expect(review.status).toBe(422);
     expect(limitOf(review.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
     // Nobody else is held back by it.
     expect((await callRoute(createTask, { token: other, body: { task_id: "mine", intent: "small", spec: { a: 1 } } })).status).toBe(201);

@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PUT as putCategory } from "@/app/api/v1/stores/[store]/categories/route";
 import { DELETE as unlinkEvidence, POST as linkEvidence } from "@/app/api/v1/stores/[store]/evidence/route";
@@ -15,7 +17,7 @@ import { GET as verifyRoute } from "@/app/api/v1/stores/[store]/verify/route";
 import { DELETE as deleteWorkingMemory } from "@/app/api/v1/stores/[store]/working-memory/[key]/route";
 import { PUT as putWorkingMemory } from "@/app/api/v1/stores/[store]/working-memory/route";
 import { closePg } from "@/lib/db/pg";
-import { onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { onPg, seedStore, sqliteOnlyCheck, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute, restartWith } from "./helpers";
 
 /**
@@ -158,7 +160,11 @@ describe("DUALMIND_MAX_STORE_BYTES over every kind of row", () => {
     await fillUntilRefused("q-learnings", (i) => callRoute(createLearning, { token, params: { store: "q-learnings" }, body: { predicate: `knows_${i}`, description: pad(i) } }) as Promise<Answer>);
 
     await seedStore("q-categories");
-    await fillUntilRefused("q-categories", (i) => callRoute(putCategory, { method: "PUT", token, params: { store: "q-categories" }, url: url("q-categories", "categories"), body: { path: `topic-${i}`, description: pad(i) } }) as Promise<Answer>);
+    const categories = await fillUntilRefused("q-categories", (i) => callRoute(putCategory, { method: "PUT", token, params: { store: "q-categories" }, url: url("q-categories", "categories"), body: { path: `topic-${i}`, description: pad(i) } }) as Promise<Answer>);
+    await sqliteOnlyCheck("the category description file beside the index", () => {
+      // A refused description leaves no file saying otherwise than the index.
+      expect(fs.existsSync(path.join(env.dataDir, "stores", "q-categories", "memory", `topic-${categories.written}`, "_category.md"))).toBe(false);
+    });
   });
 
   it("the running total survives a restart and equals a recount in every store", async () => {

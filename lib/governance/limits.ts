@@ -46,7 +46,8 @@ function ledgerBytes(): Op<number> {
  * Refuse an agent's ledger or review write when the ledger is past
  * DUALMIND_GOVERNANCE_MAX_BYTES, or the agent's own share of it (its rows'
  * running total in agent_ledger_usage, kept by triggers) is past
- * DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: 507 with the reason, so one agent
+ * DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: the whole ledger full is 507 (the
+ * machine's room), one agent past its share 422 (its own quota), so one agent
  * cannot fill the ledger for every other.
  */
 export function* assertLedgerRoom({ agentId }: { agentId?: string } = {}): Op<void> {
@@ -56,7 +57,7 @@ export function* assertLedgerRoom({ agentId }: { agentId?: string } = {}): Op<vo
   if (agentId === undefined) return;
   const [own] = yield* sqlRows<{ bytes: unknown }>(sql`select bytes from agent_ledger_usage where agent_id = ${agentId}`);
   const used = Number(own?.bytes ?? 0);
-  if (used > share) throw new AppError("insufficient_storage", `agent ${agentId} holds ${used} bytes of the ledger, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT)`, [{ path: "limit", message: "agent's share of the ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT" }]);
+  if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${used} bytes of the ledger, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until some are removed or the share is raised` });
 }
 
 /**
