@@ -167,10 +167,16 @@ describe("DUALMIND_MAX_STORE_BYTES over every kind of row", () => {
     });
   });
 
-  it("the running total survives a restart and equals a recount in every store", async () => {
+  it("the running total survives a restart and equals a recount in every store; triggers taken out are put back and the total recounted", async () => {
     const stores = ["q-thoughts", "q-nodes", "q-frames", "q-relations", "q-evidence", "q-wm", "q-traces", "q-learnings", "q-categories"];
     const before = new Map<string, { bytes: number; documents: number }>();
     for (const s of stores) before.set(s, await usage(s));
+    await sqliteOnlyCheck("an index.db whose triggers were taken out (an imported file, say)", async () => {
+      const names = await storeSql<{ name: string }>("q-thoughts", "select name from sqlite_master where type = 'trigger' and name like 'store_usage_%'");
+      expect(names.length).toBeGreaterThan(10);
+      for (const { name } of names) await storeSql("q-thoughts", `drop trigger "${name}"`);
+      await storeSql("q-thoughts", "update store_usage set bytes = 0");
+    });
     restartWith({});
     if (onPg) await closePg();
     for (const s of stores) {

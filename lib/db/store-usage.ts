@@ -30,9 +30,10 @@ import type { SqlRunner } from "./pg-store";
  * SQLite connection, a transaction setting on PostgreSQL (useStoreSchema).
  *
  * The triggers and the recount are made from the one table list below. They
- * are installed when a store is opened (or migrated) and their definition
- * differs from the store's (`store_usage_version`); installing recounts the
- * total from the rows, and so does a reindex. `verify` compares the total
+ * are installed when a store is opened (or migrated) and the store's differ
+ * from them (SQLite: the trigger text in the file; PostgreSQL: the schema's
+ * `store_usage_version`); installing recounts the total from the rows, and so
+ * does a reindex. `verify` compares the total
  * with a recount.
  */
 export const ROW_OVERHEAD_BYTES = 64;
@@ -101,14 +102,14 @@ function sqliteTriggers(): string[] {
     const grow = sizeOf(c, "new");
     const shrink = sizeOf(c, "old");
     return [
-      `create trigger ${name("ins")} after insert on ${t} begin update store_usage set bytes = bytes + ${grow}, documents = documents + ${isDocuments(c)} where id = 1; ${sqliteRefusal}; end`,
-      `create trigger ${name("del")} after delete on ${t} begin update store_usage set bytes = bytes - ${shrink}, documents = documents - ${isDocuments(c)} where id = 1; end`,
-      `create trigger ${name("upd")} after update on ${t} when ${grow} <> ${shrink} begin update store_usage set bytes = bytes + ${grow} - ${shrink} where id = 1; ${sqliteRefusal} and ${grow} > ${shrink}; end`,
+      `CREATE TRIGGER ${name("ins")} after insert on ${t} begin update store_usage set bytes = bytes + ${grow}, documents = documents + ${isDocuments(c)} where id = 1; ${sqliteRefusal}; end`,
+      `CREATE TRIGGER ${name("del")} after delete on ${t} begin update store_usage set bytes = bytes - ${shrink}, documents = documents - ${isDocuments(c)} where id = 1; end`,
+      `CREATE TRIGGER ${name("upd")} after update on ${t} when ${grow} <> ${shrink} begin update store_usage set bytes = bytes + ${grow} - ${shrink} where id = 1; ${sqliteRefusal} and ${grow} > ${shrink}; end`,
     ];
   });
 }
 
-const SQLITE_VERSION = sha256Hex([...sqliteTriggers(), recountSql(quoteIdent)].join(";\n")).slice(0, 16);
+const SQLITE_TRIGGERS = sqliteTriggers().sort();
 
 /** Connections whose writes mirror files on disk (a reindex): the limit is not applied while they run. */
 const mirroring = new WeakSet<Database.Database>();
@@ -120,15 +121,14 @@ const mirroring = new WeakSet<Database.Database>();
  */
 export function installStoreUsage(sqlite: Database.Database): void {
   sqlite.function(SQLITE_LIMIT_FN, { deterministic: false }, () => (mirroring.has(sqlite) ? null : getConfig().limits.maxStoreBytes));
-  const current = sqlite.prepare("select value from meta where key = 'store_usage_version'").pluck().get() as string | undefined;
-  if (current === SQLITE_VERSION) return;
+  // The triggers as the file holds them, not a version it claims: an imported index.db cannot leave them out.
+  const installed = () => sqlite.prepare("select name, sql from sqlite_master where type = 'trigger' and name like 'store\\_usage\\_%' escape '\\'").all() as { name: string; sql: string }[];
+  if (installed().map((t) => t.sql).sort().join("\n") === SQLITE_TRIGGERS.join("\n")) return;
   sqlite
     .transaction(() => {
-      const old = sqlite.prepare("select name from sqlite_master where type = 'trigger' and name like 'store\\_usage\\_%' escape '\\'").pluck().all() as string[];
-      for (const name of old) sqlite.exec(`drop trigger ${quoteIdent(name)}`);
-      for (const ddl of sqliteTriggers()) sqlite.exec(ddl);
+      for (const { name } of installed()) sqlite.exec(`drop trigger ${quoteIdent(name)}`);
+      for (const ddl of SQLITE_TRIGGERS) sqlite.exec(ddl);
       sqlite.exec(recountSql(quoteIdent));
-      sqlite.prepare("insert into meta(key, value) values ('store_usage_version', ?) on conflict(key) do update set value = excluded.value").run(SQLITE_VERSION);
     })
     .immediate();
 }
