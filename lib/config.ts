@@ -130,6 +130,7 @@ const envSchema = z.object({
   DUALMIND_MAX_OPEN_TASKS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(1000),
   DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(200),
   DUALMIND_GOVERNANCE_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 * 1024 * 1024),
+  DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).optional(),
   DUALMIND_LIST_MAX_BYTES: z.coerce.number().int().min(16 * 1024).max(256 * 1024 * 1024).default(1024 * 1024),
   DUALMIND_WORKING_MEMORY_MAX_KEYS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DUALMIND_MEMORY_TRASH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).default(256 * 1024 * 1024),
@@ -195,7 +196,7 @@ export type LimitsConfig = {
   maxStoreDocuments: number;
   /** Self-recall evaluations running at once across all stores. */
   maxEvaluations: number;
-  /** Total text bytes of one store's documents; an API/MCP write past it → 422. */
+  /** Bytes one store holds, every kind of row counted (lib/db/store-usage.ts); a write past it → 422. */
   maxStoreBytes: number;
   /** Store connections kept open at once; idle ones beyond it are closed least recently used first. */
   maxOpenStores: number;
@@ -221,6 +222,8 @@ export type LimitsConfig = {
   maxOpenReviewsPerAgent: number;
   /** The ledger's size past which agents' ledger and review writes are refused (507). */
   governanceMaxBytes: number;
+  /** One agent's share of the ledger (its rows' bytes) past which its ledger and review writes are refused (507); default a quarter of governanceMaxBytes. */
+  governanceMaxBytesPerAgent: number;
   /** Bytes of rows one list answer (tasks, reviews) carries; the rest is a `next_offset` away. */
   listMaxBytes: number;
   /** Live working-memory keys one store may hold; another → 422. */
@@ -330,6 +333,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxOpenTasksPerAgent: e.DUALMIND_MAX_OPEN_TASKS_PER_AGENT,
       maxOpenReviewsPerAgent: e.DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT,
       governanceMaxBytes: e.DUALMIND_GOVERNANCE_MAX_BYTES,
+      governanceMaxBytesPerAgent: e.DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT ?? Math.floor(e.DUALMIND_GOVERNANCE_MAX_BYTES / 4),
       listMaxBytes: e.DUALMIND_LIST_MAX_BYTES,
       workingMemoryMaxKeys: e.DUALMIND_WORKING_MEMORY_MAX_KEYS,
       memoryTrashMaxBytes: e.DUALMIND_MEMORY_TRASH_MAX_BYTES,
@@ -419,7 +423,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_STORES_PER_TOKEN", default: "20", meaning: "stores one agent may create (counted from the audit log); one more → 422 naming this variable" },
   { variable: "DUALMIND_MAX_STORE_DOCUMENTS", default: "100000", meaning: "documents (API documents and memories) one store holds; a write adding one more → 422 naming this variable (reindex from disk is not refused)" },
   { variable: "DUALMIND_MAX_EVALUATIONS", default: "2", meaning: "self-recall evaluations running at once across all stores (each is a burst of searches); one more → 429 naming this variable" },
-  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "total text bytes of one store's documents (1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference)" },
+  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "bytes one store holds, every kind of row counted (64 bytes a row plus its text: documents and memories, categories, thoughts, chains, graph nodes, frames, relations, evidence links, working memory, traces, learnings; 1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference, a delete frees room)" },
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
@@ -433,6 +437,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
+  { variable: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", default: "a quarter of DUALMIND_GOVERNANCE_MAX_BYTES", meaning: "one agent's share of the ledger (64 bytes a row plus the text of the tasks, runs, validations, provenance facts, overrides, reviews and messages it wrote) past which that agent's ledger and review writes answer 422 naming this variable, so one agent cannot fill the ledger for everyone" },
   { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list, review list with transcripts, or a store's node, thought, trace, learning or working-memory list (REST and MCP) carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
   { variable: "DUALMIND_MEMORY_TRASH_MAX_BYTES", default: "268435456", meaning: "bytes of deleted memories one store's trash keeps; past it the oldest are purged first, each audited as `memory.purge`" },
   { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },

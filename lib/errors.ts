@@ -1,4 +1,4 @@
-import { DrizzleQueryError } from "drizzle-orm/errors";
+import { DrizzleError, DrizzleQueryError } from "drizzle-orm/errors";
 
 /**
  * The one typed error of the domain. The API wrapper, server actions, MCP and
@@ -79,6 +79,18 @@ const PG_DRIVER_UNAVAILABLE = new Set([
   "Client has encountered a connection error and is not queryable",
 ]);
 
+/** The store usage triggers' refusal (lib/db/store-usage.ts): SQLite's RAISE message, PostgreSQL's SQLSTATE. */
+export const STORE_BYTES_REFUSAL = "dualmind_store_bytes";
+export const STORE_BYTES_SQLSTATE = "DMQ01";
+
+/** A write refused by a store's byte quota: 422 naming DUALMIND_MAX_STORE_BYTES, with the total it would reach and the limit. */
+function storeBytesRefusal(code: string | null, message: string): AppError | null {
+  if (code !== STORE_BYTES_SQLSTATE && !(code === "SQLITE_CONSTRAINT_TRIGGER" && message.startsWith(`${STORE_BYTES_REFUSAL}:`))) return null;
+  const [, total, most] = /:(\d+):(\d+)/.exec(message) ?? [];
+  const why = total ? `this write would take the store to ${total} bytes, its most is ${most}` : "this write would take the store past its most bytes";
+  return new AppError("unprocessable", `${why} (limit DUALMIND_MAX_STORE_BYTES)`, [{ path: "limit", message: why, limit: "DUALMIND_MAX_STORE_BYTES" }]);
+}
+
 /** A database error's code (SQLSTATE on PostgreSQL, SQLITE_* on SQLite): Drizzle wraps the driver's error, so it is on it or on its cause. */
 export function dbErrorCode(e: unknown): string | undefined {
   return (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
@@ -94,8 +106,10 @@ export function dbErrorCode(e: unknown): string | undefined {
  */
 export function infrastructureError(e: unknown): AppError | null {
   // drizzle-orm wraps a driver's error in its own with the original as cause.
-  const cause = e instanceof DrizzleQueryError ? e.cause : e;
+  const cause = e instanceof DrizzleQueryError || e instanceof DrizzleError ? e.cause : e;
   const code = errorCode(cause);
+  const quota = storeBytesRefusal(code, cause instanceof Error ? cause.message : "");
+  if (quota) return quota;
   if (isPgUnavailable(code, cause instanceof Error ? cause.message : "")) return new AppError("unavailable", "database is busy or unreachable, retry shortly");
   // The session limits of lib/db/pg.ts: a statement, a lock wait or an idle transaction that went on too long.
   if (code === "57014") return new AppError("unavailable", "a database statement ran past its time limit (DUALMIND_PG_STATEMENT_TIMEOUT_MS) and was cancelled; retry shortly");

@@ -11,6 +11,7 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
+import { installStoreUsage } from "./store-usage";
 import { assertSqliteDataDir } from "./deployment-marker";
 import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
@@ -273,7 +274,10 @@ export function getStoreDb({ store, create = true }: { store: string; create?: b
     const vectors = loadVectorExtension(sqlite);
     loadQueryBudget({ sqlite });
     const db = drizzle(sqlite, { schema: indexSchema });
-    if (!readOnly) runMigrations(sqlite, db as never, "index");
+    if (!readOnly) {
+      runMigrations(sqlite, db as never, "index");
+      installStoreUsage(sqlite);
+    }
     handle = { kind: "index", store, file, sqlite, db, vectors, ...(readOnly ? { readOnly } : {}) };
   } catch (e) {
     // e.g. a full disk during the first migration: no half-open connection is kept.

@@ -6,6 +6,8 @@ import { sha256Hex, STORE_NAME_RE } from "../common";
 import { AppError, dbErrorCode } from "../errors";
 import type { PgGovernanceExecutor, PgHandle } from "./pg";
 import { CORE_STORE } from "./store-names";
+import { installStoreUsagePg } from "./store-usage";
+import { getConfig } from "../config";
 
 /**
  * Stores on PostgreSQL (DATABASE_URL): one schema per store, `store_<name>`,
@@ -79,10 +81,14 @@ export function storeSchemaVersion(): string {
   return storeMigrations().at(-1)?.tag ?? "none";
 }
 
-/** Point this transaction's unqualified names at the store's schema (then public: governance, extensions). */
+/**
+ * Point this transaction's unqualified names at the store's schema (then
+ * public: governance, extensions), and tell the store's usage triggers this
+ * process's DUALMIND_MAX_STORE_BYTES (lib/db/store-usage.ts).
+ */
 export async function useStoreSchema({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
   // set_config takes the value as a parameter; the schema name was validated and is quoted.
-  await tx.execute(sql`select set_config('search_path', ${`${quoteIdent(schema)}, public`}, true)`);
+  await tx.execute(sql`select set_config('search_path', ${`${quoteIdent(schema)}, public`}, true), set_config('dualmind.max_store_bytes', ${String(getConfig().limits.maxStoreBytes)}, true)`);
 }
 
 /**
@@ -129,6 +135,7 @@ export async function migrateStoreSchema({ tx, schema }: { tx: SqlRunner; schema
     for (const statement of m.statements) await tx.execute(sql.raw(statement));
     await tx.execute(sql`insert into store_migrations (tag, hash, applied_at) values (${m.tag}, ${m.hash}, ${Date.now()})`);
   }
+  await installStoreUsagePg({ tx, schema });
   const version = storeSchemaVersion();
   await tx.execute(sql`insert into store_meta (key, value) values ('schema_version', ${version}) on conflict (key) do update set value = excluded.value`);
   return version;

@@ -567,7 +567,7 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
       };
       const existing = yield* row(dialecticSessions, mine);
       if (existing) return yield* retry(existing);
-      yield* assertLedgerRoom();
+      yield* assertLedgerRoom({ agentId: agentId });
       const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
       assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });
       const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
@@ -624,7 +624,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
           yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
           return { failedIdle: conflict({ message: "the session was idle past its timeout and has failed", session: { ...session, phase: "failed" }, last: tail.last }) };
         }
-        yield* assertLedgerRoom();
+        yield* assertLedgerRoom({ agentId: agentId });
         const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
         const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));

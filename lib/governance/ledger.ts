@@ -410,7 +410,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
     handle,
     (function* () {
       if (!(yield* row(tasks, mine))) {
-        yield* assertLedgerRoom();
+        yield* assertLedgerRoom({ agentId: requestedBy });
         const max = getConfig().limits.maxOpenTasksPerAgent;
         const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
         assertAgentCount({ limit: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", what: "pending tasks", agentId: requestedBy, open, max });
@@ -507,7 +507,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
         return { run: stored, created: false };
       }
-      yield* assertLedgerRoom();
+      yield* assertLedgerRoom({ agentId: caller.agentId });
       const created = yield* insert(skillRuns, values);
       yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
@@ -533,7 +533,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       }
       const finishedAt = parsed.finished_at ?? Date.now();
       if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
-      yield* assertLedgerRoom();
+      yield* assertLedgerRoom({ agentId: caller.agentId });
       const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
       yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
@@ -572,7 +572,7 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
         assertSameValidationRetry({ existing: v, facts });
         return { validation: underTask(v, task), created: false };
       }
-      yield* assertLedgerRoom();
+      yield* assertLedgerRoom({ agentId: caller.agentId });
       const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
       // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
@@ -650,7 +650,7 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
   return writeLedger(
     handle,
     (function* () {
-      yield* assertLedgerRoom();
+      yield* assertLedgerRoom({ agentId: recordedBy });
       const { taskIds, runIds } = provenanceBatchLinks(records);
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
       const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
@@ -677,7 +677,7 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
     handle,
     (function* () {
       const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
-      if (caller && !(yield* row(overrides, (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL))) yield* assertLedgerRoom();
+      if (caller && !(yield* row(overrides, (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL))) yield* assertLedgerRoom({ agentId: actor });
       const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
       const answer = yield* insertOrRetry<typeof overrides, { override: Override; created: boolean }>(
         overrides,
@@ -772,10 +772,13 @@ export function taskListWhere({ tables: { tasks: t, skillRuns: r, assignedTo }, 
   return where.length ? and(...where) : undefined;
 }
 
-/** The dialect's "agent is in the task's assignees JSON array" test. */
-function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string) => SQL {
-  if (t === tasks.pg) return (agentId) => sql`exists (select 1 from jsonb_array_elements_text(${t.assigneesJson}::jsonb) a where a = ${agentId})`;
-  return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
+/**
+ * "The agent is assigned to the task", looked up in task_assignees (kept from
+ * the assignees JSON by triggers on both engines) by the agent's index, so a
+ * list reads that agent's rows, not every task's JSON.
+ */
+export function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string) => SQL {
+  return (agentId) => sql`${t.taskId} in (select task_id from task_assignees where agent_id = ${agentId})`;
 }
 
 export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, TaskList> {

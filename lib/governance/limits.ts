@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { limitReached } from "../common";
 import { getConfig } from "../config";
-import { engineStep, type Op } from "../db/port";
+import { engineStep, sqlRows, type Op } from "../db/port";
 import { AppError } from "../errors";
 
 /**
@@ -42,11 +42,22 @@ function ledgerBytes(): Op<number> {
   });
 }
 
-/** Refuse an agent's ledger or review write when the ledger is past DUALMIND_GOVERNANCE_MAX_BYTES (507 with the reason). */
-export function* assertLedgerRoom(): Op<void> {
-  const max = getConfig().limits.governanceMaxBytes;
+/**
+ * Refuse an agent's ledger or review write when the ledger is past
+ * DUALMIND_GOVERNANCE_MAX_BYTES, or the agent's own share of it (its rows'
+ * running total in agent_ledger_usage, kept by triggers) is past
+ * DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: the whole ledger full is 507 (the
+ * machine's room), one agent past its share 422 (its own quota), so one agent
+ * cannot fill the ledger for every other.
+ */
+export function* assertLedgerRoom({ agentId }: { agentId?: string } = {}): Op<void> {
+  const { governanceMaxBytes: max, governanceMaxBytesPerAgent: share } = getConfig().limits;
   const bytes = yield* ledgerBytes();
   if (bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${bytes} bytes, past its most of ${max}; agents' new tasks, runs, validations, provenance and reviews are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
+  if (agentId === undefined) return;
+  const [own] = yield* sqlRows<{ bytes: unknown }>(sql`select bytes from agent_ledger_usage where agent_id = ${agentId}`);
+  const used = Number(own?.bytes ?? 0);
+  if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${used} bytes of the ledger, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until some are removed or the share is raised` });
 }
 
 /**

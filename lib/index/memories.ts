@@ -877,9 +877,17 @@ export const setCategorySchema = z.object({ path: categoryPathSchema, descriptio
  */
 export function setCategoryDescription({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): CategoryChild {
   const file = categoryFile({ handle, category: input.path });
+  const before = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
   if (input.description === "") fs.rmSync(file, { force: true });
   else writeFileAtomic({ file, content: input.description + "\n" });
-  write(handle, describeCategoryOp({ store: handle.store, input, actor }));
+  try {
+    write(handle, describeCategoryOp({ store: handle.store, input, actor }));
+  } catch (e) {
+    // Refused (the store's byte quota) or failed: the file says what the index says.
+    if (before === null) fs.rmSync(file, { force: true });
+    else writeFileAtomic({ file, content: before });
+    throw e;
+  }
   return describedCategory({ handle, path: input.path });
 }
 

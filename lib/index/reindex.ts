@@ -15,6 +15,7 @@ import { resumeFtsRebuild } from "./fts-rebuild";
 import { forgetRebuildMarkers, rebuildMarkers } from "./rebuild-markers";
 import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
 import { sha256Hex } from "../common";
+import { mirroringDisk, recountStoreUsage } from "../db/store-usage";
 
 export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
 /** What a reindex did to one kind of file: documents (source roots, API-less files) or memories (memory/*.md). */
@@ -236,7 +237,8 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
   // An unchanged tree writes nothing at all.
   if (pending.length > 0 || gone.length > 0 || touched.length > 0 || descriptionsChanged || uncategorized.length > 0 || unindexableChanged || !builtBefore) {
     const writeTotal = pending.length + gone.length;
-    sqlite
+    // The files are the truth: mirroring them is never refused by the byte quota, and the store's running total is recounted.
+    mirroringDisk({ sqlite, fn: () => sqlite
       .transaction(() => {
         let done = 0;
         const recordIdentity = sqlite.prepare("update documents set ctime = ?, inode = ? where path = ?");
@@ -282,9 +284,10 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
         if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
         pruneCategories({ handle });
         if (unindexableChanged) sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value").run(UNINDEXABLE_KEY, unindexableJson);
+        recountStoreUsage(sqlite);
         markIndexBuilt({ handle });
       })
-      .immediate();
+      .immediate() });
   }
   return { store, counts, by_kind: byKind, skipped_by: skippedBy, links_outside_root: listing.linksOutsideRoot, unindexable: unindexable.slice(0, UNINDEXABLE_CAP), changed_paths: changedPaths, duration_ms: Math.round(performance.now() - started) };
 }

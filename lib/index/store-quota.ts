@@ -4,29 +4,28 @@ import { getConfig } from "../config";
 import type { PgStoreTx } from "../db/pg-store";
 import type { StoreHandle } from "../db/connection";
 import { engineStep, sqlRows, type Op } from "../db/port";
+import { STORE_USAGE_SQL } from "../db/store-usage";
 
 /**
  * The per-store quotas (SECURITY.md, "Limits"): DUALMIND_MAX_STORE_DOCUMENTS
- * documents (API documents and memories) and DUALMIND_MAX_STORE_BYTES text
- * bytes. API and MCP writes run inside `withStoreQuota*`, in their write
- * transaction: the usage is read before and after the write, and a write
- * that grew the store past a limit is refused, so its transaction rolls back
- * and nothing was written. An update counts the difference (it replaces the
- * document's bytes); a delete frees room. A store already past a limit (the
- * limit lowered, or files reindexed from disk, which are never refused) still
- * takes writes that do not grow it.
+ * documents (API documents and memories) and DUALMIND_MAX_STORE_BYTES bytes
+ * of every kind of row. Both are read from the store's running total
+ * (lib/db/store-usage.ts), one row kept by triggers, never by a scan. The
+ * byte quota is enforced by those triggers on every write of every kind; the
+ * document count here: API and MCP document and memory writes run inside
+ * `withStoreQuota*`, in their write transaction, and a write that grew the
+ * store past the count is refused, so its transaction rolls back and nothing
+ * was written. An update adds no document; a delete frees room. A store
+ * already past a limit (the limit lowered, or files reindexed from disk,
+ * which are never refused) still takes writes that do not grow it.
  */
 export type StoreUsage = { documents: number; bytes: number };
 
-const USAGE_SQL = "select count(*) as documents, coalesce(sum(bytes), 0) as bytes from documents";
 
 function assertStoreRoom(store: string, before: StoreUsage, after: StoreUsage): void {
-  const { maxStoreDocuments, maxStoreBytes } = getConfig().limits;
+  const { maxStoreDocuments } = getConfig().limits;
   if (after.documents > maxStoreDocuments && after.documents > before.documents) {
     throw limitReached({ limit: "DUALMIND_MAX_STORE_DOCUMENTS", message: `this write would take store ${store} to ${after.documents} documents, its most is ${maxStoreDocuments}` });
-  }
-  if (after.bytes > maxStoreBytes && after.bytes > before.bytes) {
-    throw limitReached({ limit: "DUALMIND_MAX_STORE_BYTES", message: `this write would take store ${store} to ${after.bytes} bytes of text, its most is ${maxStoreBytes}` });
   }
 }
 
@@ -36,7 +35,7 @@ function usageOf(row: { documents: unknown; bytes: unknown } | undefined): Store
 
 /** SQLite: run `write` (already inside the caller's immediate transaction, so no other writer interleaves) under the store quotas. */
 export function withStoreQuota<T>({ handle, write }: { handle: StoreHandle; write: () => T }): T {
-  const usage = () => usageOf(handle.sqlite.prepare(USAGE_SQL).get() as { documents: number; bytes: number });
+  const usage = () => usageOf(handle.sqlite.prepare(STORE_USAGE_SQL).get() as { documents: number; bytes: number });
   const before = usage();
   const result = write();
   assertStoreRoom(handle.store, before, usage());
@@ -47,7 +46,7 @@ export function withStoreQuota<T>({ handle, write }: { handle: StoreHandle; writ
 export function* withinStoreQuota<T>({ store, op }: { store: string; op: Op<T> }): Op<T> {
   yield* engineStep({ sqlite: () => undefined, pg: async (tx) => void (await tx.execute(quotaLock(store))) });
   const usage = function* () {
-    return usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(USAGE_SQL)))[0]);
+    return usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(STORE_USAGE_SQL)))[0]);
   };
   const before = yield* usage();
   const result = yield* op;
@@ -64,7 +63,7 @@ const quotaLock = (store: string) => sql`select pg_advisory_xact_lock(hashtextex
  */
 export async function withStoreQuotaPg<T>({ tx, store, write }: { tx: PgStoreTx; store: string; write: () => Promise<T> }): Promise<T> {
   await tx.execute(quotaLock(store));
-  const usage = async () => usageOf((await tx.execute(sql.raw(USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
+  const usage = async () => usageOf((await tx.execute(sql.raw(STORE_USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
   const before = await usage();
   const result = await write();
   assertStoreRoom(store, before, await usage());

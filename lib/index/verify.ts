@@ -10,6 +10,7 @@ import { sha256Hex } from "../common";
 import { getConfig } from "../config";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { isAppError } from "../errors";
+import { checkStoreUsage, usageAgrees, type StoreUsageCheck } from "../db/store-usage";
 
 const LIST_CAP = 100;
 
@@ -35,6 +36,8 @@ export type VerifyReport = {
   /** Files under memory/ that cannot be indexed as they are, with the reason (name, size, encoding, frontmatter, conflict markers); any makes inSync false. */
   unindexable: UnindexableFile[];
   stale_chunks: number;
+  /** The store's running total (DUALMIND_MAX_STORE_BYTES) beside a recount from its rows; a disagreement makes consistent false (a reindex recounts). */
+  usage: StoreUsageCheck;
   duration_ms: number;
 };
 
@@ -163,11 +166,13 @@ function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, Veri
   unindexable.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const missingFiles = [...docs.keys()].filter((p) => !present.has(p)).sort();
   const staleChunks = countOf(db.select({ n: count() }).from(chunks).where(ne(chunks.chunkingVersion, CHUNKING_VERSION)).get());
-  const consistent = integrityOk(integrity) && ftsMissing === 0 && ftsExtra === 0 && memoriesWithoutDocument.length === 0;
+  const usage = checkStoreUsage(sqlite);
+  const consistent = integrityOk(integrity) && ftsMissing === 0 && ftsExtra === 0 && memoriesWithoutDocument.length === 0 && usageAgrees(usage);
   const inSync = hashMismatches.length === 0 && missingFiles.length === 0 && notIndexed.length === 0 && unindexable.length === 0 && staleChunks === 0;
   return {
     store: handle.store,
     ok: consistent && inSync,
+    usage,
     consistent,
     in_sync: inSync,
     chunking_version: CHUNKING_VERSION,

@@ -21,9 +21,9 @@ describe("PostgreSQL governance migrations", () => {
       await h.pool.query<{ t: string }>("select table_name as t from information_schema.tables where table_schema = 'public' order by 1")
     ).rows.map((r) => r.t);
     expect(tables).toEqual([
-      "admin_jobs", "api_tokens", "audit_log", "dialectic_annotations", "dialectic_messages", "dialectic_sessions",
+      "admin_jobs", "agent_ledger_usage", "api_tokens", "audit_log", "dialectic_annotations", "dialectic_messages", "dialectic_sessions",
       "embed_workers", "health_events", "login_throttle", "meta", "metric_rollups", "metric_snapshots", "overrides",
-      "provenance", "provider_state", "retrieval_counts", "self_recall_probe_sets", "self_recall_runs", "skill_runs", "store_status_current", "tasks", "users", "validations",
+      "provenance", "provider_state", "retrieval_counts", "self_recall_probe_sets", "self_recall_runs", "skill_runs", "store_status_current", "task_assignees", "tasks", "users", "validations",
     ]);
     const version = (await h.pool.query<{ value: string }>("select value from meta where key = 'schema_version'")).rows[0]?.value;
     expect(version).toMatch(/^\d{4}_/);

@@ -54,6 +54,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       "search_log",
       "store_meta",
       "store_migrations",
+      "store_usage",
       "thoughts",
       "word_postings",
       "word_terms",

@@ -10,7 +10,10 @@ import { recordTally } from "./summary";
  * each try every limit at once for ABUSE_MS (RELIABILITY_ABUSE_MS; short by
  * default so CI fits, 30 s for a full run): made-up MCP tool names of 100 KB,
  * oversized JSON-RPC batches, store creation past the quotas, long recall
- * queries, reviews abandoned by the dozen — while an admin churns stores
+ * queries, reviews abandoned by the dozen, a store filled through every kind
+ * of row but documents (thoughts, graph nodes, working memory) past
+ * DUALMIND_MAX_STORE_BYTES, the ledger filled with large task specs past the
+ * agent's share (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) — while an admin churns stores
  * through their lifecycle (create, write, archive, write refused, read,
  * unarchive, archive, delete: archived stores must cost no open files and a
  * delete leave nothing open). Throughout, /health must answer a
@@ -19,7 +22,18 @@ import { recordTally } from "./summary";
  */
 const ABUSE_MS = Number(process.env.RELIABILITY_ABUSE_MS ?? 10_000);
 const BOUNDS = { rssMb: 1024, openFiles: 400, governanceMb: 64 };
-const LIMITS = { DUALMIND_MAX_STORES: "30", DUALMIND_MAX_STORES_PER_TOKEN: "3", DUALMIND_MAX_OPEN_STORES: "8", DUALMIND_MCP_BATCH_MAX: "5", DUALMIND_ALERTS_PER_AGENT_PER_HOUR: "3" };
+const STORE_BYTES = 262_144;
+const LIMITS = {
+  DUALMIND_MAX_STORES: "30",
+  DUALMIND_MAX_STORES_PER_TOKEN: "3",
+  DUALMIND_MAX_OPEN_STORES: "8",
+  DUALMIND_MCP_BATCH_MAX: "5",
+  DUALMIND_ALERTS_PER_AGENT_PER_HOUR: "3",
+  DUALMIND_MAX_STORE_BYTES: String(STORE_BYTES),
+  DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: "65536",
+};
+/** What a full store's files may weigh: its quota, the derived indexes and a WAL between checkpoints. */
+const STORE_FILES_MB = 32;
 
 let env: TestEnv;
 let server: RunningServer;
@@ -57,6 +71,13 @@ function openFiles(): number {
 function governanceMb(): number {
   const size = (f: string) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
   const file = path.join(env.dataDir, "governance.db");
+  return (size(file) + size(`${file}-wal`)) / 1024 / 1024;
+}
+
+/** The default store's index.db and WAL (nothing on PostgreSQL, where stores live in the database). */
+function defaultStoreMb(): number {
+  const size = (f: string) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
+  const file = path.join(env.dataDir, "stores", "default", "index.db");
   return (size(file) + size(`${file}-wal`)) / 1024 / 1024;
 }
 
@@ -107,6 +128,12 @@ it("a read and a write token trying every limit: bounded memory, files and gover
       note("made-up tool name", await mcp(t, { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: i % 2 ? `${who}-${i}-` + "n".repeat(100_000) : `${who}-made-up-${i}`, arguments: {} } }));
       note("batch of 50", await mcp(t, Array.from({ length: 50 }, (_, k) => ({ jsonrpc: "2.0", id: k, method: "tools/call", params: { name: "search", arguments: { store: "default", q: "anything at all" } } }))));
       note("recall with a long query", (await api(server.url, "POST", "/stores/default/recall", { token: t, body: { query: "q".repeat(2000) } })).status);
+      // The store's byte quota, reached through rows that are not documents; a read token is refused them outright.
+      note(`${who}: store bytes (thought)`, (await api(server.url, "POST", "/stores/default/thoughts", { token: t, body: { content: `${who} ${i} ${"t".repeat(19_000)}` } })).status);
+      note(`${who}: store bytes (node)`, (await api(server.url, "POST", "/stores/default/nodes", { token: t, body: { name: `${who} node ${i}`, entity_type: "concept", attributes: { pad: "a".repeat(19_000) } } })).status);
+      note(`${who}: store bytes (working memory)`, (await api(server.url, "PUT", "/stores/default/working-memory", { token: t, body: { key: `${who}-${i}`, value: "w".repeat(60_000) } })).status);
+      // The agent's share of the ledger, reached with large specs.
+      note(`${who}: ledger share (task)`, (await api(server.url, "POST", "/tasks", { token: t, body: { task_id: `${who}-${i}`, intent: "fill", spec: { pad: "s".repeat(30_000) } } })).status);
       if (who === "write") {
         note("store past the quota", (await api(server.url, "POST", "/stores", { token: t, body: { name: `abuse-${i}` } })).status);
         const s = await api(server.url, "POST", "/dialectic/sessions", { token: t, body: { topic: `abuse ${i}`, reviewer_agent_id: "abuse-reader" } });
@@ -148,6 +175,18 @@ it("a read and a write token trying every limit: bounded memory, files and gover
   expect(serverErrors, JSON.stringify(summary)).toBe(0);
   expect(statuses.get("batch of 50")?.every((s) => s === 422)).toBe(true);
   expect(statuses.get("store past the quota")).toContain(422);
+  for (const kind of ["thought", "node", "working memory"]) {
+    expect(new Set(statuses.get(`read: store bytes (${kind})`)), kind).toEqual(new Set([403]));
+    expect([...new Set(statuses.get(`write: store bytes (${kind})`))].every((s) => s === 200 || s === 201 || s === 422), kind).toBe(true);
+  }
+  expect([...(statuses.get("write: store bytes (thought)") ?? []), ...(statuses.get("write: store bytes (node)") ?? []), ...(statuses.get("write: store bytes (working memory)") ?? [])]).toContain(422);
+  expect(new Set(statuses.get("read: ledger share (task)"))).toEqual(new Set([403]));
+  expect(statuses.get("write: ledger share (task)")).toContain(422);
+  // The full store holds no more than its quota, by its running total and by a recount.
+  const verified = await api(server.url, "GET", "/stores/default/verify");
+  const usage = (verified.json as { usage: { bytes: number; recounted_bytes: number } }).usage;
+  expect(usage.bytes).toBeLessThanOrEqual(STORE_BYTES);
+  expect(usage.bytes).toBe(usage.recounted_bytes);
   for (const [step, status] of [["churn: write to archived", 409], ["churn: delete unconfirmed", 422], ["churn: delete", 200], ["churn: read archived", 200]] as const) {
     expect(new Set(statuses.get(step)), step).toEqual(new Set([status]));
   }
@@ -155,11 +194,12 @@ it("a read and a write token trying every limit: bounded memory, files and gover
   const storesDir = path.join(env.dataDir, "stores");
   expect((fs.existsSync(storesDir) ? fs.readdirSync(storesDir) : []).filter((n) => n.includes("churn-"))).toEqual([]);
   expect(healthMissed, `of ${healthAsked} probes`).toBe(0);
-  const measured = { rssMb: rssMb(), openFiles: openFiles(), governanceMb: governanceMb() };
+  const measured = { rssMb: rssMb(), openFiles: openFiles(), governanceMb: governanceMb(), defaultStoreMb: defaultStoreMb() };
   console.log(`abuse run (${ABUSE_MS} ms): ${all.length} requests, ${healthAsked} health probes; server ${JSON.stringify(measured)} within ${JSON.stringify(BOUNDS)}; answers ${JSON.stringify(summary)}`);
   expect(measured.rssMb, JSON.stringify(measured)).toBeLessThan(BOUNDS.rssMb);
   expect(measured.openFiles, JSON.stringify(measured)).toBeLessThan(BOUNDS.openFiles);
   expect(measured.governanceMb, JSON.stringify(measured)).toBeLessThan(BOUNDS.governanceMb);
+  expect(measured.defaultStoreMb, JSON.stringify(measured)).toBeLessThan(STORE_FILES_MB);
   // The metrics stayed small too: one key for every made-up name.
   const metrics = await fetch(`${server.url}/api/metrics`, { headers: { authorization: `Bearer ${read}`, connection: "close" } });
   expect((await metrics.text()).length).toBeLessThan(2 * 1024 * 1024);

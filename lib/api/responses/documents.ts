@@ -179,6 +179,8 @@ export const verifyResponse = exact({
   /** Files under memory/ that cannot be indexed as they are (name, size, encoding, frontmatter, conflict markers), with the reason; any makes in_sync false. */
   unindexable: z.array(exact({ path: z.string(), reason: z.string() })),
   stale_chunks: count,
+  /** The store's running total (DUALMIND_MAX_STORE_BYTES) beside a recount from its rows; a disagreement makes consistent false. */
+  usage: exact({ bytes: count, documents: count, recounted_bytes: count, recounted_documents: count }),
   duration_ms: z.number(),
 });
 

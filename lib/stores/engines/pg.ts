@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { z } from "zod";
+import { checkStoreUsagePg, pgStoreUsageCurrent, recountStoreUsagePg, usageAgrees } from "../../db/store-usage";
 import { isVanishedStore, migrateStoreSchema, rowsOf, storeNamesInPg, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../../db/pg-store";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../../db/pg";
 import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../../db/store-names";
@@ -60,11 +61,11 @@ export async function openStorePg({ pg, store }: { pg: PgHandle; store: string }
   if (upToDate.get(pg.pool)?.has(store)) return handle;
   if (!(await schemaExists(pg.db, handle.schema))) throw new AppError("not_found", `store ${store} does not exist`);
   await withStoreTx({ handle, work: async (tx) => {
-    const meta = new Map(((await tx.execute(sql`select key, value from store_meta where key in ('name', 'schema_version')`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    const meta = new Map(((await tx.execute(sql`select key, value from store_meta where key in ('name', 'schema_version', 'store_usage_version')`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     // A long name's schema is shortened with a hash, so another (valid) name can spell the same schema: the schema
     // answers only to the store that made it, or a token allowed one name would reach the other store's rows.
     if (meta.get("name") !== store) throw new AppError("not_found", `store ${store} does not exist`);
-    if (meta.get("schema_version") !== storeSchemaVersion()) {
+    if (meta.get("schema_version") !== storeSchemaVersion() || !pgStoreUsageCurrent(meta.get("store_usage_version"))) {
       await migrateStoreSchema({ tx, schema: handle.schema });
       await reindexMarkedMemoriesPg({ tx });
     }
@@ -589,9 +590,11 @@ export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Prom
     const pairs = await rowsOf<{ path: string; content: string; sha256: string }>({ tx, query: sql`select d.path, m.content, d.sha256 from memories m join documents d on d.path = ${MEMORY_DOC} order by d.path` });
     for (const p of pairs) if (hashMismatches.length < LIST_CAP && sha256Hex(p.content) !== p.sha256) hashMismatches.push(p.path);
     const missingFiles = await paths(sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1 limit ${LIST_CAP}`);
-    const consistent = notIndexed.length === 0;
+    const usage = await checkStoreUsagePg({ tx, schema: handle.schema });
+    const consistent = notIndexed.length === 0 && usageAgrees(usage);
     const inSync = hashMismatches.length === 0 && missingFiles.length === 0 && notIndexed.length === 0 && counts.staleChunks === 0;
     return {
+      usage,
       store: handle.store,
       ok: consistent && inSync,
       consistent,
@@ -618,12 +621,15 @@ export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHa
   const started = performance.now();
   const mem: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
   await withStoreTx({ handle, work: async (tx) => {
+    // Rebuilt from the store's own rows: never refused by the byte quota, and the running total is recounted.
+    await tx.execute(sql`select set_config('dualmind.max_store_bytes', '', true)`);
     for (const m of await tx.select({ path: memories.path, content: memories.content, updatedAt: memories.updatedAt }).from(memories).orderBy(memories.path)) {
       mem.scanned++;
       mem[(await putMemoryTextPg({ tx, memoryPath: m.path, text: m.content, mtime: m.updatedAt })).status]++;
     }
     const orphans = await rowsOf<{ path: string }>({ tx, query: sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1` });
     for (const o of orphans) if (await inCallerTx(tx, deleteDocumentOp(o.path))) mem.removed++;
+    await recountStoreUsagePg({ tx, schema: handle.schema });
   } });
   const none: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
   return {

@@ -1,0 +1,208 @@
+import type Database from "better-sqlite3";
+import { sql } from "drizzle-orm";
+import { sha256Hex } from "../common";
+import { getConfig } from "../config";
+import { STORE_BYTES_REFUSAL, STORE_BYTES_SQLSTATE } from "../errors";
+import type { SqlRunner } from "./pg-store";
+
+/**
+ * What one store holds, as one running total kept in the store itself: the
+ * `store_usage` row (id 1) of its index.db or its PostgreSQL schema, which
+ * DUALMIND_MAX_STORE_BYTES bounds (SECURITY.md, "Limits").
+ *
+ * Every kind of row a token can make counts: documents (their text bytes, so
+ * memories too), categories, chains, thoughts, graph nodes, frames, relations,
+ * evidence links, working memory, traces and learnings. A row counts
+ * ROW_OVERHEAD_BYTES plus the UTF-8 bytes of the text it holds, so rows with
+ * little text (an evidence link) still use up room. Not counted, because each
+ * has its own bound: recall and search logs (written by reads, kept to
+ * DUALMIND_RECALL_EVENTS_MAX_ROWS and their days), the memory trash
+ * (DUALMIND_MEMORY_TRASH_MAX_BYTES), and what is derived from counted rows
+ * (chunks, full-text and vector indexes, the embed queue).
+ *
+ * Triggers on each counted table add what a write adds and take away what a
+ * delete removes, in the write's own transaction, whatever code wrote it; a
+ * write that grows the store past the limit is refused by the same trigger,
+ * so its transaction rolls back (lib/errors.ts turns the refusal into 422
+ * naming the variable). A write that does not grow the store (a shorter
+ * update, a delete) is never refused, even in a store already past the limit.
+ * The limit is the process's setting, asked at the write: a function on a
+ * SQLite connection, a transaction setting on PostgreSQL (useStoreSchema).
+ *
+ * The triggers and the recount are made from the one table list below. They
+ * are installed when a store is opened (or migrated) and the store's differ
+ * from them (SQLite: the trigger text in the file; PostgreSQL: the schema's
+ * `store_usage_version`); installing recounts the total from the rows, and so
+ * does a reindex. `verify` compares the total
+ * with a recount.
+ */
+export const ROW_OVERHEAD_BYTES = 64;
+
+/** Identifiers here are fixed table names and validated schema names, quoted. */
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** A counted table: the text columns whose bytes count, and (documents) a number column counted as bytes. */
+type Counted = { table: string; text: string[]; number?: string };
+
+const COUNTED: readonly Counted[] = [
+  { table: "documents", text: ["path"], number: "bytes" },
+  { table: "categories", text: ["path", "description"] },
+  { table: "chains", text: ["id"] },
+  { table: "thoughts", text: ["id", "content", "tags", "category", "chain_id", "created_by"] },
+  { table: "kg_node", text: ["id", "name", "display_name", "scope", "attributes", "tags", "created_by"] },
+  { table: "kg_frame", text: ["id", "node_id", "properties", "created_by"] },
+  { table: "kg_relation", text: ["id", "from_id", "to_id", "relationship_type", "attributes", "created_by"] },
+  { table: "kg_frame_evidence", text: ["frame_id", "thought_id", "created_by"] },
+  { table: "kg_relation_evidence", text: ["relation_id", "thought_id", "created_by"] },
+  { table: "working_memory", text: ["key", "value", "updated_by"] },
+  { table: "reasoning_traces", text: ["agent_id", "intent_verb", "intent_target", "shard_type", "key_files", "key_issue", "error_tags", "summary_descriptor"] },
+  { table: "learnings", text: ["agent_id", "predicate", "args", "description", "semantic_handle"] },
+];
+
+
+/** The bytes a row of `c` counts, over the row named `row` (new, old, or the table itself in a recount). Both engines read it as written. */
+function sizeOf(c: Counted, row: string): string {
+  const parts = [String(ROW_OVERHEAD_BYTES), ...c.text.map((col) => `coalesce(octet_length(cast(${row}."${col}" as text)), 0)`)];
+  if (c.number) parts.push(`coalesce(${row}."${c.number}", 0)`);
+  return `(${parts.join(" + ")})`;
+}
+
+const isDocuments = (c: Counted) => (c.table === "documents" ? 1 : 0);
+
+/** The statement that sets the total from the rows (install, reindex); `q` qualifies a table name. */
+function recountSql(q: (table: string) => string): string {
+  const bytes = COUNTED.map((c) => `(select coalesce(sum(${sizeOf(c, quoteIdent(c.table))}), 0) from ${q(c.table)} ${quoteIdent(c.table)})`).join(" + ");
+  return `update ${q("store_usage")} set bytes = ${bytes}, documents = (select count(*) from ${q("documents")}) where id = 1`;
+}
+
+/** What the stored total and a recount from the rows say. */
+export type StoreUsageCheck = { bytes: number; documents: number; recounted_bytes: number; recounted_documents: number };
+
+/** Whether the running total equals a recount from the rows. */
+export const usageAgrees = (u: StoreUsageCheck) => u.bytes === u.recounted_bytes && u.documents === u.recounted_documents;
+
+function checkSql(q: (table: string) => string): string {
+  const bytes = COUNTED.map((c) => `(select coalesce(sum(${sizeOf(c, quoteIdent(c.table))}), 0) from ${q(c.table)} ${quoteIdent(c.table)})`).join(" + ");
+  return `select u.bytes, u.documents, ${bytes} as recounted_bytes, (select count(*) from ${q("documents")}) as recounted_documents from ${q("store_usage")} u where u.id = 1`;
+}
+
+function toCheck(row: Record<string, unknown> | undefined): StoreUsageCheck {
+  return { bytes: Number(row?.bytes ?? 0), documents: Number(row?.documents ?? 0), recounted_bytes: Number(row?.recounted_bytes ?? 0), recounted_documents: Number(row?.recounted_documents ?? 0) };
+}
+
+// --- SQLite --------------------------------------------------------------
+
+const SQLITE_LIMIT_FN = "dualmind_max_store_bytes";
+const sqliteRefusal = `select raise(abort, '${STORE_BYTES_REFUSAL}:' || (select bytes from store_usage where id = 1) || ':' || ${SQLITE_LIMIT_FN}()) where (select bytes from store_usage where id = 1) > ${SQLITE_LIMIT_FN}()`;
+
+function sqliteTriggers(): string[] {
+  return COUNTED.flatMap((c) => {
+    const t = quoteIdent(c.table);
+    const name = (op: string) => quoteIdent(`store_usage_${c.table}_${op}`);
+    const grow = sizeOf(c, "new");
+    const shrink = sizeOf(c, "old");
+    return [
+      `CREATE TRIGGER ${name("ins")} after insert on ${t} begin update store_usage set bytes = bytes + ${grow}, documents = documents + ${isDocuments(c)} where id = 1; ${sqliteRefusal}; end`,
+      `CREATE TRIGGER ${name("del")} after delete on ${t} begin update store_usage set bytes = bytes - ${shrink}, documents = documents - ${isDocuments(c)} where id = 1; end`,
+      `CREATE TRIGGER ${name("upd")} after update on ${t} when ${grow} <> ${shrink} begin update store_usage set bytes = bytes + ${grow} - ${shrink} where id = 1; ${sqliteRefusal} and ${grow} > ${shrink}; end`,
+    ];
+  });
+}
+
+const SQLITE_TRIGGERS = sqliteTriggers().sort();
+
+/** Connections whose writes mirror files on disk (a reindex): the limit is not applied while they run. */
+const mirroring = new WeakSet<Database.Database>();
+
+/**
+ * Give a store connection the limit function its triggers ask, then install
+ * or renew the triggers when their definition changed (recounting the total).
+ * Called on every open of a writable store connection, after its migrations.
+ */
+export function installStoreUsage(sqlite: Database.Database): void {
+  sqlite.function(SQLITE_LIMIT_FN, { deterministic: false }, () => (mirroring.has(sqlite) ? null : getConfig().limits.maxStoreBytes));
+  // The triggers as the file holds them, not a version it claims: an imported index.db cannot leave them out.
+  const installed = () => sqlite.prepare("select name, sql from sqlite_master where type = 'trigger' and name like 'store\\_usage\\_%' escape '\\'").all() as { name: string; sql: string }[];
+  if (installed().map((t) => t.sql).sort().join("\n") === SQLITE_TRIGGERS.join("\n")) return;
+  sqlite
+    .transaction(() => {
+      for (const { name } of installed()) sqlite.exec(`drop trigger ${quoteIdent(name)}`);
+      for (const ddl of SQLITE_TRIGGERS) sqlite.exec(ddl);
+      sqlite.exec(recountSql(quoteIdent));
+    })
+    .immediate();
+}
+
+/** Run `fn` (synchronous) with the limit lifted on this connection: writes that mirror the files on disk are never refused. */
+export function mirroringDisk<T>({ sqlite, fn }: { sqlite: Database.Database; fn: () => T }): T {
+  mirroring.add(sqlite);
+  try {
+    return fn();
+  } finally {
+    mirroring.delete(sqlite);
+  }
+}
+
+/** Set the total from the rows (inside the caller's write, e.g. a reindex). */
+export function recountStoreUsage(sqlite: Database.Database): void {
+  sqlite.exec(recountSql(quoteIdent));
+}
+
+export function checkStoreUsage(sqlite: Database.Database): StoreUsageCheck {
+  return toCheck(sqlite.prepare(checkSql(quoteIdent)).get() as Record<string, unknown> | undefined);
+}
+
+/** The stored total; a query both engines run as written, inside the caller's transaction. */
+export const STORE_USAGE_SQL = "select documents, bytes from store_usage where id = 1";
+
+// --- PostgreSQL ----------------------------------------------------------
+
+function pgStatements(schema: string): string[] {
+  const q = (table: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  return COUNTED.flatMap((c) => {
+    const fn = q(`store_usage_${c.table}`);
+    return [
+      `create or replace function ${fn}() returns trigger language plpgsql as $f$
+declare delta bigint := 0; docs integer := 0; total bigint; most bigint;
+begin
+  if tg_op <> 'DELETE' then delta := delta + ${sizeOf(c, "new")}; docs := docs + ${isDocuments(c)}; end if;
+  if tg_op <> 'INSERT' then delta := delta - ${sizeOf(c, "old")}; docs := docs - ${isDocuments(c)}; end if;
+  if delta = 0 and docs = 0 then return null; end if;
+  update ${q("store_usage")} set bytes = bytes + delta, documents = documents + docs where id = 1 returning bytes into total;
+  if delta > 0 then
+    most := nullif(current_setting('dualmind.max_store_bytes', true), '')::bigint;
+    if most is not null and total > most then
+      raise exception '${STORE_BYTES_REFUSAL}:%:%', total, most using errcode = '${STORE_BYTES_SQLSTATE}';
+    end if;
+  end if;
+  return null;
+end $f$`,
+      `drop trigger if exists store_usage on ${q(c.table)}`,
+      `create trigger store_usage after insert or update or delete on ${q(c.table)} for each row execute function ${fn}()`,
+    ];
+  });
+}
+
+const PG_VERSION = sha256Hex([...pgStatements("s"), recountSql((t) => `s.${quoteIdent(t)}`)].join(";\n")).slice(0, 16);
+
+/** Whether a store schema's triggers are this version's (its store_meta `store_usage_version`). */
+export function pgStoreUsageCurrent(version: string | undefined): boolean {
+  return version === PG_VERSION;
+}
+
+/** PostgreSQL: install or renew a store schema's triggers and recount (inside the caller's migration transaction). */
+export async function installStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
+  const [row] = (await tx.execute(sql`select value from ${sql.identifier(schema)}.store_meta where key = 'store_usage_version'`)).rows as { value: string }[];
+  if (row?.value === PG_VERSION) return;
+  for (const statement of pgStatements(schema)) await tx.execute(sql.raw(statement));
+  await tx.execute(sql.raw(recountSql((t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
+  await tx.execute(sql`insert into ${sql.identifier(schema)}.store_meta (key, value) values ('store_usage_version', ${PG_VERSION}) on conflict (key) do update set value = excluded.value`);
+}
+
+export async function recountStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
+  await tx.execute(sql.raw(recountSql((t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
+}
+
+export async function checkStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<StoreUsageCheck> {
+  return toCheck((await tx.execute(sql.raw(checkSql((t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)))).rows[0] as Record<string, unknown> | undefined);
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POST as createTask } from "@/app/api/v1/tasks/route";
+import { POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
+import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
+
+/** One agent cannot fill the ledger for everyone: its own share (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) stops it first. */
+let env: TestEnv;
+let greedy = "";
+let other = "";
+const SHARE = 65536;
+
+beforeAll(async () => {
+  env = await useTestBackend({ DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: String(SHARE) });
+  greedy = await seedToken({ label: "g", agent_id: "greedy", scopes: ["write"] });
+  other = await seedToken({ label: "o", agent_id: "other", scopes: ["write"] });
+});
+afterAll(async () => env?.cleanup());
+
+const limitOf = (json: { error?: { details?: { limit?: string }[] } }) => json.error?.details?.[0]?.limit;
+const spec = (i: number) => ({ text: `${i}`.padEnd(30_000, "x") });
+
+describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
+  it("refuses an agent past its share with 422 naming the limit, while another agent still writes", async () => {
+    let refused: { status: number; json: { error?: { message: string; details?: { limit?: string }[] } } } | undefined;
+    let created = 0;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const r = await callRoute(createTask, { token: greedy, body: { task_id: `big-${i}`, intent: "fill", spec: spec(i) } });
+      if (r.status === 201) created++;
+      else refused = r;
+    }
+    expect(created).toBeGreaterThanOrEqual(2);
+    expect(refused?.status).toBe(422);
+    expect(refused?.json.error?.message).toContain("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    expect(limitOf(refused!.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    // Its reviews too: the share is the agent's whole ledger.
+    const review = await callRoute(createSession, { token: greedy, body: { session_id: "after-full", topic: "t" } });
+    expect(review.status).toBe(422);
+    expect(limitOf(review.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    // Nobody else is held back by it.
+    expect((await callRoute(createTask, { token: other, body: { task_id: "mine", intent: "small", spec: { a: 1 } } })).status).toBe(201);
+
+    // The running total per agent is what its rows hold.
+    const [usage] = await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", ["greedy"]);
+    expect(Number(usage.bytes)).toBeGreaterThan(SHARE);
+    expect(Number(usage.bytes)).toBeLessThan(SHARE + 40_000);
+  });
+});
