@@ -2,13 +2,12 @@
  * The response side of the API contract, shared by the REST wrapper and the
  * MCP runner.
  *
- * Casing. The public JSON API is snake_case, inputs and outputs. Inputs always
- * were; domain functions return camelCase objects in places (Drizzle rows), so
- * every response schema is declared in snake_case and `toWire` renames the
- * domain's keys by the schema: a declared key `task_id` is read from `task_id`
- * or else `taskId`. Only declared object keys are renamed; free-form values
- * (z.record / z.unknown: node attributes, task specs, working-memory values)
- * are passed through untouched, keys and all.
+ * Casing. The public JSON API is snake_case, inputs and outputs, and so are
+ * the domain objects the routes and tools return (tests/wire-casing.test.ts
+ * holds it): `toWire` renames nothing. It keeps the declared keys of each
+ * object and strips the undeclared ones where the schema is strict; free-form
+ * values (z.record / z.unknown: node attributes, task specs, working-memory
+ * values) are passed through untouched, keys and all.
  *
  * Checking. With `DUALMIND_CHECK_RESPONSES` (on by default under
  * NODE_ENV=test, set by the vitest configs and the reliability servers) every
@@ -22,35 +21,25 @@ import { getConfig } from "../config";
 import { AppError, ERROR_STATUS } from "../errors";
 
 
-
-/** `task_id` → `taskId`, `p50_ms` → `p50Ms`, `chunk_sha256` → `chunkSha256`. */
-export function camelOf(key: string): string {
-  return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-/** The domain key a declared wire key is read from, or null when the value has neither spelling. */
-/** Set to "off" (tests only) to see which answers still lean on the camelCase spelling: they then fail their response check. */
-const renameCamel = process.env.DUALMIND_WIRE_RENAME !== "off";
-
-function sourceKey(value: Record<string, unknown>, key: string, camel = camelOf(key)): string | null {
-  if (key in value) return key;
-  return renameCamel && camel in value ? camel : null;
+/** The declared key when the value has it, else null. */
+function sourceKey(value: Record<string, unknown>, key: string): string | null {
+  return key in value ? key : null;
 }
 
-type ObjectFields = { fields: { key: string; camel: string; child: ZodType }[]; keepsUndeclared: boolean };
+type ObjectFields = { fields: { key: string; child: ZodType }[]; keepsUndeclared: boolean };
 
-/** Schemas are built once at module load, so an object's declared keys and their camelCase spellings are worked out once (toWire runs on every answer). */
+/** Schemas are built once at module load, so an object's declared keys are worked out once (toWire runs on every answer). */
 const objectFieldsCache = new WeakMap<ZodType, ObjectFields>();
 
 function objectFields(schema: ZodType, def: ZodDef): ObjectFields {
   let found = objectFieldsCache.get(schema);
   if (!found) {
     found = {
-      fields: Object.entries(def.shape ?? {}).map(([key, child]) => ({ key, camel: camelOf(key), child })),
+      fields: Object.entries(def.shape ?? {}).map(([key, child]) => ({ key, child })),
       keepsUndeclared: !!def.catchall && defOf(def.catchall).type !== "never",
     };
     objectFieldsCache.set(schema, found);
@@ -91,17 +80,12 @@ function branchScore(schema: ZodType, value: unknown): number {
 }
 
 /**
- * The wire form of a domain value: declared object keys renamed to the
- * schema's spelling (see the file comment), everything else as it was.
- * Undeclared keys are passed through unchanged, so the contract check, not
- * the mapping, decides whether they are allowed.
- */
-/**
  * Undeclared keys: `strip` in production (a field nobody declared never leaks), `keep` when responses are
  * checked, so the check sees the field and refuses the answer naming it.
  */
 export type WireOptions = { undeclared: "keep" | "strip" };
 
+/** The wire form of a domain value: each object's declared keys, undeclared ones kept or stripped by `opts`, values as they were. */
 export function toWire({ schema, value, opts = { undeclared: "strip" } }: { schema: ZodType; value: unknown; opts?: WireOptions }): unknown {
   if (value === null || value === undefined) return value;
   const def = defOf(schema);
@@ -117,8 +101,8 @@ export function toWire({ schema, value, opts = { undeclared: "strip" } }: { sche
       // Under test the response check refuses them instead, naming the field.
       const keep = opts.undeclared === "keep" || keepsUndeclared;
       const used = keep ? new Set<string>() : null;
-      for (const { key, camel, child } of fields) {
-        const from = sourceKey(value, key, camel);
+      for (const { key, child } of fields) {
+        const from = sourceKey(value, key);
         if (from === null) continue;
         used?.add(from);
         out[key] = toWire({ schema: child, value: value[from], opts });
