@@ -433,11 +433,18 @@ export async function bm25TopPg({
       // Their postings met in the heads are sent back; only the others (and the best k's) are looked up by key.
       const met: { ids: number[]; terms: string[]; tfs: number[]; lens: number[] } = { ids: [], terms: [], tfs: [], lens: [] };
       const wanted: { ids: number[]; terms: string[] } = { ids: [], terms: [] };
-      for (const h of hits.slice(0, k)) for (const t of live) (wanted.ids.push(h.id), wanted.terms.push(t));
+      const want = (id: number, t: string) => {
+        wanted.ids.push(id);
+        wanted.terms.push(t);
+      };
+      for (const h of hits.slice(0, k)) for (const t of live) want(h.id, t);
       for (const [id, len, ...tfs] of open) {
         live.forEach((t, i) => {
-          if (tfs[i] === null) (wanted.ids.push(id!), wanted.terms.push(t));
-          else (met.ids.push(id!), met.terms.push(t), met.tfs.push(tfs[i]!), met.lens.push(len!));
+          if (tfs[i] === null) return want(id!, t);
+          met.ids.push(id!);
+          met.terms.push(t);
+          met.tfs.push(tfs[i]!);
+          met.lens.push(len!);
         });
       }
       const resolved = await scoreAll(
