@@ -11,6 +11,7 @@
  *   BENCH_PG_BASELINE=/tmp/main BENCH_PG_URL=postgres://dualmind@127.0.0.1:<port>/bench_pg_100000 npx tsx bench/pg-ab.ts
  *
  * BENCH_PG_GROUP=chunk: group=chunk (default: the route's group=document); BENCH_PG_SIZE: the kept size (100000).
+ * Queries after the command: those instead, each BENCH_PG_REPEAT times (default 3).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -64,7 +65,9 @@ async function main(): Promise<void> {
   process.env.DUALMIND_LOG_LEVEL = "error";
   const group = process.env.BENCH_PG_GROUP ?? "document";
   const broad = "export string";
-  const queries = [...twoWordQueries(loadTextWindows(20_000), Number(process.env.BENCH_PG_SIZE ?? 100_000)), ...Array<string>(10).fill(broad)];
+  // Queries given on the command line (each run BENCH_PG_REPEAT times, default 3) instead of the bench's.
+  const given = process.argv.slice(2).flatMap((q) => Array<string>(Number(process.env.BENCH_PG_REPEAT ?? 3)).fill(q));
+  const queries = given.length ? given : [...twoWordQueries(loadTextWindows(20_000), Number(process.env.BENCH_PG_SIZE ?? 100_000)), ...Array<string>(10).fill(broad)];
   const sides = [await sideOf({ name: `before (${baseline})`, root: path.resolve(baseline), url, group }), await sideOf({ name: "after (this checkout)", root: process.cwd(), url, group })];
   try {
     for (const side of sides) await side.search(queries[0]);
@@ -89,7 +92,7 @@ async function main(): Promise<void> {
     process.stdout.write(`group=${group}, load average (1 min) at the end ${os.loadavg()[0].toFixed(1)}\n`);
     for (const s of sides) {
       process.stdout.write(
-        `${s.name}: ${s.twoWord.length} two-word p50 ${f(percentile(s.twoWord, 50))} / p95 ${f(percentile(s.twoWord, 95))} ms; broad "${broad}" (${s.broad.length}) p50 ${f(percentile(s.broad, 50))} / p95 ${f(percentile(s.broad, 95))} ms; statements a search (median) ${percentile(s.statements, 50)}; refused ${s.refused}\n`,
+        `${s.name}: ${s.twoWord.length} ${given.length ? "given" : "two-word"} p50 ${f(percentile(s.twoWord, 50))} / p95 ${f(percentile(s.twoWord, 95))} ms${s.broad.length ? `; broad "${broad}" (${s.broad.length}) p50 ${f(percentile(s.broad, 50))} / p95 ${f(percentile(s.broad, 95))} ms` : ""}; statements a search (median) ${percentile(s.statements, 50)}; refused ${s.refused}\n`,
       );
     }
     process.stdout.write(`same answers (ids and scores): ${same}/${queries.length}\n`);

@@ -61,6 +61,9 @@ export const EXHAUSTIVE_POSTINGS = 20_000;
  */
 export const HEADS = 2_000;
 
+/** An all-words query's first heads are deep enough for this many times k rows met in every head, were its tokens independent. */
+export const HEAD_OVERLAP = 5;
+
 /** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
 export const OPEN_ROWS = 4_000;
 
@@ -382,7 +385,11 @@ export async function bm25TopPg({
   const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
-  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil((Math.max(...live.map((t) => dfOf.get(t)!)) * k) / 1000));
+  // All words: deep enough that, were the tokens independent of each other, HEAD_OVERLAP × k rows would be met in every
+  // head (h^n / rows^(n−1) of them), so that the first try finds θ; never past the commonest token's postings.
+  const commonest = Math.max(...live.map((t) => dfOf.get(t)!));
+  const overlap = mode === "all" && live.length > 1 ? Math.min(commonest, Math.ceil((HEAD_OVERLAP * k) ** (1 / live.length) * rows ** ((live.length - 1) / live.length))) : 0;
+  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil((commonest * k) / 1000), overlap);
   let read = 0;
   let rounds = 0;
   let depth = filterOf ? k + Math.max(16, k >> 2) : k;
