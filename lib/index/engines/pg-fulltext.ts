@@ -57,7 +57,7 @@ export const EXHAUSTIVE_POSTINGS = 20_000;
 
 /**
  * Postings of each token read first by a broad query (impact order): at least this many, or k thousandths of its
- * commonest token's; deeper, twice as many a try, until the bound holds.
+ * commonest token's (all words: or HEAD_OVERLAP's depth); deeper, twice as many a try, until the bound holds.
  */
 export const HEADS = 2_000;
 
