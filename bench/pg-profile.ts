@@ -6,6 +6,8 @@
  *   BENCH_PG_URL=postgres://dualmind@127.0.0.1:<port>/bench_pg_100000 npx tsx bench/pg-profile.ts "export string" "content selectposts"
  *
  * BENCH_PG_GROUP=chunk profiles group=chunk (default: the route's group=document); BENCH_PG_EXPLAIN=0 skips the plans.
+ * Without queries: pg.bench.ts's own two-word queries for BENCH_PG_SIZE notes (default 100000), each run once,
+ * then the slowest BENCH_PG_SLOWEST of them (default 5) profiled as above.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -15,6 +17,8 @@ import { pgEngine } from "../lib/db/engine";
 import { closePgHandle, openPgHandle } from "../lib/db/pg";
 import { searchInputSchema } from "../lib/index/search";
 import { storesOn } from "../lib/stores/backend";
+import { loadTextWindows } from "./corpus";
+import { twoWordQueries } from "./pg.bench";
 
 type Sent = { text: string; values: unknown[]; ms: number };
 
@@ -23,8 +27,8 @@ async function main(): Promise<void> {
   if (!url) throw new Error("set BENCH_PG_URL to the kept bench database");
   process.env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pg-profile-"));
   process.env.DUALMIND_LOG_LEVEL = "error";
-  const queries = process.argv.slice(2);
   const group = process.env.BENCH_PG_GROUP ?? "document";
+  let queries = process.argv.slice(2);
   let sent: Sent[] | null = null;
   const proto = Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
   const original = proto.query;
@@ -43,6 +47,7 @@ async function main(): Promise<void> {
   const pg = await openPgHandle({ url, max: 2 });
   try {
     const backend = storesOn(pgEngine(pg));
+    if (queries.length === 0) queries = await slowestOf({ backend, group });
     for (const q of queries) {
       const input = searchInputSchema.parse({ q, mode: "fts", limit: 10, group });
       await backend.search({ store: "bench", input });
@@ -78,6 +83,21 @@ async function main(): Promise<void> {
     await closePgHandle(pg);
     fs.rmSync(process.env.DATA_DIR!, { recursive: true, force: true });
   }
+}
+
+/** pg.bench.ts's two-word queries, each timed once: their p50 and p95, and the slowest BENCH_PG_SLOWEST, slowest first. */
+async function slowestOf({ backend, group }: { backend: ReturnType<typeof storesOn>; group: string }): Promise<string[]> {
+  const all = twoWordQueries(loadTextWindows(20_000), Number(process.env.BENCH_PG_SIZE ?? 100_000));
+  const timed: { q: string; ms: number }[] = [];
+  for (const q of all) {
+    const t0 = performance.now();
+    await backend.search({ store: "bench", input: searchInputSchema.parse({ q, mode: "fts", limit: 10, group }) }).catch(() => null);
+    timed.push({ q, ms: performance.now() - t0 });
+  }
+  timed.sort((a, b) => b.ms - a.ms);
+  const at = (p: number) => timed[Math.min(timed.length - 1, Math.floor(((100 - p) / 100) * timed.length))].ms.toFixed(1);
+  process.stdout.write(`${timed.length} two-word queries, group=${group}: p50 ${at(50)} ms, p95 ${at(95)} ms\n`);
+  return timed.slice(0, Number(process.env.BENCH_PG_SLOWEST ?? 5)).map((t) => t.q);
 }
 
 main().catch((e) => {

@@ -90,7 +90,7 @@ type Timed = { samples: number[]; errors: number; hits: number };
 const words = (text: string) => [...new Set(text.toLowerCase().match(/[a-z]{6,}/g) ?? [])];
 
 /** FTS_QUERIES two-word queries, each two words of one note, spread over the corpus (as in pg-store.bench.ts). */
-function twoWordQueries(windows: string[], size: number): string[] {
+export function twoWordQueries(windows: string[], size: number): string[] {
   const out: string[] = [];
   for (let i = 0; out.length < FTS_QUERIES && i < size; i += Math.max(1, Math.floor(size / FTS_QUERIES))) {
     const w = words(noteAt({ windows, index: i }).text);

@@ -7,7 +7,7 @@ import { getConfig } from "../config";
 import { AppError, dbErrorCode } from "../errors";
 import { log } from "../log";
 import { sql } from "drizzle-orm";
-import type { SqlRunner } from "./pg-store";
+import { quoteIdent, type SqlRunner } from "./pg-store";
 
 /**
  * A time budget for user-driven queries (search, recall, remember, list `q`).
@@ -157,13 +157,27 @@ export function runWithinBudget<T>({ sqlite, budget, fn }: { sqlite: Database.Da
  * what it was (the pool's DUALMIND_PG_STATEMENT_TIMEOUT_MS). A cancelled
  * statement is answered like SQLite's interrupt: 422 query_too_expensive.
  */
-export async function runWithinBudgetPg<T>({ tx, budget, fn }: { tx: SqlRunner; budget: QueryBudget; fn: () => Promise<T> }): Promise<T> {
-  // The budget may only tighten the pool's own limit (pg_settings.setting is in ms; 0 is none), never loosen it.
+export async function runWithinBudgetPg<T>({
+  tx,
+  budget,
+  fn,
+  schema,
+  restore = true,
+}: {
+  tx: SqlRunner;
+  budget: QueryBudget;
+  fn: () => Promise<T>;
+  /** Also point the transaction at this store's schema (as useStoreSchema does), in the same statement. */
+  schema?: string;
+  /** false: the transaction ends when `fn` does, so the pool's limit need not be put back. */
+  restore?: boolean;
+}): Promise<T> {
+  // The budget may only tighten the pool's own limit (in ms as an interval; 0 is none), never loosen it.
   const budgetMs = Math.max(1, Math.ceil(budget.budgetMs));
   const [{ previous }] = (
     await tx.execute(
-      sql`select s.previous, set_config('statement_timeout', (case when s.ms = 0 then ${budgetMs} else least(${budgetMs}, s.ms) end)::text, true)
-        from (select current_setting('statement_timeout') as previous, (select setting::int from pg_settings where name = 'statement_timeout') as ms) s`,
+      sql`select s.previous, set_config('statement_timeout', (case when s.ms = 0 then ${budgetMs} else least(${budgetMs}, s.ms) end)::text, true)${schema ? sql`, set_config('search_path', ${`${quoteIdent(schema)}, public`}, true)` : sql``}
+        from (select current_setting('statement_timeout') as previous, ceil(extract(epoch from current_setting('statement_timeout')::interval) * 1000)::bigint as ms) s`,
     )
   ).rows as { previous: string }[];
   let result: T;
@@ -174,6 +188,6 @@ export async function runWithinBudgetPg<T>({ tx, budget, fn }: { tx: SqlRunner; 
     log("warn", "query cancelled at its time budget", { budgetMs: budget.budgetMs });
     throw tooExpensive(budget);
   }
-  await tx.execute(sql`select set_config('statement_timeout', ${previous}, true)`);
+  if (restore) await tx.execute(sql`select set_config('statement_timeout', ${previous}, true)`);
   return result;
 }

@@ -336,7 +336,11 @@ export async function searchStorePg(args: {
   // Full-text over one store: every statement in one read transaction under one budget set-up (one snapshot, as
   // one SQLite read; the fewest round trips). Otherwise each store's legs, then the whole-document leg and headlines.
   if (!args.core && args.input.mode === "fts") {
-    return withStoreTx({ handle: args.handle, readOnly: true, snapshot: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => searchStoresPg({ ...args, budget, shared: tx }) }) });
+    // The store's schema and the budget in one statement; nothing runs after the search in this transaction.
+    return args.handle.db.transaction(
+      (tx) => runWithinBudgetPg({ tx, budget, schema: args.handle.schema, restore: false, fn: () => searchStoresPg({ ...args, budget, shared: tx }) }),
+      { accessMode: "read only", isolationLevel: "repeatable read" },
+    );
   }
   return searchStoresPg({ ...args, budget, shared: null });
 }

@@ -52,6 +52,11 @@ const QUERIES: { q: string; match?: "all" | "any" }[] = [
   // A word in every note (its title): ties broken by id, an idf at FTS5's floor.
   { q: "note" },
   { q: "note timeout", match: "any" },
+  // Stop-like words alone (in most notes, near the idf floor), and a word said twice (its part counted twice).
+  { q: "the" },
+  { q: "the of and to", match: "any" },
+  { q: "proxy proxy timeout" },
+  { q: "note the string", match: "any" },
 ];
 
 let pg: PgHandle;
@@ -176,6 +181,9 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       [["note"], "any"],
       [["note", "timeout"], "all"],
       [["note", "proxy", "the"], "any"],
+      // Stop-like words in most rows, all of them; a word said twice.
+      [["the", "and"], "all"],
+      [["proxy", "proxy", "timeout"], "all"],
     ] as const) {
       const tokens = chunkTermsOf(words as unknown as string[]).map((t) => [...t.tf.keys()][0]);
       const idf = tokens.map((t) => ftsIdf(db, rows, recomputed.filter((c) => c.tf.has(t)).length));

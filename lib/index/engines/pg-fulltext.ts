@@ -57,9 +57,12 @@ export const EXHAUSTIVE_POSTINGS = 20_000;
 
 /**
  * Postings of each token read first by a broad query (impact order): at least this many, or k thousandths of its
- * commonest token's; deeper, twice as many a try, until the bound holds.
+ * commonest token's (all words: or HEAD_OVERLAP's depth); deeper, twice as many a try, until the bound holds.
  */
 export const HEADS = 2_000;
+
+/** An all-words query's first heads are deep enough for this many times k rows met in every head, were its tokens independent. */
+export const HEAD_OVERLAP = 5;
 
 /** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
 export const OPEN_ROWS = 4_000;
@@ -382,7 +385,11 @@ export async function bm25TopPg({
   const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
-  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil((Math.max(...live.map((t) => dfOf.get(t)!)) * k) / 1000));
+  // All words: deep enough that, were the tokens independent of each other, HEAD_OVERLAP × k rows would be met in every
+  // head (h^n / rows^(n−1) of them), so that the first try finds θ; never past the commonest token's postings.
+  const commonest = Math.max(...live.map((t) => dfOf.get(t)!));
+  const overlap = mode === "all" && live.length > 1 ? Math.min(commonest, Math.ceil((HEAD_OVERLAP * k) ** (1 / live.length) * rows ** ((live.length - 1) / live.length))) : 0;
+  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil((commonest * k) / 1000), overlap);
   let read = 0;
   let rounds = 0;
   let depth = filterOf ? k + Math.max(16, k >> 2) : k;
@@ -404,7 +411,7 @@ export async function bm25TopPg({
       }),
       sql` + `,
     );
-    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: string[] | null }>({
+    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: (number | null)[][] | null }>({
       tx,
       query: judgedBest({
         ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
@@ -412,15 +419,16 @@ export async function bm25TopPg({
           f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select term, min(imp) as imp, count(*)::int as n from h group by term) y on y.term = t.term),
           m as (select chunk_id, len, ${pivot} from h group by chunk_id, len),
           s as (select m.chunk_id as id, ${score} as score from m, f where ${full}),
-          o as (select m.chunk_id as id, ${most} as ub from m, f where not (${full}) and ${possible}),
+          o as (select m.chunk_id as id, m.len, ${sql.join(live.map((t) => tfOf(t)), sql`, `)}, ${most} as ub from m, f where not (${full}) and ${possible}),
           best as (select id, score from s order by score desc, id limit ${depth})`,
         head: sql`f.frontier, f.took, (select count(*)::int from s) as n,
-          (select array_agg(x.id) from (select o.id from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open`,
+          (select json_agg(json_build_array(x.id, x.len, ${sql.join(live.map((t) => sql`x.${tfOf(t)}`), sql`, `)})) from (select o.* from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open`,
         from: sql`f`,
       }),
     });
     const [{ frontier, took, n: scored }] = got;
-    const open = (got[0].open ?? []).map(Number);
+    // Each partly met row: [id, len, its count of each live token read in the heads (null: not met)].
+    const open = got[0].open ?? [];
     read = took.reduce((a, b) => a + b, 0);
     const hits = hitsOf(got);
     const allRead = live.map((_, i) => took[i] < heads);
@@ -429,8 +437,28 @@ export async function bm25TopPg({
     if (hits.length >= k ? unseen * SLACK < hits[k - 1].score && open.length <= OPEN_ROWS : depth >= scored && allRead.every(Boolean)) {
       if (open.length === 0) return { kind: "ranked", hits: hits.slice(0, k), plan: plan("impact-ordered", read, rounds, detail("")), stats, first: got[0] };
       // The few partly met rows that can still reach θ, scored by key beside the best k found.
-      const ids = arrayLiteral([...hits.slice(0, k).map((h) => h.id), ...open]);
-      const resolved = await scoreAll(sql`select chunk_id, term, tf, len from fts_postings where chunk_id = any(${ids}::bigint[]) and term = any(${terms}::text[])`);
+      // Their postings met in the heads are sent back; only the others (and the best k's) are looked up by key.
+      const met: { ids: number[]; terms: string[]; tfs: number[]; lens: number[] } = { ids: [], terms: [], tfs: [], lens: [] };
+      const wanted: { ids: number[]; terms: string[] } = { ids: [], terms: [] };
+      const want = (id: number, t: string) => {
+        wanted.ids.push(id);
+        wanted.terms.push(t);
+      };
+      for (const h of hits.slice(0, k)) for (const t of live) want(h.id, t);
+      for (const [id, len, ...tfs] of open) {
+        live.forEach((t, i) => {
+          if (tfs[i] === null) return want(id!, t);
+          met.ids.push(id!);
+          met.terms.push(t);
+          met.tfs.push(tfs[i]!);
+          met.lens.push(len!);
+        });
+      }
+      const resolved = await scoreAll(
+        sql`select * from unnest(${arrayLiteral(met.ids)}::bigint[], ${arrayLiteral(met.terms)}::text[], ${arrayLiteral(met.tfs)}::int[], ${arrayLiteral(met.lens)}::int[]) as m(chunk_id, term, tf, len)
+          union all select p.chunk_id, p.term, p.tf, p.len from unnest(${arrayLiteral(wanted.ids)}::bigint[], ${arrayLiteral(wanted.terms)}::text[]) as w(chunk_id, term)
+            join fts_postings p on p.chunk_id = w.chunk_id and p.term = w.term`,
+      );
       return { kind: "ranked", hits: resolved.hits, plan: plan("impact-ordered", read, rounds + 1, detail(`, ${open.length} more by key`)), stats, first: resolved.first };
     }
     // Too few of the scored passed the filters: more of them; else deeper heads (at worst every posting).
