@@ -5,7 +5,8 @@
  * the store from the corpus file the parent wrote (documents, traces,
  * thoughts and nodes; every vector by the real worker, word lists and HNSW
  * built before timing, as a server's background upkeep leaves them), then
- * answers the parent's batches of queries with each call's wall time.
+ * answers the parent's batches of queries with each call's wall time and
+ * the process's CPU time during it.
  *
  * It imports nothing from this checkout's lib, only node built-ins and the
  * lib-free bench/side-by-side-data.ts, so two checkouts never share a module.
@@ -15,7 +16,7 @@ import path from "node:path";
 import { syntheticTrace } from "./side-by-side-data";
 
 type Message =
-  | { op: "build"; size: number; corpusFile: string }
+  | { op: "build"; size: number; corpusFile: string; parts: string[] }
   | { op: "query"; id: number; kind: "search" | "recall" | "remember"; inputs: Record<string, unknown>[] }
   | { op: "exit" };
 
@@ -54,8 +55,8 @@ async function main() {
 
   const send = (m: unknown) => process.send!(m);
 
-  async function build(size: number, corpusFile: string) {
-    const marker = path.join(process.env.DATA_DIR!, `built-${size}.json`);
+  async function build(size: number, corpusFile: string, parts: string[]) {
+    const marker = path.join(process.env.DATA_DIR!, `built-${size}-${parts.join("-")}.json`);
     if (fs.existsSync(marker)) {
       getStoreDb({ store: STORE });
       return { reused: true, ...JSON.parse(fs.readFileSync(marker, "utf8")) };
@@ -75,16 +76,18 @@ async function main() {
     const drain = () => drainEmbedQueues({ stores: [STORE], batchSize: 512 });
     await timed("documents written", () => inBatches(size, (i) => ingestDocument({ handle, path: `bench/w${String(i).padStart(6, "0")}.txt`, origin: "api", text: texts[i % texts.length], mtime: 0 })));
     await timed("documents embedded", drain);
-    await timed("traces written", () => inBatches(size, (i) => recordTrace({ handle, agentId: "bench", input: syntheticTrace(i) })));
-    await timed("traces embedded", drain);
-    await timed("thoughts and nodes written", () => {
+    if (parts.includes("recall")) {
+      await timed("traces written", () => inBatches(size, (i) => recordTrace({ handle, agentId: "bench", input: syntheticTrace(i) })));
+      await timed("traces embedded", drain);
+    }
+    if (parts.includes("remember")) await timed("thoughts and nodes written", () => {
       inBatches(size, (i) => thinkThought({ handle, input: { content: texts[(size - 1 - i) % texts.length], framework: i % 5 === 0 ? "debug" : "conversation", chain_id: `chain-${i % 500}`, timestamp: 1_790_000_000_000 + i * 60_000 }, actor: "bench" }));
       inBatches(Math.floor(size / 10), (i) => {
         const words = texts[(i * 7) % texts.length].split(/\s+/).filter((w) => /^[A-Za-z]{4,}$/.test(w)).slice(0, 3);
         createNode({ handle, input: { name: `${words.join(" ") || "node"} ${i}`, entity_type: "concept" }, actor: "bench" });
       });
     });
-    await timed("thoughts and nodes embedded", drain);
+    if (parts.includes("remember")) await timed("thoughts and nodes embedded", drain);
     await timed("word lists built", () => {
       while (wordListUpkeepTurn());
     });
@@ -107,15 +110,19 @@ async function main() {
   process.on("message", (m: Message) => {
     void (async () => {
       try {
-        if (m.op === "build") send({ op: "built", result: await build(m.size, m.corpusFile) });
+        if (m.op === "build") send({ op: "built", result: await build(m.size, m.corpusFile, m.parts) });
         else if (m.op === "query") {
           const ms: number[] = [];
+          const cpuMs: number[] = [];
           for (const input of m.inputs) {
             const started = performance.now();
+            const cpu = process.cpuUsage();
             await one(m.kind, input);
             ms.push(performance.now() - started);
+            const used = process.cpuUsage(cpu);
+            cpuMs.push((used.user + used.system) / 1000);
           }
-          send({ op: "answered", id: m.id, ms });
+          send({ op: "answered", id: m.id, ms, cpuMs });
         } else {
           closeAllDatabases();
           process.exit(0);

@@ -4,7 +4,10 @@
  * child process (bench/side-by-side-worker.ts, started in that checkout, its
  * own lib and its own store built from one corpus file), and the rows
  * alternate between them a few queries at a time, the order rotating from
- * batch to batch, so a load change hits every side alike.
+ * batch to batch, so a load change hits every side alike. Each call's wall
+ * time and the answering process's CPU time during it are both reported: on
+ * a machine shared with other work the scheduler moves wall time by several
+ * times between neighbouring rows, CPU time far less.
  *
  * BENCH_SIDE_CHECKOUTS=label=dir,label=dir,… names the checkouts (a built
  * one: node_modules present; `.` is this one); the first is the reference of
@@ -12,8 +15,11 @@
  * BENCH_SIDE_SIZES (default 10000,100000): documents, traces and thoughts
  * each per size (nodes a tenth), one store per size per checkout.
  * BENCH_SIDE_QUERIES (default 60): queries per row.
+ * BENCH_SIDE_PARTS (default search,recall,remember): which to build and time
+ * (search alone needs only the documents).
  * BENCH_SIDE_KEEP=<dir>: keep each checkout's stores in <dir>/<label>/<size>
  * and reuse them on the next run (building 100k takes many minutes).
+ * BENCH_SIDE_BUILD_ONLY=1: build (or find) the stores, time nothing.
  * BENCH_SIDE_COPY=to=from,…: checkout `to` starts from a copy of `from`'s
  * built store (same schema: say two commits of one branch) instead of
  * building its own.
@@ -83,25 +89,32 @@ function stop(side: Side): Promise<void> {
 }
 
 let queryId = 0;
-async function ask(side: Side, kind: string, inputs: Query[]): Promise<number[]> {
+type Times = { ms: number[]; cpuMs: number[] };
+
+async function ask(side: Side, kind: string, inputs: Query[]): Promise<Times> {
   const id = ++queryId;
-  const answer = next<{ ms: number[] }>(side.child, "answered");
+  const answer = next<Times>(side.child, "answered");
   side.child.send({ op: "query", id, kind, inputs });
-  return (await answer).ms;
+  return answer;
 }
 
-/** Every side answers `inputs` in batches, the side order rotating per batch; wall times per side. */
-async function alternate(sides: Side[], kind: string, inputs: Query[]): Promise<number[][]> {
-  const out = sides.map((): number[] => []);
+/** Every side answers `inputs` in batches, the side order rotating per batch; wall and CPU times per side. */
+async function alternate(sides: Side[], kind: string, inputs: Query[]): Promise<Times[]> {
+  const out = sides.map((): Times => ({ ms: [], cpuMs: [] }));
   for (let b = 0; b * BATCH < inputs.length; b++) {
     const batch = inputs.slice(b * BATCH, (b + 1) * BATCH);
     for (let j = 0; j < sides.length; j++) {
       const s = (b + j) % sides.length;
-      out[s].push(...(await ask(sides[s], kind, batch)));
+      const t = await ask(sides[s], kind, batch);
+      out[s].ms.push(...t.ms);
+      out[s].cpuMs.push(...t.cpuMs);
     }
   }
   return out;
 }
+
+const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(2)} / ${percentile(xs, 95).toFixed(2)}`;
+const ratio = (xs: number[], ref: number[]) => `${(percentile(xs, 50) / percentile(ref, 50)).toFixed(2)} / ${(percentile(xs, 95) / percentile(ref, 95)).toFixed(2)}`;
 
 function searchQueries(windows: string[], size: number, n: number, seed: number): Query[] {
   return buildLabelledSet(windows.slice(0, size).map((text, i) => ({ path: String(i), text })), n, seed).map((l) => ({ q: l.q }));
@@ -120,7 +133,9 @@ function rememberQueries(windows: string[], size: number, n: number, seed: numbe
 
 type RowSpec = { row: string; kind: string; params: Query; queries: (seed: number) => Query[] };
 
-async function measureSize(sides: Side[], windows: string[], size: number, n: number): Promise<Row[]> {
+type Rows = { wall: Row[]; cpu: Row[] };
+
+async function measureSize({ sides, windows, size, n, parts, rows }: { sides: Side[]; windows: string[]; size: number; n: number; parts: Set<string>; rows: Rows }): Promise<void> {
   const specs: RowSpec[] = [];
   for (const group of ["chunk", "document"]) {
     for (const [mode, extra] of [["fts", { match: "any" }], ["vector", {}], ["hybrid", {}]] as const) {
@@ -129,22 +144,29 @@ async function measureSize(sides: Side[], windows: string[], size: number, n: nu
   }
   for (const signals of ["hybrid", "vector", "lexical"]) specs.push({ row: `recall ${signals}`, kind: "recall", params: { signals }, queries: (seed) => recallQueries(n, seed) });
   specs.push({ row: "remember", kind: "remember", params: {}, queries: (seed) => rememberQueries(windows, size, n, seed) });
-  const rows: Row[] = [];
   let seed = 100;
   for (const spec of specs) {
+    if (!parts.has(spec.kind)) continue;
     for (const pass of ["first sight", "repeated"] as const) {
       const inputs = spec.queries(++seed).map((q) => ({ ...q, ...spec.params }));
       if (pass === "repeated") await alternate(sides, spec.kind, inputs);
-      const ms = await alternate(sides, spec.kind, inputs);
-      const row: Row = { size, row: `${spec.row}, ${pass}` };
-      const [ref] = ms;
-      for (const [i, side] of sides.entries()) row[`${side.label} p50 / p95 ms`] = `${percentile(ms[i], 50).toFixed(2)} / ${percentile(ms[i], 95).toFixed(2)}`;
-      for (const [i, side] of [...sides.entries()].slice(1)) row[`${side.label} ÷ ${sides[0].label} (p50 / p95)`] = `${(percentile(ms[i], 50) / percentile(ref, 50)).toFixed(2)} / ${(percentile(ms[i], 95) / percentile(ref, 95)).toFixed(2)}`;
-      rows.push(row);
-      process.stderr.write(`side-by-side: ${Object.values(row).join(" | ")}\n`);
+      const times = await alternate(sides, spec.kind, inputs);
+      const [ref] = times;
+      const wall: Row = { size, row: `${spec.row}, ${pass}` };
+      const cpu: Row = { ...wall };
+      for (const [i, side] of sides.entries()) {
+        wall[`${side.label} p50 / p95 ms`] = pair(times[i].ms);
+        cpu[`${side.label} p50 / p95 ms`] = pair(times[i].cpuMs);
+      }
+      for (const [i, side] of [...sides.entries()].slice(1)) {
+        wall[`${side.label} ÷ ${sides[0].label} (p50 / p95)`] = ratio(times[i].ms, ref.ms);
+        cpu[`${side.label} ÷ ${sides[0].label} (p50 / p95)`] = ratio(times[i].cpuMs, ref.cpuMs);
+      }
+      rows.wall.push(wall);
+      rows.cpu.push(cpu);
+      process.stderr.write(`side-by-side: wall ${Object.values(wall).join(" | ")}\nside-by-side: cpu ${Object.values(cpu).join(" | ")}\n`);
     }
   }
-  return rows;
 }
 
 export default async function run() {
@@ -155,6 +177,7 @@ export default async function run() {
   }
   const sizes = (process.env.BENCH_SIDE_SIZES ?? "10000,100000").split(",").map(Number);
   const n = Number(process.env.BENCH_SIDE_QUERIES ?? 60);
+  const parts = new Set((process.env.BENCH_SIDE_PARTS ?? "search,recall,remember").split(","));
   const copies = new Map((process.env.BENCH_SIDE_COPY ?? "").split(",").filter(Boolean).map((p) => p.split("=") as [string, string]));
   const keep = process.env.BENCH_SIDE_KEEP;
   const root = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-side-by-side-"));
@@ -163,7 +186,7 @@ export default async function run() {
   fs.mkdirSync(root, { recursive: true });
   fs.writeFileSync(corpusFile, JSON.stringify(windows));
   const builds: Row[] = [];
-  const rows: Row[] = [];
+  const rows: Rows = { wall: [], cpu: [] };
   try {
     for (const size of sizes) {
       const dataDir = (label: string) => path.join(root, label, String(size));
@@ -174,26 +197,27 @@ export default async function run() {
           fs.mkdirSync(dataDir(c.label), { recursive: true });
           const side = await start({ ...c, dataDir: dataDir(c.label) });
           const built = next<{ result: Row }>(side.child, "built");
-          side.child.send({ op: "build", size, corpusFile });
+          side.child.send({ op: "build", size, corpusFile, parts: [...parts] });
           builds.push({ size, checkout: c.label, ...(await built).result });
           await stop(side);
         }),
       );
       for (const [to, from] of copies) {
-        if (!fs.existsSync(path.join(dataDir(to), `built-${size}.json`))) {
+        if (!fs.existsSync(path.join(dataDir(to), `built-${size}-${[...parts].join("-")}.json`))) {
           fs.rmSync(dataDir(to), { recursive: true, force: true });
           fs.cpSync(dataDir(from), dataDir(to), { recursive: true });
         }
       }
+      if (process.env.BENCH_SIDE_BUILD_ONLY === "1") continue;
       const sides: Side[] = [];
       for (const c of list) sides.push(await start({ ...c, dataDir: dataDir(c.label) }));
       for (const side of sides) {
         const built = next(side.child, "built");
-        side.child.send({ op: "build", size, corpusFile });
+        side.child.send({ op: "build", size, corpusFile, parts: [...parts] });
         await built;
       }
       try {
-        rows.push(...(await measureSize(sides, windows, size, n)));
+        await measureSize({ sides, windows, size, n, parts, rows });
       } finally {
         for (const side of sides) await stop(side);
       }
@@ -202,5 +226,7 @@ export default async function run() {
     if (!keep) fs.rmSync(root, { recursive: true, force: true });
   }
   printTable("Side by side: building each checkout's store (s; documents, traces and thoughts each of the size, nodes a tenth)", builds);
-  printTable(`Side by side: ${list.map((c) => `${c.label} = ${c.dir}`).join(", ")}; ${n} queries per row, alternated ${BATCH} at a time, limit 10`, rows);
+  const what = `${list.map((c) => `${c.label} = ${c.dir}`).join(", ")}; ${n} queries per row, alternated ${BATCH} at a time, limit 10`;
+  printTable(`Side by side, wall time: ${what}`, rows.wall);
+  printTable(`Side by side, CPU time of the answering process during each call (what the load moves least): ${what}`, rows.cpu);
 }
