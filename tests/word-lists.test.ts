@@ -6,7 +6,7 @@ import { resetConfigForTests } from "@/lib/config";
 import { LISTED_TABLES, wordListUpkeepTurn } from "@/lib/index/word-list-upkeep";
 import Database from "better-sqlite3";
 import { vocabTables } from "@/lib/retrieval/fts-tokens";
-import { buildWordLists, dropWordLists, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
+import { buildWordLists, dropWordLists, SCORE_MEMO_BYTES, SCORE_MEMO_ENTRIES, wordListMemoSize, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedStore, seedThought, useTestBackend, type TestEnv } from "./backend";
@@ -162,6 +162,31 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     const match = '"zephyr" OR "rotation"';
     for (const table of TABLES) expect(listScores(match, table), table).toEqual(fts5Scores(match, table));
     expect(listScores('"rotation ledger" OR "socket"')).toBeNull();
+  });
+
+  it("a document-grouped query asked again is ranked from the scores its first sight kept (the whole-document leg asks for its candidates only), and the kept scores stay within their bounds", async () => {
+    build();
+    clearFullTextMemos();
+    const body = { mode: "fts", q: "rotation ledger", match: "any", group: "document", limit: 10 };
+    const ask = async () => (await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse(body) })).results.map((h) => ({ path: h.path, score: h.score }));
+    const first = await ask();
+    expect(first).toHaveLength(10);
+    // The documents' lists emptied behind the index's back (no write FTS5 sees): only scores kept from the first sight
+    // can still give the first answer.
+    db().prepare("delete from fts_word_lists where tbl = 'documents_fts'").run();
+    try {
+      expect(await ask()).toEqual(first);
+    } finally {
+      dropWordLists({ db: db(), table: "documents_fts" });
+      build();
+      clearFullTextMemos();
+    }
+    expect(await ask()).toEqual(first);
+
+    // Bounded by entries (their keys are request text) and by bytes, whatever the expressions.
+    for (let i = 0; i < SCORE_MEMO_ENTRIES + 20; i++) expect(listScores(`"rotation"${' OR "rotation"'.repeat(i % 40)}${i >= 40 ? ` OR "ledger"`.repeat(Math.floor(i / 40)) : ""}`)).not.toBeNull();
+    expect(wordListMemoSize().entries).toBe(SCORE_MEMO_ENTRIES);
+    expect(wordListMemoSize().bytes).toBeLessThanOrEqual(SCORE_MEMO_BYTES);
   });
 
   it("a build whose reads are declined past 100 rows goes on in smaller steps, and one that starts over clears what a raced step left behind", () => {

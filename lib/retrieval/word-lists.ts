@@ -475,24 +475,42 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
   return { ids, scores };
 }
 
-/** Scores computed per expression, kept while the index and the lists stay as they were (least recently used go first). */
-const SCORE_MEMO_BYTES = 32 * 2 ** 20;
-const scoreMemos: Map<string, { state: string; scores: RowScores }> = ((globalThis as unknown as { __dualmindWordListScores?: Map<string, { state: string; scores: RowScores }> }).__dualmindWordListScores ??= new Map());
+/**
+ * Scores computed per expression, kept while the index and the lists stay as
+ * they were (least recently used go first). Bounded both ways: at most
+ * SCORE_MEMO_ENTRIES expressions (their keys are request text) and
+ * SCORE_MEMO_BYTES of scores and keys together; one answer larger than a
+ * quarter of that is not kept.
+ */
+export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
+export const SCORE_MEMO_ENTRIES = 512;
+type ScoreMemo = { state: string; scores: RowScores; bytes: number };
+const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: { entries: Map<string, ScoreMemo>; bytes: number } }).__dualmindWordListScoreMemos ??= { entries: new Map(), bytes: 0 });
 /** Forget the computed scores (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
-  scoreMemos.clear();
+  scoreMemos.entries.clear();
+  scoreMemos.bytes = 0;
+}
+/** What the memo holds now (tests: its bounds). */
+export function wordListMemoSize(): { entries: number; bytes: number } {
+  return { entries: scoreMemos.entries.size, bytes: scoreMemos.bytes };
+}
+function forgetScores(key: string): void {
+  const old = scoreMemos.entries.get(key);
+  if (!old) return;
+  scoreMemos.entries.delete(key);
+  scoreMemos.bytes -= old.bytes;
 }
 function rememberScores(key: string, state: string, scores: RowScores): void {
-  const bytes = (s: RowScores) => s.ids.byteLength + s.scores.byteLength;
-  scoreMemos.delete(key);
-  if (bytes(scores) > SCORE_MEMO_BYTES / 4) return;
-  scoreMemos.set(key, { state, scores });
-  let total = 0;
-  for (const v of scoreMemos.values()) total += bytes(v.scores);
-  for (const [k, v] of scoreMemos) {
-    if (total <= SCORE_MEMO_BYTES) break;
-    scoreMemos.delete(k);
-    total -= bytes(v.scores);
+  forgetScores(key);
+  // Two bytes a key character at most (UTF-16), the state likewise.
+  const bytes = scores.ids.byteLength + scores.scores.byteLength + 2 * (key.length + state.length);
+  if (bytes > SCORE_MEMO_BYTES / 4) return;
+  scoreMemos.entries.set(key, { state, scores, bytes });
+  scoreMemos.bytes += bytes;
+  for (const k of scoreMemos.entries.keys()) {
+    if (scoreMemos.bytes <= SCORE_MEMO_BYTES && scoreMemos.entries.size <= SCORE_MEMO_ENTRIES) break;
+    forgetScores(k);
   }
 }
 
@@ -520,18 +538,22 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const file = databaseFileOf({ db, schema });
     const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
-    const known = state ? scoreMemos.get(memoKey) : undefined;
+    const known = state ? scoreMemos.entries.get(memoKey) : undefined;
     if (known && known.state === state) {
-      scoreMemos.delete(memoKey);
-      scoreMemos.set(memoKey, known);
+      scoreMemos.entries.delete(memoKey);
+      scoreMemos.entries.set(memoKey, known);
       return only ? pickScores(known.scores, only) : known.scores;
     }
-    const scores = compute(fresh);
-    // Only some rows computed (a whole-document leg's candidates): not the expression's whole answer, not memoized.
-    if (scores && state && !only) rememberScores(memoKey, state, scores);
-    return scores;
+    // The lists are decoded whole either way: the whole answer is kept, so the same expression asked again (the
+    // whole-document leg for other candidates, or a repeated query) is read from memory.
+    if (!state) return compute(fresh, false);
+    const scores = compute(fresh, true);
+    if (!scores) return null;
+    rememberScores(memoKey, state, scores);
+    return only ? pickScores(scores, only) : scores;
   };
-  const compute = (fresh: Meta): RowScores | null => {
+  /** `whole`: every matching row, whatever `only` asks for. */
+  const compute = (fresh: Meta, whole: boolean): RowScores | null => {
     const { tokenize, columns: ncols } = tableShape({ db, schema, table });
     const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
     if (!tokens) return null;
@@ -590,7 +612,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
         }
       }
       const need = plain.mode === "all" ? tokens.length : 1;
-      return only ? rowsOf(acc, only, need) : rowsFound(acc, need);
+      return only && !whole ? rowsOf(acc, only, need) : rowsFound(acc, need);
     } finally {
       releaseAccumulated(acc);
     }
