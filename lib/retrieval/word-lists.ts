@@ -514,6 +514,17 @@ function rememberScores(key: string, state: string, scores: RowScores): void {
   }
 }
 
+/**
+ * What an answer from the lists depends on, as one string: the FTS5 structure record (rewritten by every committed
+ * change) and the lists' build and fold position. Null when the table has no ready lists, inside a transaction (FTS5's
+ * uncommitted writes are not in the record yet), or for a database without a file.
+ */
+export function wordListAnswerState({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string | null {
+  if (db.inTransaction || !databaseFileOf({ db, schema })) return null;
+  const meta = metaOf(db, schema, table);
+  return meta?.status === "ready" ? `${indexStateOf({ db, schema, table })}\u0000${meta.built_at}:${meta.applied_seq}` : null;
+}
+
 /** Whether schema.table has word lists ready to be read (a cheap check before anything is counted). */
 export function hasReadyWordLists({ db, schema, table }: { db: Database.Database; schema: string; table: string }): boolean {
   return metaOf(db, schema, table)?.status === "ready";
