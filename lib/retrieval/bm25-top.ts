@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { runWithinBudget, type QueryBudget } from "../db/query-budget";
 import { preparedOnce } from "../db/statements";
+import { BoundedMemo } from "./bounded-memo";
 import { clearIndexStateMemos, databaseFileOf } from "./fts-tokens";
 import { clearSelectiveMatchCaches } from "./selective-match";
 import { clearWordListMemos, hasReadyWordLists, wordListAnswerState, wordListScores, type RowScores } from "./word-lists";
@@ -44,37 +45,17 @@ export type Bm25Plan = {
 export const RANKED_MEMO_ROWS = 1024;
 export const RANKED_MEMO_ENTRIES = 2048;
 export const RANKED_MEMO_BYTES = 16 * 2 ** 20;
-type RankedMemo = { state: string; matches: number; ranked: Bm25Row[]; bytes: number };
-const rankedMemos = ((globalThis as unknown as { __dualmindBroadRanked?: { entries: Map<string, RankedMemo>; bytes: number } }).__dualmindBroadRanked ??= { entries: new Map(), bytes: 0 });
+type Ranked = { matches: number; ranked: Bm25Row[] };
+const rankedMemos = ((globalThis as unknown as { __dualmindBroadRanked?: BoundedMemo<Ranked> }).__dualmindBroadRanked ??= new BoundedMemo({ entries: RANKED_MEMO_ENTRIES, bytes: RANKED_MEMO_BYTES }));
 
 /** What the ranked memo holds now (tests: its bounds). */
 export function rankedMemoSize(): { entries: number; bytes: number } {
-  return { entries: rankedMemos.entries.size, bytes: rankedMemos.bytes };
-}
-
-function forgetRanked(key: string): void {
-  const old = rankedMemos.entries.get(key);
-  if (!old) return;
-  rankedMemos.entries.delete(key);
-  rankedMemos.bytes -= old.bytes;
-}
-
-function rememberRanked(key: string, memo: Omit<RankedMemo, "bytes">): void {
-  forgetRanked(key);
-  // A row is an object of two numbers (~40 bytes in V8); key and state two bytes a character.
-  const bytes = 40 * memo.ranked.length + 2 * (key.length + memo.state.length) + 64;
-  rankedMemos.entries.set(key, { ...memo, bytes });
-  rankedMemos.bytes += bytes;
-  for (const k of rankedMemos.entries.keys()) {
-    if (rankedMemos.bytes <= RANKED_MEMO_BYTES && rankedMemos.entries.size <= RANKED_MEMO_ENTRIES) break;
-    forgetRanked(k);
-  }
+  return rankedMemos.size();
 }
 
 /** Forget every score and count kept in this process (tests' and benches' "first sight"). */
 export function clearFullTextMemos(): void {
-  rankedMemos.entries.clear();
-  rankedMemos.bytes = 0;
+  rankedMemos.clear();
   clearWordListMemos();
   clearIndexStateMemos();
   clearSelectiveMatchCaches();
@@ -92,10 +73,8 @@ export function broadTopByBm25({ db, schema, table, match }: { db: Database.Data
   // Read before anything is computed: a write committed meanwhile gives a later state, under which this entry is never read.
   const state = wordListAnswerState({ db, schema, table });
   const memoKey = `${databaseFileOf({ db, schema })}\u0000${schema}\u0000${table}\u0000${match}`;
-  const kept = state ? rankedMemos.entries.get(memoKey) : undefined;
-  if (kept && kept.state === state) {
-    rankedMemos.entries.delete(memoKey);
-    rankedMemos.entries.set(memoKey, kept);
+  const kept = state ? rankedMemos.get(memoKey, state) : undefined;
+  if (kept) {
     let whole: ReturnType<typeof broadTopByBm25> | undefined;
     // Deeper than what was kept (a filter dropped many): computed as on a first sight.
     const top = (m: number) => (m <= kept.ranked.length || kept.ranked.length === kept.matches ? kept.ranked.slice(0, m) : (whole ??= broadTopComputed({ db, schema, table, match, state: null, memoKey }))?.top(m) ?? kept.ranked.slice(0, m));
@@ -119,7 +98,8 @@ function broadTopComputed({ db, schema, table, match, state, memoKey }: { db: Da
   const top = (m: number) => {
     if (ranked.length < Math.min(m, matches)) {
       ranked = bestOf(listed, Math.max(m, 2 * ranked.length));
-      if (state) rememberRanked(memoKey, { state, matches, ranked: ranked.slice(0, RANKED_MEMO_ROWS) });
+      // A row is an object of two numbers: ~40 bytes in V8.
+      if (state) rankedMemos.set({ key: memoKey, state, value: { matches, ranked: ranked.slice(0, RANKED_MEMO_ROWS) }, valueBytes: 40 * Math.min(ranked.length, RANKED_MEMO_ROWS) + 64 });
     }
     return ranked.slice(0, m);
   };

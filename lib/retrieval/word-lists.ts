@@ -3,6 +3,7 @@ import { preparedOnce } from "../db/statements";
 import { bm25OfRows } from "./bm25-rows";
 import { bm25Part, docsizeLength, ftsIdf, ftsTotals, indexStateOf } from "./fts5-bm25";
 import { databaseFileOf, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
+import { BoundedMemo } from "./bounded-memo";
 import { plainPhrases } from "./match";
 
 /**
@@ -484,34 +485,14 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
  */
 export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
 export const SCORE_MEMO_ENTRIES = 512;
-type ScoreMemo = { state: string; scores: RowScores; bytes: number };
-const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: { entries: Map<string, ScoreMemo>; bytes: number } }).__dualmindWordListScoreMemos ??= { entries: new Map(), bytes: 0 });
+const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: BoundedMemo<RowScores> }).__dualmindWordListScoreMemos ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
 /** Forget the computed scores (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
-  scoreMemos.entries.clear();
-  scoreMemos.bytes = 0;
+  scoreMemos.clear();
 }
 /** What the memo holds now (tests: its bounds). */
 export function wordListMemoSize(): { entries: number; bytes: number } {
-  return { entries: scoreMemos.entries.size, bytes: scoreMemos.bytes };
-}
-function forgetScores(key: string): void {
-  const old = scoreMemos.entries.get(key);
-  if (!old) return;
-  scoreMemos.entries.delete(key);
-  scoreMemos.bytes -= old.bytes;
-}
-function rememberScores(key: string, state: string, scores: RowScores): void {
-  forgetScores(key);
-  // Two bytes a key character at most (UTF-16), the state likewise.
-  const bytes = scores.ids.byteLength + scores.scores.byteLength + 2 * (key.length + state.length);
-  if (bytes > SCORE_MEMO_BYTES / 4) return;
-  scoreMemos.entries.set(key, { state, scores, bytes });
-  scoreMemos.bytes += bytes;
-  for (const k of scoreMemos.entries.keys()) {
-    if (scoreMemos.bytes <= SCORE_MEMO_BYTES && scoreMemos.entries.size <= SCORE_MEMO_ENTRIES) break;
-    forgetScores(k);
-  }
+  return scoreMemos.size();
 }
 
 /**
@@ -549,18 +530,14 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const file = databaseFileOf({ db, schema });
     const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
-    const known = state ? scoreMemos.entries.get(memoKey) : undefined;
-    if (known && known.state === state) {
-      scoreMemos.entries.delete(memoKey);
-      scoreMemos.entries.set(memoKey, known);
-      return only ? pickScores(known.scores, only) : known.scores;
-    }
+    const known = state ? scoreMemos.get(memoKey, state) : undefined;
+    if (known) return only ? pickScores(known, only) : known;
     // The lists are decoded whole either way: the whole answer is kept, so the same expression asked again (the
     // whole-document leg for other candidates, or a repeated query) is read from memory.
     if (!state) return compute(fresh, false);
     const scores = compute(fresh, true);
     if (!scores) return null;
-    rememberScores(memoKey, state, scores);
+    scoreMemos.set({ key: memoKey, state, value: scores, valueBytes: scores.ids.byteLength + scores.scores.byteLength });
     return only ? pickScores(scores, only) : scores;
   };
   /** `whole`: every matching row, whatever `only` asks for. */
