@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
-import { clearFullTextMemos } from "@/lib/retrieval";
+import { broadTopByBm25, clearFullTextMemos } from "@/lib/retrieval";
+import { RANKED_MEMO_BYTES, RANKED_MEMO_ENTRIES, rankedMemoSize } from "@/lib/retrieval/bm25-top";
 import { resetConfigForTests } from "@/lib/config";
 import { LISTED_TABLES, wordListUpkeepTurn } from "@/lib/index/word-list-upkeep";
 import Database from "better-sqlite3";
 import { vocabTables } from "@/lib/retrieval/fts-tokens";
-import { buildWordLists, dropWordLists, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
+import { buildWordLists, clearWordListMemos, dropWordLists, SCORE_MEMO_BYTES, SCORE_MEMO_ENTRIES, wordListMemoSize, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedStore, seedThought, useTestBackend, type TestEnv } from "./backend";
@@ -163,6 +164,63 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     for (const table of TABLES) expect(listScores(match, table), table).toEqual(fts5Scores(match, table));
     expect(listScores('"rotation ledger" OR "socket"')).toBeNull();
   });
+
+  it("a document-grouped query asked again is ranked from the scores its first sight kept (the whole-document leg asks for its candidates only), and the kept scores stay within their bounds", async () => {
+    build();
+    clearFullTextMemos();
+    const body = { mode: "fts", q: "rotation ledger", match: "any", group: "document", limit: 10 };
+    const ask = async () => (await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse(body) })).results.map((h) => ({ path: h.path, score: h.score }));
+    const first = await ask();
+    expect(first).toHaveLength(10);
+    // The documents' lists emptied behind the index's back (no write FTS5 sees): only scores kept from the first sight
+    // can still give the first answer.
+    db().prepare("delete from fts_word_lists where tbl = 'documents_fts'").run();
+    try {
+      expect(await ask()).toEqual(first);
+    } finally {
+      dropWordLists({ db: db(), table: "documents_fts" });
+      build();
+      clearFullTextMemos();
+    }
+    expect(await ask()).toEqual(first);
+
+    // Bounded by entries (their keys are request text) and by bytes, whatever the expressions.
+    for (let i = 0; i < SCORE_MEMO_ENTRIES + 20; i++) expect(listScores(`"rotation"${' OR "rotation"'.repeat(i % 40)}${i >= 40 ? ` OR "ledger"`.repeat(Math.floor(i / 40)) : ""}`)).not.toBeNull();
+    expect(wordListMemoSize().entries).toBe(SCORE_MEMO_ENTRIES);
+    expect(wordListMemoSize().bytes).toBeLessThanOrEqual(SCORE_MEMO_BYTES);
+  });
+
+  it("a broad query asked again is answered from its kept ranking, even when the scores behind it were let go; a write is never answered from it; the kept rankings stay within their bounds", async () => {
+    build();
+    clearFullTextMemos();
+    const body = { mode: "fts", q: "rotation ledger", match: "any", group: "chunk", limit: 10 };
+    const ask = async () => (await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse(body) })).results.map((h) => ({ path: h.path, id: h.id, score: h.score }));
+    const first = await ask();
+    expect(first).toHaveLength(10);
+    // The scores memo emptied (at 100k rows it holds a few dozen expressions) and the lists emptied behind the index's back.
+    clearWordListMemos();
+    db().prepare("delete from fts_word_lists where tbl = 'chunks_fts'").run();
+    try {
+      expect(await ask()).toEqual(first);
+    } finally {
+      dropWordLists({ db: db(), table: "chunks_fts" });
+      build();
+      clearFullTextMemos();
+    }
+    expect(await ask()).toEqual(first);
+    // A committed write changes the index's state: the next answer is FTS5's new one, not the kept one.
+    await stores().putDocuments({ store: "lists", input: { documents: [{ path: "n/denser.md", content: "rotation rotation rotation rotation rotation ledger ledger ledger" }] }, actor: "test" });
+    const now = await ask();
+    expect(now[0].path).toBe("n/denser.md");
+    expect(now).toEqual(await exhaustiveAnswer(body));
+
+    for (let i = 0; i < RANKED_MEMO_ENTRIES + 20; i++) {
+      const match = `"rotation" OR "ledger"${' OR "rotation"'.repeat(i % 50)}${' OR "ledger"'.repeat(Math.floor(i / 50))}`;
+      expect(broadTopByBm25({ db: db(), schema: "main", table: "chunks_fts", match })?.top(10)).toHaveLength(10);
+    }
+    expect(rankedMemoSize().entries).toBeLessThanOrEqual(RANKED_MEMO_ENTRIES);
+    expect(rankedMemoSize().bytes).toBeLessThanOrEqual(RANKED_MEMO_BYTES);
+  }, 120_000);
 
   it("a build whose reads are declined past 100 rows goes on in smaller steps, and one that starts over clears what a raced step left behind", () => {
     const texts = LISTED_TABLES.find((t) => t.table === "documents_fts")!.texts!(db());

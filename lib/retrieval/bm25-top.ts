@@ -1,9 +1,10 @@
 import type Database from "better-sqlite3";
 import { runWithinBudget, type QueryBudget } from "../db/query-budget";
 import { preparedOnce } from "../db/statements";
-import { clearIndexStateMemos } from "./fts-tokens";
+import { BoundedMemo } from "./bounded-memo";
+import { clearIndexStateMemos, databaseFileOf } from "./fts-tokens";
 import { clearSelectiveMatchCaches } from "./selective-match";
-import { clearWordListMemos, hasReadyWordLists, wordListScores, type RowScores } from "./word-lists";
+import { clearWordListMemos, hasReadyWordLists, wordListAnswerState, wordListScores, type RowScores } from "./word-lists";
 
 /**
  * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
@@ -34,8 +35,27 @@ export type Bm25Plan = {
   detail: string;
 };
 
+/**
+ * The best rows of broad expressions asked before, kept while the index and its lists stay as they were
+ * (wordListAnswerState): a repeated query is a lookup, where the scores behind it (word-lists.ts keeps them too, but
+ * at 100k rows 1.6 MB an expression, so only a few dozen) would be computed again. At most RANKED_MEMO_ROWS rows an
+ * expression, RANKED_MEMO_ENTRIES expressions (their keys are request text) and RANKED_MEMO_BYTES in all, keys
+ * counted; least recently used go first.
+ */
+export const RANKED_MEMO_ROWS = 1024;
+export const RANKED_MEMO_ENTRIES = 2048;
+export const RANKED_MEMO_BYTES = 16 * 2 ** 20;
+type Ranked = { matches: number; ranked: Bm25Row[] };
+const rankedMemos = ((globalThis as unknown as { __dualmindBroadRanked?: BoundedMemo<Ranked> }).__dualmindBroadRanked ??= new BoundedMemo({ entries: RANKED_MEMO_ENTRIES, bytes: RANKED_MEMO_BYTES }));
+
+/** What the ranked memo holds now (tests: its bounds). */
+export function rankedMemoSize(): { entries: number; bytes: number } {
+  return rankedMemos.size();
+}
+
 /** Forget every score and count kept in this process (tests' and benches' "first sight"). */
 export function clearFullTextMemos(): void {
+  rankedMemos.clear();
   clearWordListMemos();
   clearIndexStateMemos();
   clearSelectiveMatchCaches();
@@ -50,6 +70,24 @@ export function clearFullTextMemos(): void {
  */
 export function broadTopByBm25({ db, schema, table, match }: { db: Database.Database; schema: string; table: string; match: string }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   if (!hasReadyWordLists({ db, schema, table })) return null;
+  // Read before anything is computed: a write committed meanwhile gives a later state, under which this entry is never read.
+  const state = wordListAnswerState({ db, schema, table });
+  const memoKey = `${databaseFileOf({ db, schema })}\u0000${schema}\u0000${table}\u0000${match}`;
+  const kept = state ? rankedMemos.get(memoKey, state) : undefined;
+  if (kept) {
+    let whole: ReturnType<typeof broadTopByBm25> | undefined;
+    // Deeper than what was kept (a filter dropped many): computed as on a first sight.
+    const top = (m: number) => (m <= kept.ranked.length || kept.ranked.length === kept.matches ? kept.ranked.slice(0, m) : (whole ??= broadTopComputed({ db, schema, table, match, state: null, memoKey }))?.top(m) ?? kept.ranked.slice(0, m));
+    return { top, plan: planOf(kept.matches, "kept from an earlier identical query under the same index") };
+  }
+  return broadTopComputed({ db, schema, table, match, state, memoKey });
+}
+
+function planOf(matches: number, how?: string): Bm25Plan {
+  return { path: "word_lists", matches, detail: `broad query (${matches} matches): exact bm25 from the table's word lists (each common word's rows and counts, kept through writes)${how ? `; ${how}` : ""}` };
+}
+
+function broadTopComputed({ db, schema, table, match, state, memoKey }: { db: Database.Database; schema: string; table: string; match: string; state: string | null; memoKey: string }): ReturnType<typeof broadTopByBm25> {
   const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
   if ((countUpTo.get(match, BROAD_MATCH_ROWS + 1) as number) <= BROAD_MATCH_ROWS) return null;
   const listed = wordListScores({ db, schema, table, match });
@@ -58,11 +96,14 @@ export function broadTopByBm25({ db, schema, table, match }: { db: Database.Data
   // The ranked prefix grows as callers ask for more.
   let ranked: Bm25Row[] = [];
   const top = (m: number) => {
-    if (ranked.length < Math.min(m, matches)) ranked = bestOf(listed, Math.max(m, 2 * ranked.length));
+    if (ranked.length < Math.min(m, matches)) {
+      ranked = bestOf(listed, Math.max(m, 2 * ranked.length));
+      // A row is an object of two numbers: ~40 bytes in V8.
+      if (state) rankedMemos.set({ key: memoKey, state, value: { matches, ranked: ranked.slice(0, RANKED_MEMO_ROWS) }, valueBytes: 40 * Math.min(ranked.length, RANKED_MEMO_ROWS) + 64 });
+    }
     return ranked.slice(0, m);
   };
-  const detail = `broad query (${matches} matches): exact bm25 from the table's word lists (each common word's rows and counts, kept through writes)`;
-  return { top, plan: { path: "word_lists", matches, detail } };
+  return { top, plan: planOf(matches) };
 }
 
 /** broadTopByBm25 under a request's query budget. */

@@ -3,6 +3,7 @@ import { preparedOnce } from "../db/statements";
 import { bm25OfRows } from "./bm25-rows";
 import { bm25Part, docsizeLength, ftsIdf, ftsTotals, indexStateOf } from "./fts5-bm25";
 import { databaseFileOf, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
+import { BoundedMemo } from "./bounded-memo";
 import { plainPhrases } from "./match";
 
 /**
@@ -475,25 +476,34 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
   return { ids, scores };
 }
 
-/** Scores computed per expression, kept while the index and the lists stay as they were (least recently used go first). */
-const SCORE_MEMO_BYTES = 32 * 2 ** 20;
-const scoreMemos: Map<string, { state: string; scores: RowScores }> = ((globalThis as unknown as { __dualmindWordListScores?: Map<string, { state: string; scores: RowScores }> }).__dualmindWordListScores ??= new Map());
+/**
+ * Scores computed per expression, kept while the index and the lists stay as
+ * they were (least recently used go first). Bounded both ways: at most
+ * SCORE_MEMO_ENTRIES expressions (their keys are request text) and
+ * SCORE_MEMO_BYTES of scores and keys together; one answer larger than a
+ * quarter of that is not kept.
+ */
+export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
+export const SCORE_MEMO_ENTRIES = 512;
+const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: BoundedMemo<RowScores> }).__dualmindWordListScoreMemos ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
 /** Forget the computed scores (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
   scoreMemos.clear();
 }
-function rememberScores(key: string, state: string, scores: RowScores): void {
-  const bytes = (s: RowScores) => s.ids.byteLength + s.scores.byteLength;
-  scoreMemos.delete(key);
-  if (bytes(scores) > SCORE_MEMO_BYTES / 4) return;
-  scoreMemos.set(key, { state, scores });
-  let total = 0;
-  for (const v of scoreMemos.values()) total += bytes(v.scores);
-  for (const [k, v] of scoreMemos) {
-    if (total <= SCORE_MEMO_BYTES) break;
-    scoreMemos.delete(k);
-    total -= bytes(v.scores);
-  }
+/** What the memo holds now (tests: its bounds). */
+export function wordListMemoSize(): { entries: number; bytes: number } {
+  return scoreMemos.size();
+}
+
+/**
+ * What an answer from the lists depends on, as one string: the FTS5 structure record (rewritten by every committed
+ * change) and the lists' build and fold position. Null when the table has no ready lists, inside a transaction (FTS5's
+ * uncommitted writes are not in the record yet), or for a database without a file.
+ */
+export function wordListAnswerState({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string | null {
+  if (db.inTransaction || !databaseFileOf({ db, schema })) return null;
+  const meta = metaOf(db, schema, table);
+  return meta?.status === "ready" ? `${indexStateOf({ db, schema, table })}\u0000${meta.built_at}:${meta.applied_seq}` : null;
 }
 
 /** Whether schema.table has word lists ready to be read (a cheap check before anything is counted). */
@@ -520,18 +530,18 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const file = databaseFileOf({ db, schema });
     const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
-    const known = state ? scoreMemos.get(memoKey) : undefined;
-    if (known && known.state === state) {
-      scoreMemos.delete(memoKey);
-      scoreMemos.set(memoKey, known);
-      return only ? pickScores(known.scores, only) : known.scores;
-    }
-    const scores = compute(fresh);
-    // Only some rows computed (a whole-document leg's candidates): not the expression's whole answer, not memoized.
-    if (scores && state && !only) rememberScores(memoKey, state, scores);
-    return scores;
+    const known = state ? scoreMemos.get(memoKey, state) : undefined;
+    if (known) return only ? pickScores(known, only) : known;
+    // The lists are decoded whole either way: the whole answer is kept, so the same expression asked again (the
+    // whole-document leg for other candidates, or a repeated query) is read from memory.
+    if (!state) return compute(fresh, false);
+    const scores = compute(fresh, true);
+    if (!scores) return null;
+    scoreMemos.set({ key: memoKey, state, value: scores, valueBytes: scores.ids.byteLength + scores.scores.byteLength });
+    return only ? pickScores(scores, only) : scores;
   };
-  const compute = (fresh: Meta): RowScores | null => {
+  /** `whole`: every matching row, whatever `only` asks for. */
+  const compute = (fresh: Meta, whole: boolean): RowScores | null => {
     const { tokenize, columns: ncols } = tableShape({ db, schema, table });
     const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
     if (!tokens) return null;
@@ -590,7 +600,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
         }
       }
       const need = plain.mode === "all" ? tokens.length : 1;
-      return only ? rowsOf(acc, only, need) : rowsFound(acc, need);
+      return only && !whole ? rowsOf(acc, only, need) : rowsFound(acc, need);
     } finally {
       releaseAccumulated(acc);
     }
