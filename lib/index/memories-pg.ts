@@ -63,7 +63,7 @@ import {
 const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...memoryOfRow(r) });
 
 /** Store one memory file's text as the truth and index it, in the caller's transaction (indexMemoryOp). */
-export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number }): Promise<IngestResult> {
+export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number; capped?: boolean }): Promise<IngestResult> {
   return inCallerTx(tx, indexMemoryOp(args));
 }
 
@@ -100,7 +100,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   });
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }) });
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
     return withBody((await lockMemory(tx, input.path))!);
   } });
@@ -118,7 +118,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const { next, body } = updatedMemoryFields({ current, input, to, now });
     await withStoreQuotaPg({ tx, store: handle.store, write: async () => {
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
-      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now });
+      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now, capped: true });
     } });
     await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
     return withBody((await lockMemory(tx, to))!);
@@ -185,7 +185,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }) });
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
     return withBody((await lockMemory(tx, to))!);
@@ -305,7 +305,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
         out.skipped.push({ path: rel, reason: "not a valid category path" });
         continue;
       }
-      await inCallerTx(tx, ensureCategoryOp(category));
+      await inCallerTx(tx, ensureCategoryOp({ category }));
       const description = text.replace(/\n$/, "");
       await tx.update(categories).set({ description: description === "" ? null : description }).where(and(eq(categories.path, category)));
       out.categories++;
