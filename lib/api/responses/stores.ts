@@ -7,6 +7,8 @@ export const healthResponse = exact({
   versions: exact({ app: z.string(), node: z.string(), sqlite: z.string() }),
   /** Parts of DATA_DIR that cannot be written (a read-only file or mount): reads are served, writes to them answer 503. */
   read_only: z.array(exact({ part: z.string(), reason: z.string() })),
+  /** Memory folders watched for changes (SQLite), within DUALMIND_MAX_WATCHED_DIRS; stores whose folders did not fit are left to the periodic scan. */
+  memory_watch: exact({ watched_dirs: z.number().int(), max_watched_dirs: z.number().int(), scan_only_stores: z.number().int() }),
 });
 
 export const storeSummary = exact({
