@@ -5,7 +5,7 @@ import { GET as healthRoute } from "@/app/api/v1/health/route";
 import { storeDir } from "@/lib/db/connection";
 import { memoryWatchStatus, startMemoryWatch, stopMemoryWatch } from "@/lib/index/watch";
 import { onPg, searchHere, seedStore, useTestBackend, type TestEnv } from "./backend";
-import { callRoute } from "./helpers";
+import { callRoute, until } from "./helpers";
 
 let env: TestEnv;
 const store = "many";
@@ -40,17 +40,6 @@ const writeOnDisk = (rel: string, content: string) => {
   fs.mkdirSync(path.dirname(abs), { recursive: true });
   fs.writeFileSync(abs, content);
 };
-
-async function until<T>(what: string, read: () => T | Promise<T>, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await read();
-  while (!check(last)) {
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(last)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    last = await read();
-  }
-  return last;
-}
 
 const hitPaths = async (q: string) => (await searchHere(store, { q, mode: "fts" })).results.map((h) => h.path);
 
