@@ -17,6 +17,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/ledger-ids-migration.test.ts",
   "tests/limits-stores.test.ts",
   "tests/limits-categories.test.ts",
+  "tests/limits-chunks.test.ts",
   "tests/limits-store-size.test.ts",
   "tests/store-lifecycle.test.ts",
   "tests/store-delete-safety.test.ts",
