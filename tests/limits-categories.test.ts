@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createMemorySchema, memoryFilterSchema, setCategorySchema } from "@/lib/index/memories";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
-import { itSqliteOnly, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { GET as listMemoriesRoute } from "@/app/api/v1/stores/[store]/memories/route";
+import { itSqliteOnly, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 let env: TestEnv;
 afterEach(async () => env?.cleanup());
@@ -87,5 +89,21 @@ describe("category listing", () => {
         expect(plan.filter((d) => /^SCAN (memories|m)\b/.test(d) && !/COVERING INDEX/.test(d))).toEqual([]);
       }
     }
+  });
+});
+
+describe("memory filter tags", () => {
+  it("more than 32 tags answer 400 before any query; the filter (REST and MCP query_memories) names the field", async () => {
+    env = await useTestBackend();
+    await seedStore(store);
+    const token = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+    await remember("ops/pager");
+    const tags = Array.from({ length: 1500 }, (_, i) => `t${i}`).join(",");
+    const rest = await callRoute(listMemoriesRoute, { token, url: `http://127.0.0.1/api/v1/stores/${store}/memories?tags=${tags}`, params: { store } });
+    expect(rest.status).toBe(400);
+    expect(rest.json.error.code).toBe("invalid_request");
+    const ok = await callRoute(listMemoriesRoute, { token, url: `http://127.0.0.1/api/v1/stores/${store}/memories?tags=${Array.from({ length: 32 }, (_, i) => `t${i}`).join(",")}`, params: { store } });
+    expect(ok.status).toBe(200);
+    expect(memoryFilterSchema.safeParse({ tags: Array.from({ length: 40_000 }, (_, i) => `t${i}`) }).error?.issues[0]?.path).toEqual(["tags"]);
   });
 });

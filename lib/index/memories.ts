@@ -21,7 +21,7 @@ import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs"
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { audit } from "./engine-steps";
 import { deleteDocumentOp, ingestDocumentsOp, type IngestResult } from "./ingest";
-import { boolParam, csvParam, dateParam } from "./query-params";
+import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withStoreQuota } from "./store-quota";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
@@ -804,7 +804,7 @@ export function getMemoryByPath({ handle, memoryPath }: { handle: StoreHandle; m
 export const memoryFilterSchema = z
   .object({
     category: categoryPathSchema.optional(),
-    tags: csvParam.optional(),
+    tags: tagsParam.optional(),
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
     source: z.string().max(200).optional(),
