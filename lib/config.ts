@@ -435,7 +435,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
-  { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of tool answers one MCP request (a batch) may carry together; the first call always answers, a later one past it is refused with 422 naming this variable" },
+  { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of answers one MCP request (a batch) may carry together (tool results with their structuredContent, and resources read); the first call always answers, a later one past it, and every one after, is refused with 422 naming this variable before doing its work" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },

@@ -18,6 +18,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-stores.test.ts",
   "tests/limits-categories.test.ts",
   "tests/limits-chunks.test.ts",
+  "tests/limits-mcp-batch.test.ts",
   "tests/limits-store-size.test.ts",
   "tests/store-lifecycle.test.ts",
   "tests/store-delete-safety.test.ts",
