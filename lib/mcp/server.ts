@@ -176,9 +176,9 @@ export function createMcpServer(options: McpSessionOptions): Server {
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: [
       { uri: "dualmind://stores", name: "stores", description: "The stores this token may use", mimeType: "application/json" },
-      ...(await stores().listStores())
-        .filter((s) => canUseStore({ principal: options.principal, store: s.name }))
-        .map((s) => ({ uri: `dualmind://stores/${s.name}`, name: `store ${s.name}`, mimeType: "application/json" })),
+      ...(await stores().listStoreNames())
+        .filter((store) => canUseStore({ principal: options.principal, store }))
+        .map((store) => ({ uri: `dualmind://stores/${store}`, name: `store ${store}`, mimeType: "application/json" })),
     ],
   }));
 

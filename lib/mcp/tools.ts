@@ -14,7 +14,7 @@ import { learningRecordedResponse, recallResponse, traceRecordedResponse } from 
 import { storeListResponse } from "../api/responses/stores";
 import { z, type ZodType } from "zod";
 import { actorOf } from "../auth/actor";
-import type { AgentPrincipal, Scope } from "../auth/tokens";
+import { canUseStore, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { storeItemParams, storeParams } from "../api/params";
 import { callerOf } from "../api/respond";
 import { createSessionSchema, postMessageSchema } from "../governance/dialectic";
@@ -397,7 +397,7 @@ const storeTools: ToolDef[] = [
     output: storeListResponse,
     scope: "read",
     input: z.object({}).strict(),
-    run: async (_args, ctx) => ({ stores: (await stores().listStores()).filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
+    run: async (_args, ctx) => ({ stores: await stores().listStores({ only: (store) => canUseStore({ principal: ctx.principal, store }) }) }),
   }),
   tool({
     name: "store_health",

@@ -58,7 +58,8 @@ export type StoresBackend = {
   kind: "sqlite" | "postgres";
   /** Start-up: the core store, and on a fresh install the `default` store. */
   ensureStartupStores: () => Promise<{ createdDefault: boolean }>;
-  listStores: () => Promise<StoreInfo[]>;
+  /** The stores described (counts, sizes); `only` picks which before any is described (a token's stores); `memoryFiles` counts each memory folder's files (SQLite; the dashboard), else null. */
+  listStores: (a?: { only?: (store: string) => boolean; memoryFiles?: boolean }) => Promise<StoreInfo[]>;
   /** The names only (core first), without describing each store: for pickers and allow-list checks. */
   listStoreNames: () => Promise<string[]>;
   /** Whether a store holds anything a page would show (documents, memories, traces, learnings, thoughts): index probes, no counts. */

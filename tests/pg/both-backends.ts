@@ -19,6 +19,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-categories.test.ts",
   "tests/limits-chunks.test.ts",
   "tests/limits-mcp-batch.test.ts",
+  "tests/limits-store-list.test.ts",
   "tests/limits-store-size.test.ts",
   "tests/store-lifecycle.test.ts",
   "tests/store-delete-safety.test.ts",

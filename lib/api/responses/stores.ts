@@ -21,8 +21,8 @@ export const storeSummary = exact({
   vectors: exact({ available: z.boolean(), version: z.string().nullable(), reason: z.string().nullable() }),
   /** Rows per table: the keys are table names (data), not fields. */
   counts: z.record(z.string(), count),
-  /** The store's files on disk; null on PostgreSQL (DATABASE_URL), where a store is a schema. */
-  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count }).nullable(),
+  /** The store's files on disk; null on PostgreSQL (DATABASE_URL), where a store is a schema. `memory_files`: null in GET /stores (GET /stores/{store} counts them). */
+  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count.nullable() }).nullable(),
 });
 export const storeListResponse = exact({ stores: z.array(storeSummary) });
 export const storeLifecycleResponse = exact({ store: z.string(), archived: z.boolean() });
