@@ -136,6 +136,7 @@ const envSchema = z.object({
   DUALMIND_MAX_WATCHED_DIRS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   DUALMIND_MAX_CHUNKS_PER_DOCUMENT: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DUALMIND_MEMORY_TRASH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).default(256 * 1024 * 1024),
+  DUALMIND_MEMORY_TRASH_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -236,6 +237,8 @@ export type LimitsConfig = {
   maxChunksPerDocument: number;
   /** Bytes of deleted memories one store's trash keeps; past it the oldest are purged (audited). */
   memoryTrashMaxBytes: number;
+  /** Deleted memories one store's trash keeps; past it the oldest are purged (audited). */
+  memoryTrashMaxEntries: number;
 };
 
 /** Milliseconds; 0 = no limit. */
@@ -345,6 +348,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxWatchedDirs: e.DUALMIND_MAX_WATCHED_DIRS,
       maxChunksPerDocument: e.DUALMIND_MAX_CHUNKS_PER_DOCUMENT,
       memoryTrashMaxBytes: e.DUALMIND_MEMORY_TRASH_MAX_BYTES,
+      memoryTrashMaxEntries: e.DUALMIND_MEMORY_TRASH_MAX_ENTRIES,
     },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
@@ -447,6 +451,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes answer 507 naming this variable" },
   { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list, review list with transcripts, or a store's node, thought, trace, learning or working-memory list (REST and MCP) carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
   { variable: "DUALMIND_MEMORY_TRASH_MAX_BYTES", default: "268435456", meaning: "bytes of deleted memories one store's trash keeps; past it the oldest are purged first, each audited as `memory.purge`" },
+  { variable: "DUALMIND_MEMORY_TRASH_MAX_ENTRIES", default: "10000", meaning: "deleted memories one store's trash keeps, however small; past it the oldest are purged first, each audited as `memory.purge` naming this variable" },
   { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_CHUNKS_PER_DOCUMENT", default: "1000", meaning: "chunks one document written with PUT /documents (or MCP) may split into; a document of more (very short lines or headings) → 422 naming this variable, before anything is written" },
   { variable: "DUALMIND_MAX_WATCHED_DIRS", default: "4096", meaning: "memory folders the watcher holds an inotify watch on, across all stores (one per folder, none per file); a store whose folders do not fit is left to the periodic scan (DUALMIND_MEMORY_SCAN_MS), and /health counts such stores in `memory_watch`" },

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
 import { createMemorySchema, memoryFilterSchema, setCategorySchema } from "@/lib/index/memories";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
@@ -105,5 +106,20 @@ describe("memory filter tags", () => {
     const ok = await callRoute(listMemoriesRoute, { token, url: `http://127.0.0.1/api/v1/stores/${store}/memories?tags=${Array.from({ length: 32 }, (_, i) => `t${i}`).join(",")}`, params: { store } });
     expect(ok.status).toBe(200);
     expect(memoryFilterSchema.safeParse({ tags: Array.from({ length: 40_000 }, (_, i) => `t${i}`) }).error?.issues[0]?.path).toEqual(["tags"]);
+  });
+});
+
+describe("memory trash entries", () => {
+  it("keeps at most DUALMIND_MEMORY_TRASH_MAX_ENTRIES deleted memories however small: the oldest are purged first, audited naming the limit", async () => {
+    env = await useTestBackend({ DUALMIND_MEMORY_TRASH_MAX_ENTRIES: "3" });
+    await seedStore(store);
+    for (let i = 0; i < 6; i++) {
+      await remember(`t/m${i}`);
+      await stores().deleteMemory({ store, memoryPath: `t/m${i}`, actor: "user:ed" });
+    }
+    expect((await stores().listMemoryTrash({ store })).map((t) => t.path)).toEqual(["t/m5", "t/m4", "t/m3"]);
+    const purges = (await governance().listAuditTail({ limit: 100 })).filter((a) => a.action === "memory.purge");
+    expect(purges.length).toBe(3);
+    expect(purges.every((a) => JSON.stringify(a.details).includes("DUALMIND_MEMORY_TRASH_MAX_ENTRIES"))).toBe(true);
   });
 });

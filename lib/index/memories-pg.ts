@@ -144,11 +144,16 @@ const trashEntryOf = (r: TrashRow): TrashedMemoryWithBody => trashedMemoryOf({ i
 
 async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: number): Promise<void> {
   await tx.execute(sql`delete from memory_trash where deleted_at <= ${now - trashRetentionMs()}`);
-  // Past DUALMIND_MEMORY_TRASH_MAX_BYTES the oldest entries go first, each audited as memory.purge.
-  const over = (await tx.execute(sql`select id, path from (select id, path, sum(octet_length(content)) over (order by id desc) as kept from memory_trash) t where kept > ${getConfig().limits.memoryTrashMaxBytes}`)).rows as { id: string; path: string }[];
+  // Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge.
+  const { memoryTrashMaxBytes, memoryTrashMaxEntries } = getConfig().limits;
+  const over = (
+    await tx.execute(
+      sql`select id, path, nth > ${memoryTrashMaxEntries} as by_count from (select id, path, sum(octet_length(content)) over (order by id desc) as kept, row_number() over (order by id desc) as nth from memory_trash) t where kept > ${memoryTrashMaxBytes} or nth > ${memoryTrashMaxEntries}`,
+    )
+  ).rows as { id: string; path: string; by_count: boolean }[];
   for (const row of over) {
     await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
-    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
+    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
   }
 }
 

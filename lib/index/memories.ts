@@ -523,9 +523,10 @@ export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHa
   return purged + purgeTrashPastBytes(handle, dir);
 }
 
-/** Past DUALMIND_MEMORY_TRASH_MAX_BYTES the oldest entries go first, each audited as memory.purge. */
+/** Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge. */
 function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
   const max = getConfig().limits.memoryTrashMaxBytes;
+  const maxEntries = getConfig().limits.memoryTrashMaxEntries;
   const ids = fs
     .readdirSync(dir)
     .filter((name) => name.endsWith(".md") && trashIdSchema.safeParse(name.slice(0, -3)).success)
@@ -534,14 +535,15 @@ function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
     .reverse();
   let kept = 0;
   let purged = 0;
-  for (const id of ids) {
+  for (const [nth, id] of ids.entries()) {
     const files = trashFiles(handle, id);
-    kept += fs.statSync(files.text, { throwIfNoEntry: false })?.size ?? 0;
-    if (kept <= max) continue;
+    // Past the entry count no size is read: the entries beyond it go whatever their size.
+    if (nth < maxEntries) kept += fs.statSync(files.text, { throwIfNoEntry: false })?.size ?? 0;
+    if (kept <= max && nth < maxEntries) continue;
     const entry = readTrashEntry(handle, id);
     fs.rmSync(files.text, { force: true });
     fs.rmSync(files.meta, { force: true });
-    appendAudit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry?.path ?? id }), details: { trashId: id, limit: "DUALMIND_MEMORY_TRASH_MAX_BYTES" } });
+    appendAudit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry?.path ?? id }), details: { trashId: id, limit: nth >= maxEntries ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } });
     purged++;
   }
   return purged;
