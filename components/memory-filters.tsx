@@ -2,7 +2,7 @@ import Link from "next/link";
 import type { CategoryChild } from "@/lib/index/memories";
 
 /** Category tree as nested links; counts include sub-categories. */
-export function MemoryCategoryTree({ store, categories, active }: { store: string; categories: CategoryChild[]; active: string | undefined }) {
+export function MemoryCategoryTree({ store, categories, total, active }: { store: string; categories: CategoryChild[]; total: number; active: string | undefined }) {
   // `cstore` ties the category to this store: after a store switch the page drops it instead of filtering the new store by it.
   const href = (category?: string) => `/memories?store=${encodeURIComponent(store)}${category ? `&category=${encodeURIComponent(category)}&cstore=${encodeURIComponent(store)}` : ""}`;
   return (
@@ -22,6 +22,11 @@ export function MemoryCategoryTree({ store, categories, active }: { store: strin
           {c.name} <span className="text-xs text-slate-500">({c.memories})</span>
         </Link>
       ))}
+      {total > categories.length && (
+        <p className="text-xs text-slate-500" data-testid="category-tree-more">
+          The first {categories.length} of {total} categories; filter by a category path to reach the others.
+        </p>
+      )}
     </nav>
   );
 }

@@ -133,7 +133,11 @@ const envSchema = z.object({
   DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).optional(),
   DUALMIND_LIST_MAX_BYTES: z.coerce.number().int().min(16 * 1024).max(256 * 1024 * 1024).default(1024 * 1024),
   DUALMIND_WORKING_MEMORY_MAX_KEYS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  DUALMIND_MAX_CATEGORIES_PER_STORE: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  DUALMIND_MAX_WATCHED_DIRS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  DUALMIND_MAX_CHUNKS_PER_DOCUMENT: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   DUALMIND_MEMORY_TRASH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).default(256 * 1024 * 1024),
+  DUALMIND_MEMORY_TRASH_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -228,8 +232,16 @@ export type LimitsConfig = {
   listMaxBytes: number;
   /** Live working-memory keys one store may hold; another → 422. */
   workingMemoryMaxKeys: number;
+  /** Memory categories one store may hold; a write that would add another → 422. */
+  maxCategoriesPerStore: number;
+  /** Memory folders watched for changes across all stores; a store whose folders do not fit is left to the periodic scan. */
+  maxWatchedDirs: number;
+  /** Chunks one document sent over the API may split into; more → 422 before any work. */
+  maxChunksPerDocument: number;
   /** Bytes of deleted memories one store's trash keeps; past it the oldest are purged (audited). */
   memoryTrashMaxBytes: number;
+  /** Deleted memories one store's trash keeps; past it the oldest are purged (audited). */
+  memoryTrashMaxEntries: number;
 };
 
 /** Milliseconds; 0 = no limit. */
@@ -336,7 +348,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       governanceMaxBytesPerAgent: e.DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT ?? Math.floor(e.DUALMIND_GOVERNANCE_MAX_BYTES / 4),
       listMaxBytes: e.DUALMIND_LIST_MAX_BYTES,
       workingMemoryMaxKeys: e.DUALMIND_WORKING_MEMORY_MAX_KEYS,
+      maxCategoriesPerStore: e.DUALMIND_MAX_CATEGORIES_PER_STORE,
+      maxWatchedDirs: e.DUALMIND_MAX_WATCHED_DIRS,
+      maxChunksPerDocument: e.DUALMIND_MAX_CHUNKS_PER_DOCUMENT,
       memoryTrashMaxBytes: e.DUALMIND_MEMORY_TRASH_MAX_BYTES,
+      memoryTrashMaxEntries: e.DUALMIND_MEMORY_TRASH_MAX_ENTRIES,
     },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
@@ -427,7 +443,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
-  { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of tool answers one MCP request (a batch) may carry together; the first call always answers, a later one past it is refused with 422 naming this variable" },
+  { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of answers one MCP request (a batch) may carry together (tool results with their structuredContent, and resources read); the first call always answers, a later one past it, and every one after, is refused with 422 naming this variable before doing its work" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
@@ -440,5 +456,9 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", default: "a quarter of DUALMIND_GOVERNANCE_MAX_BYTES", meaning: "one agent's share of the ledger (64 bytes a row plus the text of the tasks, runs, validations, provenance facts, overrides, reviews and messages it wrote) past which that agent's ledger and review writes answer 422 naming this variable, so one agent cannot fill the ledger for everyone" },
   { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list, review list with transcripts, or a store's node, thought, trace, learning or working-memory list (REST and MCP) carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
   { variable: "DUALMIND_MEMORY_TRASH_MAX_BYTES", default: "268435456", meaning: "bytes of deleted memories one store's trash keeps; past it the oldest are purged first, each audited as `memory.purge`" },
+  { variable: "DUALMIND_MEMORY_TRASH_MAX_ENTRIES", default: "10000", meaning: "deleted memories one store's trash keeps, however small; past it the oldest are purged first, each audited as `memory.purge` naming this variable" },
   { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },
+  { variable: "DUALMIND_MAX_CHUNKS_PER_DOCUMENT", default: "1000", meaning: "chunks one document written with PUT /documents (or MCP) may split into; a document of more (very short lines or headings) → 422 naming this variable, before anything is written" },
+  { variable: "DUALMIND_MAX_WATCHED_DIRS", default: "4096", meaning: "memory folders the watcher holds an inotify watch on, across all stores (one per folder, none per file); a store whose folders do not fit is left to the periodic scan (DUALMIND_MEMORY_SCAN_MS), and /health counts such stores in `memory_watch`" },
+  { variable: "DUALMIND_MAX_CATEGORIES_PER_STORE", default: "10000", meaning: "memory categories (folders) one store may hold; a memory write or category describe that would add another → 422 naming this variable" },
 ];

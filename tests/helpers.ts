@@ -103,3 +103,15 @@ export function migrationsUpTo({ which, last, scratch }: { which: "index" | "gov
   fs.writeFileSync(journalFile, JSON.stringify(journal));
   return folder;
 }
+
+/** Poll until `check` holds (a state, never a sleep as the assertion); fails with the last value seen. */
+export async function until<T>(what: string, read: () => T | Promise<T>, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await read();
+  while (!check(last)) {
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    last = await read();
+  }
+  return last;
+}

@@ -13,6 +13,7 @@ import { startMemoryWatch, stopMemoryWatch } from "@/lib/index/watch";
 import { stores } from "@/lib/stores/backend";
 import { closePg } from "@/lib/db/pg";
 import { chunksOfDocument, itSqliteOnly, onPg, searchHere, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { until } from "./helpers";
 
 // The memory folder as a user expects it: frontmatter is metadata (both
 // backends); on SQLite the memory/ folder is the truth, so files edited on
@@ -40,18 +41,6 @@ const writeOnDisk = (rel: string, content: string | Buffer) => {
   fs.writeFileSync(abs, content);
 };
 const hitPaths = async (q: string) => (await searchHere(store, { q, mode: "fts" })).results.map((h) => h.path);
-
-/** Poll until `check` holds (a state, never a sleep as the assertion); fails with the last value seen. */
-async function until<T>(what: string, read: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await read();
-  while (!check(last)) {
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(last)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    last = await read();
-  }
-  return last;
-}
 
 describe("frontmatter is metadata, not body", () => {
   it("a memory's chunks and search snippets never hold its YAML; its tags and summary are its fields", async () => {

@@ -45,7 +45,7 @@ describe("memory move", () => {
     });
     expect(await listPaths()).toEqual(["archive/2026/db-choice"]);
     // The emptied category is pruned; the new one and its parent exist.
-    expect((await stores().listAllCategories({ store })).map((c) => c.path)).toEqual(["archive", "archive/2026"]);
+    expect((await stores().listAllCategories({ store, limit: 100 })).categories.map((c) => c.path)).toEqual(["archive", "archive/2026"]);
     expect(await searchMemories("zebrafish")).toEqual(["memory/archive/2026/db-choice.md"]);
     const row = await lastAudit();
     expect(row).toMatchObject({ actor: "user:ed", action: "memory.move", target: `store:${store}/memory:archive/2026/db-choice` });

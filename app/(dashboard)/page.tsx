@@ -74,7 +74,7 @@ function StoreVectors({ info }: { info: StoreInfo }) {
 export default async function OverviewPage() {
   await requireUser();
   // stores(): the SQLite stores in DATA_DIR, or with DATABASE_URL the PostgreSQL ones agents write to.
-  const stores = await storesBackend().listStores();
+  const stores = await storesBackend().listStores({ memoryFiles: true });
   const ledger = ledgerStorageFacts();
   const counts = await governance().countGovernanceRows({});
   const n = await getOverviewNumbers();

@@ -5,6 +5,7 @@ import type { PgStoreTx } from "../db/pg-store";
 import { count as countRows, dialect, engineStep, inCallerTx, read, row, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { chunks as chunksTable, documents } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
+import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { writeDocumentFts } from "./document-fts";
@@ -322,9 +323,23 @@ function documentsOfBatch(input: z.output<typeof putDocumentsSchema>) {
   return docs;
 }
 
+/** Refuse, before any write, a document that would split into more than DUALMIND_MAX_CHUNKS_PER_DOCUMENT chunks (422 naming it). */
+function assertChunksWithinLimit(docs: { path: string; content: string }[]): void {
+  const max = getConfig().limits.maxChunksPerDocument;
+  for (const d of docs) {
+    const n = chunkDocument({ path: d.path, kind: kindForPath(d.path), text: d.content }).length;
+    if (n > max) {
+      throw new AppError("unprocessable", `document ${d.path} would split into ${n} chunks, past the most of ${max} (limit DUALMIND_MAX_CHUNKS_PER_DOCUMENT): split it into smaller documents or join its short lines`, [
+        { path: "content", message: "too many chunks", limit: "DUALMIND_MAX_CHUNKS_PER_DOCUMENT" },
+      ]);
+    }
+  }
+}
+
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
 export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {
   const docs = documentsOfBatch(input);
+  assertChunksWithinLimit(docs);
   const now = Date.now();
   const op = function* (): Op<IngestResult[]> {
     const results = yield* withinStoreQuota({ store: handle.store, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });

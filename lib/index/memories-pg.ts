@@ -63,7 +63,7 @@ import {
 const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...memoryOfRow(r) });
 
 /** Store one memory file's text as the truth and index it, in the caller's transaction (indexMemoryOp). */
-export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number }): Promise<IngestResult> {
+export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number; capped?: boolean }): Promise<IngestResult> {
   return inCallerTx(tx, indexMemoryOp(args));
 }
 
@@ -100,7 +100,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   });
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }) });
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
     return withBody((await lockMemory(tx, input.path))!);
   } });
@@ -118,7 +118,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const { next, body } = updatedMemoryFields({ current, input, to, now });
     await withStoreQuotaPg({ tx, store: handle.store, write: async () => {
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
-      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now });
+      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now, capped: true });
     } });
     await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
     return withBody((await lockMemory(tx, to))!);
@@ -144,11 +144,16 @@ const trashEntryOf = (r: TrashRow): TrashedMemoryWithBody => trashedMemoryOf({ i
 
 async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: number): Promise<void> {
   await tx.execute(sql`delete from memory_trash where deleted_at <= ${now - trashRetentionMs()}`);
-  // Past DUALMIND_MEMORY_TRASH_MAX_BYTES the oldest entries go first, each audited as memory.purge.
-  const over = (await tx.execute(sql`select id, path from (select id, path, sum(octet_length(content)) over (order by id desc) as kept from memory_trash) t where kept > ${getConfig().limits.memoryTrashMaxBytes}`)).rows as { id: string; path: string }[];
+  // Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge.
+  const { memoryTrashMaxBytes, memoryTrashMaxEntries } = getConfig().limits;
+  const over = (
+    await tx.execute(
+      sql`select id, path, nth > ${memoryTrashMaxEntries} as by_count from (select id, path, sum(octet_length(content)) over (order by id desc) as kept, row_number() over (order by id desc) as nth from memory_trash) t where kept > ${memoryTrashMaxBytes} or nth > ${memoryTrashMaxEntries}`,
+    )
+  ).rows as { id: string; path: string; by_count: boolean }[];
   for (const row of over) {
     await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
-    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
+    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
   }
 }
 
@@ -185,7 +190,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }) });
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
     return withBody((await lockMemory(tx, to))!);
@@ -305,7 +310,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
         out.skipped.push({ path: rel, reason: "not a valid category path" });
         continue;
       }
-      await inCallerTx(tx, ensureCategoryOp(category));
+      await inCallerTx(tx, ensureCategoryOp({ category }));
       const description = text.replace(/\n$/, "");
       await tx.update(categories).set({ description: description === "" ? null : description }).where(and(eq(categories.path, category)));
       out.categories++;

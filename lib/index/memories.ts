@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { getConfig } from "../config";
@@ -14,13 +14,14 @@ import * as pgStore from "../db/schema/pg/store";
 import { AppError, infrastructureError } from "../errors";
 import { ACTIVITY_PAGE_MAX, activityFilterSchema, listActivity, type ActivityEntry } from "../governance/activity";
 import { appendAudit, listAuditByTargets, type AuditEntry } from "../governance/audit";
+import { pageWithinBudget } from "../governance/limits";
 import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { audit } from "./engine-steps";
 import { deleteDocumentOp, ingestDocumentsOp, type IngestResult } from "./ingest";
-import { boolParam, csvParam, dateParam } from "./query-params";
+import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withStoreQuota } from "./store-quota";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
@@ -178,16 +179,57 @@ export function memoryFromText({ memoryPath, text, mtime }: { memoryPath: string
   };
 }
 
-/** Make sure a category and all its ancestors have rows. */
-export function* ensureCategoryOp(category: string): Op<void> {
+/**
+ * Make sure a category and all its ancestors have rows. `capped` (a memory or
+ * category write over the API): one that would take the store past
+ * DUALMIND_MAX_CATEGORIES_PER_STORE is refused; files placed by hand are
+ * still indexed.
+ */
+export function* ensureCategoryOp({ category, capped = false }: { category: string; capped?: boolean }): Op<void> {
   const segs = category.split("/");
-  yield* insertManyOrIgnore(memoryTables.categories, segs.map((_, i) => ({ path: segs.slice(0, i + 1).join("/"), parentPath: i > 0 ? segs.slice(0, i).join("/") : null })), (c) => [c.path]);
+  const rows = segs.map((_, i) => ({ path: segs.slice(0, i + 1).join("/"), parentPath: i > 0 ? segs.slice(0, i).join("/") : null }));
+  if (capped) {
+    const paths = rows.map((r) => r.path);
+    const present = yield* select(memoryTables, (db, { categories: c }) => db.select({ path: c.path }).from(c).where(inArray(c.path, paths)));
+    const adding = paths.length - present.length;
+    const max = getConfig().limits.maxCategoriesPerStore;
+    if (adding > 0) {
+      const [{ n }] = yield* select(memoryTables, (db, { categories: c }) => db.select({ n: count() }).from(c));
+      if (Number(n) + adding > max) {
+        throw new AppError("unprocessable", `the store holds ${n} categories; ${category} would add ${adding}, past its most of ${max} (limit DUALMIND_MAX_CATEGORIES_PER_STORE): file the memory under an existing category`, [
+          { path: "path", message: "too many categories", limit: "DUALMIND_MAX_CATEGORIES_PER_STORE" },
+        ]);
+      }
+    }
+  }
+  yield* insertManyOrIgnore(memoryTables.categories, rows, (c) => [c.path]);
 }
 
-/** Drop categories left with no memories and no description. */
-function pruneCategoriesOp(): Op<void> {
-  return sqlRun(sql`delete from categories where description is null and not exists (
-    select 1 from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`);
+/** Drop `category` and its ancestors where left with no memories (below them too) and no description. */
+function* pruneCategoriesOp(category: string): Op<void> {
+  const pg = (yield* dialect()) === "pg";
+  const segs = category.split("/");
+  // Deepest first: a parent is judged after its child is gone.
+  for (let i = segs.length; i >= 1; i--) {
+    const path = segs.slice(0, i).join("/");
+    yield* sqlRun(sql`delete from categories where path = ${path} and description is null and not exists (
+      select 1 from memories where ${inCategory({ column: memories.category, category: path, pg })})`);
+  }
+}
+
+/** Drop every category left with no memories and no description (a reindex): one grouped pass over the memories. */
+function* pruneAllCategoriesOp(): Op<void> {
+  const used = new Set<string>();
+  const groups = yield* select(memoryTables, (db, { memories: m }) => db.select({ category: m.category }).from(m).groupBy(m.category));
+  for (const { category } of groups) {
+    const segs = category.split("/");
+    for (let i = 1; i <= segs.length; i++) used.add(segs.slice(0, i).join("/"));
+  }
+  const empty = (yield* select(memoryTables, (db, { categories: c }) => db.select({ path: c.path }).from(c).where(isNull(c.description)))).map((r) => r.path).filter((p) => !used.has(p));
+  for (let i = 0; i < empty.length; i += 500) {
+    const slice = empty.slice(i, i + 500);
+    yield* sqlRun(sql`delete from categories where path in (${sql.join(slice.map((p) => sql`${p}`), sql`, `)})`);
+  }
 }
 
 /**
@@ -219,10 +261,10 @@ function upsertMemoryRow(m: MemoryWithBody, text: string): Op<void> {
  * (fields from the frontmatter; dates missing there fall back to `mtime`),
  * its categories and its document + chunks. Unchanged text writes nothing.
  */
-export function* indexMemoryOp({ memoryPath, text, mtime }: { memoryPath: string; text: string; mtime: number }): Op<IngestResult> {
+export function* indexMemoryOp({ memoryPath, text, mtime, capped = false }: { memoryPath: string; text: string; mtime: number; capped?: boolean }): Op<IngestResult> {
   const m = memoryFromText({ memoryPath, text, mtime });
   yield* upsertMemoryRow(m, text);
-  yield* ensureCategoryOp(m.category);
+  yield* ensureCategoryOp({ category: m.category, capped });
   // PostgreSQL keeps no file: the document's mtime is the memory's updated_at.
   const docMtime = (yield* dialect()) === "pg" ? m.updated_at : mtime;
   return (yield* ingestDocumentsOp({ docs: [{ path: memoryDocPath(memoryPath), origin: "file", text, mtime: docMtime }] }))[0];
@@ -232,10 +274,10 @@ export function* indexMemoryOp({ memoryPath, text, mtime }: { memoryPath: string
 export function* removeMemoryOp(memoryPath: string): Op<void> {
   yield* sqlRun(sql`delete from memories where path = ${memoryPath}`);
   yield* deleteDocumentOp(memoryDocPath(memoryPath));
-  yield* pruneCategoriesOp();
+  yield* pruneCategoriesOp(memoryPath.slice(0, memoryPath.lastIndexOf("/")));
 }
 
-export function indexMemoryText({ handle, ...args }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number }): IngestResult {
+export function indexMemoryText({ handle, ...args }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number; capped?: boolean }): IngestResult {
   return write(handle, indexMemoryOp(args));
 }
 
@@ -244,11 +286,11 @@ export function removeMemoryIndex({ handle, memoryPath }: { handle: StoreHandle;
 }
 
 export function ensureCategoryPath({ handle, category }: { handle: StoreHandle; category: string }): void {
-  write(handle, ensureCategoryOp(category));
+  write(handle, ensureCategoryOp({ category }));
 }
 
 export function pruneCategories({ handle }: { handle: StoreHandle }): void {
-  write(handle, pruneCategoriesOp());
+  write(handle, pruneAllCategoriesOp());
 }
 
 export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "token_estimate">; body: string }): string {
@@ -289,7 +331,7 @@ function writeMemory({ handle, memoryPath, content, audit, replaces }: { handle:
     handle.sqlite
       .transaction(() => {
         withStoreQuota({ handle, write: () => {
-          indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
+          indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs, capped: true });
           if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
         } });
         appendAudit(audit);
@@ -482,9 +524,10 @@ export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHa
   return purged + purgeTrashPastBytes(handle, dir);
 }
 
-/** Past DUALMIND_MEMORY_TRASH_MAX_BYTES the oldest entries go first, each audited as memory.purge. */
+/** Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge. */
 function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
   const max = getConfig().limits.memoryTrashMaxBytes;
+  const maxEntries = getConfig().limits.memoryTrashMaxEntries;
   const ids = fs
     .readdirSync(dir)
     .filter((name) => name.endsWith(".md") && trashIdSchema.safeParse(name.slice(0, -3)).success)
@@ -493,14 +536,15 @@ function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
     .reverse();
   let kept = 0;
   let purged = 0;
-  for (const id of ids) {
+  for (const [nth, id] of ids.entries()) {
     const files = trashFiles(handle, id);
-    kept += fs.statSync(files.text, { throwIfNoEntry: false })?.size ?? 0;
-    if (kept <= max) continue;
+    // Past the entry count no size is read: the entries beyond it go whatever their size.
+    if (nth < maxEntries) kept += fs.statSync(files.text, { throwIfNoEntry: false })?.size ?? 0;
+    if (kept <= max && nth < maxEntries) continue;
     const entry = readTrashEntry(handle, id);
     fs.rmSync(files.text, { force: true });
     fs.rmSync(files.meta, { force: true });
-    appendAudit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry?.path ?? id }), details: { trashId: id, limit: "DUALMIND_MEMORY_TRASH_MAX_BYTES" } });
+    appendAudit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry?.path ?? id }), details: { trashId: id, limit: nth >= maxEntries ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } });
     purged++;
   }
   return purged;
@@ -763,7 +807,7 @@ export function getMemoryByPath({ handle, memoryPath }: { handle: StoreHandle; m
 export const memoryFilterSchema = z
   .object({
     category: categoryPathSchema.optional(),
-    tags: csvParam.optional(),
+    tags: tagsParam.optional(),
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
     source: z.string().max(200).optional(),
@@ -808,10 +852,11 @@ export function listMemoriesByFilter<H extends AnyStoreHandle>({ handle, filter,
             ? (tags: SQLiteColumn | PgColumn) => sql`exists (select 1 from json_each(${tags}) t where t.value in ${filter.tags})`
             : (tags: SQLiteColumn | PgColumn) => sql`${tags} && array[${sql.join(filter.tags!.map((t) => sql`${t}`), sql`, `)}]::text[]`
           : null;
+      const pg = (yield* dialect()) === "pg";
       const clause = (m: typeof memories) =>
         and(
-          // The category itself or anything below it (substr, not LIKE: `_` in a path is literal; lengths in characters on both engines).
-          filter.category ? or(eq(m.category, filter.category), sql`substr(${m.category}, 1, ${[...filter.category].length + 1}) = ${filter.category + "/"}`) : undefined,
+          // The category itself or anything below it (a range, not LIKE: `_` in a path is literal).
+          filter.category ? inCategory({ column: m.category, category: filter.category, pg }) : undefined,
           anyTag?.(m.tags),
           filter.updated_after === undefined ? undefined : gte(m.updatedAt, filter.updated_after),
           filter.updated_before === undefined ? undefined : lt(m.updatedAt, filter.updated_before),
@@ -837,35 +882,91 @@ export function listMemoriesByFilter<H extends AnyStoreHandle>({ handle, filter,
 
 export type CategoryChild = { path: string; name: string; description: string | null; memories: number; children: number };
 
-/** Categories with recursive memory counts (expired ones included): the children of `parent` (root when null), or all when `parent` is undefined. */
-function listCategories<H extends AnyStoreHandle>({ handle, parent }: { handle: H; parent: string | null | undefined }): On<H, CategoryChild[]> {
+/** At most this many categories in one page of a listing. */
+export const CATEGORY_PAGE_MAX = 500;
+export const categoryPageSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(CATEGORY_PAGE_MAX).default(200),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+export type CategoryPage = { categories: CategoryChild[]; total: number };
+
+/**
+ * Rows in category `category` or below it: the category itself, or the range
+ * of paths under it (`c/` ≤ x < `c0`: `0` follows `/` byte by byte), which
+ * the category index answers; compared byte-wise on PostgreSQL too.
+ */
+function inCategory({ column, category, pg }: { column: SQLiteColumn | PgColumn; category: string; pg: boolean }): SQL {
+  const bytes = (x: SQL | SQLiteColumn | PgColumn) => (pg ? sql`${x} collate "C"` : sql`${x}`);
+  return sql`(${column} = ${category} or (${bytes(column)} >= ${bytes(sql`${category + "/"}`)} and ${bytes(column)} < ${bytes(sql`${category + "0"}`)}))`;
+}
+
+/**
+ * Recursive memory counts (expired ones included) of `paths`, in one grouped
+ * pass over the memories under `within` (all when null): each category's rows
+ * are added to those of its listed ancestors.
+ */
+function* memoryCountsOp({ paths, within }: { paths: string[]; within: string | null }): Op<Map<string, number>> {
+  const counts = new Map(paths.map((p) => [p, 0]));
+  if (paths.length === 0) return counts;
+  const pg = (yield* dialect()) === "pg";
+  const groups = yield* select(memoryTables, (db, { memories: m }) =>
+    db
+      .select({ category: m.category, n: count() })
+      .from(m)
+      .where(within === null ? undefined : inCategory({ column: m.category, category: within, pg }))
+      .groupBy(m.category),
+  );
+  for (const g of groups) {
+    const segs = g.category.split("/");
+    for (let i = 1; i <= segs.length; i++) {
+      const ancestor = segs.slice(0, i).join("/");
+      const n = counts.get(ancestor);
+      if (n !== undefined) counts.set(ancestor, n + Number(g.n));
+    }
+  }
+  return counts;
+}
+
+/** A page of categories (the children of `parent`, root when null, or all when undefined) with recursive memory and child counts. */
+function listCategories<H extends AnyStoreHandle>({ handle, parent, limit, offset, only }: { handle: H; parent: string | null | undefined; limit: number; offset: number; only?: string }): On<H, CategoryPage> {
   return read(
     handle,
     (function* () {
+      const where = (c: typeof categories) =>
+        only !== undefined ? eq(c.path, only) : parent === undefined ? undefined : parent === null ? isNull(c.parentPath) : eq(c.parentPath, parent);
+      const [{ n: total }] = yield* select(memoryTables, (db, { categories: c }) => db.select({ n: count() }).from(c).where(where(c)));
       const rows = yield* select(memoryTables, (db, { categories: c }) =>
-        db
-          .select({
-            path: c.path,
-            description: c.description,
-            // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would rebind.
-            memories: sql<number>`(select count(*) from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`.mapWith(Number),
-            children: sql<number>`(select count(*) from categories k where k.parent_path = categories.path)`.mapWith(Number),
-          })
-          .from(c)
-          .where(parent === undefined ? undefined : parent === null ? isNull(c.parentPath) : eq(c.parentPath, parent))
-          .orderBy(asc(c.path)),
+        db.select({ path: c.path, description: c.description }).from(c).where(where(c)).orderBy(asc(c.path)).limit(limit).offset(offset),
       );
-      return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
+      const paths = rows.map((r) => r.path);
+      const memoryCounts = yield* memoryCountsOp({ paths, within: only ?? parent ?? null });
+      const childCounts =
+        paths.length === 0
+          ? []
+          : yield* select(memoryTables, (db, { categories: c }) => db.select({ parent: c.parentPath, n: count() }).from(c).where(inArray(c.parentPath, paths)).groupBy(c.parentPath));
+      const children = new Map(childCounts.map((g) => [g.parent, Number(g.n)]));
+      const listed = rows.map((r) => ({ path: r.path, name: r.path.slice(r.path.lastIndexOf("/") + 1), description: r.description, memories: memoryCounts.get(r.path) ?? 0, children: children.get(r.path) ?? 0 }));
+      return { categories: listed, total: Number(total) };
     })(),
+    { snapshot: true },
   );
 }
 
-export function listCategoryChildren<H extends AnyStoreHandle>({ handle, parent }: { handle: H; parent: string | null }): On<H, CategoryChild[]> {
-  return listCategories({ handle, parent });
+/** A page of the children of `parent` (root when null), within DUALMIND_LIST_MAX_BYTES, with `next_offset` to continue. */
+export async function listCategoryChildren({ handle, parent, limit, offset }: { handle: AnyStoreHandle; parent: string | null; limit: number; offset: number }): Promise<CategoryPage & { next_offset: number | null }> {
+  return pageWithinBudget({ page: await listCategories({ handle, parent, limit, offset }), key: "categories", offset });
 }
 
-export function listAllCategories<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, CategoryChild[]> {
-  return listCategories({ handle, parent: undefined });
+/** A page of all categories in path order (the dashboard's tree). */
+export function listAllCategories<H extends AnyStoreHandle>({ handle, limit, offset = 0 }: { handle: H; limit: number; offset?: number }): On<H, CategoryPage> {
+  return listCategories({ handle, parent: undefined, limit, offset });
+}
+
+/** One category with its counts, or null when it has no row. */
+export function getCategory<H extends AnyStoreHandle>({ handle, path: category }: { handle: H; path: string }): On<H, CategoryChild | null> {
+  const pick = (page: CategoryPage) => page.categories[0] ?? null;
+  const found = listCategories({ handle, parent: undefined, limit: 1, offset: 0, only: category });
+  return (found instanceof Promise ? found.then(pick) : pick(found as CategoryPage)) as On<H, CategoryChild | null>;
 }
 
 export const setCategorySchema = z.object({ path: categoryPathSchema, description: z.string().trim().max(2000) }).strict();
@@ -893,16 +994,15 @@ export function setCategoryDescription({ handle, input, actor }: { handle: Store
 
 /** A category's description in its row, audited (SQLite writes its _category.md first; on PostgreSQL the row is the truth). */
 export function* describeCategoryOp({ store, input, actor }: { store: string; input: z.output<typeof setCategorySchema>; actor: string }): Op<void> {
-  yield* ensureCategoryOp(input.path);
+  yield* ensureCategoryOp({ category: input.path, capped: input.description !== "" });
   yield* update(memoryTables.categories, { description: input.description || null }, (c) => eq(c.path, input.path));
-  yield* pruneCategoriesOp();
+  yield* pruneCategoriesOp(input.path);
   yield* audit({ actor, action: "category.describe", target: `store:${store}/category:${input.path}`, details: { cleared: input.description === "" } });
 }
 
 /** A category as the listing shows it after a describe (an empty one pruned: no memories, no description). */
 export function describedCategory<H extends AnyStoreHandle>({ handle, path: category }: { handle: H; path: string }): On<H, CategoryChild> {
-  const parent = category.includes("/") ? category.slice(0, category.lastIndexOf("/")) : null;
-  const pick = (children: CategoryChild[]) => children.find((c) => c.path === category) ?? { path: category, name: category.slice(category.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
-  const found = listCategoryChildren({ handle, parent });
-  return (found instanceof Promise ? found.then(pick) : pick(found as CategoryChild[])) as On<H, CategoryChild>;
+  const pick = (found: CategoryChild | null) => found ?? { path: category, name: category.slice(category.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  const found = getCategory({ handle, path: category });
+  return (found instanceof Promise ? found.then(pick) : pick(found as CategoryChild | null)) as On<H, CategoryChild>;
 }

@@ -40,7 +40,7 @@ import { CHUNK_KIND } from "./chunk-embeddings";
 import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkSnippets, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
-import { boolParam, csvParam, dateParam } from "./query-params";
+import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
 
 /**
  * Search a store in any mode: `fts` (bm25, see fulltext.ts), `vector`
@@ -80,7 +80,7 @@ export const searchInputSchema = z
     prefix: z.string().max(512).optional(),
     // Each distinct, and bounded: the filter's shape picks a cached statement, so repeats must not make new shapes.
     kind: csvParam.transform((v) => [...new Set(v)]).pipe(z.array(z.enum(["memory", "markdown", "code", "text"])).max(4)).optional(),
-    tags: csvParam.transform((v) => [...new Set(v)]).pipe(z.array(z.string().max(64)).max(32)).optional(),
+    tags: tagsParam.optional(),
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
     /** Merge core's results (read-only); the entry point resolves core's handle once (openCoreFor). */

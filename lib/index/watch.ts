@@ -13,7 +13,11 @@ import { ensureIndexBuilt, reindexStoreAsync, type ReindexResult } from "./reind
  * The memory folders are live: a file edited, added, deleted or renamed in a
  * store's memory/ on disk (an editor, a `git pull`) reaches the index within
  * seconds, through the incremental reindex (reindex.ts: only files whose stat
- * changed are read). A recursive fs.watch per store marks it dirty; changes
+ * changed are read). A watch on each folder of memory/ (not on each file: a
+ * folder's watch reports changes to the files in it) marks the store dirty;
+ * the folders watched across all stores are at most DUALMIND_MAX_WATCHED_DIRS,
+ * and a store whose folders do not fit is left to the periodic scan (health
+ * says how many). Changes
  * are batched (a pull touches many files) and the store is reindexed once,
  * off the request path, between turns of the event loop. A scan of every
  * store every DUALMIND_MEMORY_SCAN_MS is the fallback for file systems
@@ -27,7 +31,7 @@ import { ensureIndexBuilt, reindexStoreAsync, type ReindexResult } from "./reind
 /** Changes seen within this long of each other are indexed together. */
 export const WATCH_BATCH_MS = 300;
 
-type Watching = { watcher: fs.FSWatcher | null; dirty: boolean; timer: NodeJS.Timeout | null; running: boolean };
+type Watching = { watchers: Map<string, fs.FSWatcher>; scanOnly: boolean; dirty: boolean; timer: NodeJS.Timeout | null; running: boolean };
 
 type State = { stores: Map<string, Watching>; scan: NodeJS.Timeout | null; stopped: boolean; batchMs: number };
 
@@ -46,7 +50,7 @@ export function startMemoryWatch({ scanMs = getConfig().memoryWatch.scanMs, batc
     // An archived (or deleted) store is not watched: its watcher is closed, and its index is left as it is.
     for (const [store, w] of state.stores) {
       if (active.includes(store) || w.running) continue;
-      w.watcher?.close();
+      closeAll(w);
       if (w.timer) clearTimeout(w.timer);
       state.stores.delete(store);
     }
@@ -70,7 +74,7 @@ export async function stopMemoryWatch(): Promise<void> {
   state.stopped = true;
   if (state.scan) clearInterval(state.scan);
   for (const w of state.stores.values()) {
-    w.watcher?.close();
+    closeAll(w);
     if (w.timer) clearTimeout(w.timer);
   }
   while ([...state.stores.values()].some((w) => w.running)) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -79,32 +83,84 @@ export async function stopMemoryWatch(): Promise<void> {
 function watching(state: State, store: string): Watching {
   let w = state.stores.get(store);
   if (!w) {
-    w = { watcher: null, dirty: false, timer: null, running: false };
+    w = { watchers: new Map(), scanOnly: false, dirty: false, timer: null, running: false };
     state.stores.set(store, w);
   }
   return w;
 }
 
-/** A watcher on the store's memory folder once it exists (the scan retries until then, and after an error). */
+/** Folders watched now across every store, and stores left to the periodic scan because theirs did not fit DUALMIND_MAX_WATCHED_DIRS. */
+export function memoryWatchStatus(): { watched_dirs: number; max_watched_dirs: number; scan_only_stores: number } {
+  const state = g.__dualmindMemoryWatch;
+  const all = state && !state.stopped ? [...state.stores.values()] : [];
+  return { watched_dirs: all.reduce((n, w) => n + w.watchers.size, 0), max_watched_dirs: getConfig().limits.maxWatchedDirs, scan_only_stores: all.filter((w) => w.scanOnly).length };
+}
+
+function closeAll(w: Watching): void {
+  for (const watcher of w.watchers.values()) watcher.close();
+  w.watchers.clear();
+}
+
+/** The folders of memory/ (itself first), hidden ones (the trash) and links left out as the scan leaves them; null past `max`. */
+function foldersOf(root: string, max: number): string[] | null {
+  const found = [root];
+  for (let i = 0; i < found.length; i++) {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(found[i], { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory() || e.name.startsWith(".")) continue;
+      found.push(path.join(found[i], e.name));
+      if (found.length > max) return null;
+    }
+  }
+  return found;
+}
+
+/**
+ * Watch each folder of the store's memory/ once it exists (the scan retries
+ * until then, after an error, and after a run: folders come and go), within
+ * what DUALMIND_MAX_WATCHED_DIRS leaves beside the other stores' watches.
+ */
 function attach(state: State, store: string, w: Watching): void {
-  if (w.watcher) return;
-  // Only memory/ itself: the store folder holds index.db, whose every write would look like a change.
-  const dir = path.join(storeDir(store), "memory");
-  if (!fs.existsSync(dir)) return;
-  try {
-    const watcher = fs.watch(dir, { recursive: true, persistent: false }, () => {
-      w.dirty = true;
-      schedule(state, store, w, state.batchMs);
-    });
-    watcher.on("error", (e) => {
-      // A watched folder removed or the watch limit reached: the periodic scan carries on and attaches again.
-      log("warn", "memory folder watch stopped; the periodic scan still picks up changes", { store, error: String(e) });
-      watcher.close();
-      if (w.watcher === watcher) w.watcher = null;
-    });
-    w.watcher = watcher;
-  } catch (e) {
-    log("warn", "memory folder cannot be watched; changes are picked up by the periodic scan", { store, error: String(e) });
+  // Only memory/: the store folder holds index.db, whose every write would look like a change.
+  const root = path.join(storeDir(store), "memory");
+  if (!fs.existsSync(root)) return;
+  const others = [...state.stores.values()].reduce((n, o) => (o === w ? n : n + o.watchers.size), 0);
+  const folders = foldersOf(root, getConfig().limits.maxWatchedDirs - others);
+  if (folders === null) {
+    if (!w.scanOnly) log("warn", "memory folders past DUALMIND_MAX_WATCHED_DIRS: the store's changes are picked up by the periodic scan", { store });
+    closeAll(w);
+    w.scanOnly = true;
+    return;
+  }
+  w.scanOnly = false;
+  const wanted = new Set(folders);
+  for (const [dir, watcher] of w.watchers) {
+    if (wanted.has(dir)) continue;
+    watcher.close();
+    w.watchers.delete(dir);
+  }
+  for (const dir of folders) {
+    if (w.watchers.has(dir)) continue;
+    try {
+      const watcher = fs.watch(dir, { persistent: false }, () => {
+        w.dirty = true;
+        schedule(state, store, w, state.batchMs);
+      });
+      watcher.on("error", (e) => {
+        // A watched folder removed or the watch limit reached: the periodic scan carries on and attaches again.
+        log("warn", "memory folder watch stopped; the periodic scan still picks up changes", { store, error: String(e) });
+        watcher.close();
+        if (w.watchers.get(dir) === watcher) w.watchers.delete(dir);
+      });
+      w.watchers.set(dir, watcher);
+    } catch (e) {
+      log("warn", "memory folder cannot be watched; changes are picked up by the periodic scan", { store, error: String(e) });
+    }
   }
 }
 
@@ -129,6 +185,7 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
       return reindexStoreAsync({ handle, background: true });
     } });
     auditFileChange(result);
+    if (!state.stopped && state.stores.get(store) === w) attach(state, store, w);
   } catch (e) {
     // A reindex already running (an admin's) covers these changes; a store deleted meanwhile is forgotten; anything else is tried again on the next change or scan.
     if (isAppError(e) && e.code === "not_found") forget(state, store, w);
@@ -141,8 +198,7 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
 }
 
 function forget(state: State, store: string, w: Watching): void {
-  w.watcher?.close();
-  w.watcher = null;
+  closeAll(w);
   state.stores.delete(store);
 }
 

@@ -125,24 +125,45 @@ export function createMcpServer(options: McpSessionOptions): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listToolDescriptors() }));
 
-  // The tool answers of one request (a JSON-RPC batch) share DUALMIND_MCP_BATCH_MAX_BYTES: the first always answers
-  // (each tool's list is bounded by DUALMIND_LIST_MAX_BYTES); a later one that would pass it, or any after it is spent, is refused.
+  // The answers of one request (a JSON-RPC batch: tool results with their structuredContent, resources read) share
+  // DUALMIND_MCP_BATCH_MAX_BYTES: the first always answers (each tool's list is bounded by DUALMIND_LIST_MAX_BYTES);
+  // one that would pass it is refused, and once it is spent every later call is refused before doing its work.
   let answered = 0;
+  let spent = false;
   const batchFull = (bytes: number) => {
     const max = getConfig().limits.mcpBatchMaxBytes;
-    return limitReached({ limit: "DUALMIND_MCP_BATCH_MAX_BYTES", message: `this request's tool answers already hold ${answered} bytes${bytes ? ` and this one ${bytes} more` : ""}, past the ${max} one request may carry; send this call on its own` });
+    return limitReached({ limit: "DUALMIND_MCP_BATCH_MAX_BYTES", message: `this request's answers already hold ${answered} bytes${bytes ? ` and this one ${bytes} more` : ""}, past the ${max} one request may carry; send this call on its own` });
   };
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const beforeWork = () => {
+    if (spent) throw batchFull(0);
+  };
+  // The calls of a batch run one after another, so a call after the budget is spent is refused before it starts.
+  let turn: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = turn.then(work, work);
+    turn = next.catch(() => undefined);
+    return next;
+  };
+  const charge = (bytes: number) => {
+    const max = getConfig().limits.mcpBatchMaxBytes;
+    if (answered > 0 && answered + bytes > max) {
+      spent = true;
+      throw batchFull(bytes);
+    }
+    answered += bytes;
+    if (answered >= max) spent = true;
+  };
+  server.setRequestHandler(CallToolRequestSchema, (request) => inTurn(async () => {
     const started = performance.now();
     const name = request.params.name;
     let result: CallToolResult;
     let status = 200;
     try {
-      if (answered > 0 && answered >= getConfig().limits.mcpBatchMaxBytes) throw batchFull(0);
+      beforeWork();
       result = toolResult(await runTool({ name, args: request.params.arguments, options }));
-      const bytes = result.content.reduce((n, c) => n + (c.type === "text" ? Buffer.byteLength(c.text, "utf8") : 0), 0);
-      if (answered > 0 && answered + bytes > getConfig().limits.mcpBatchMaxBytes) throw batchFull(bytes);
-      answered += bytes;
+      const text = result.content.reduce((n, c) => n + (c.type === "text" ? Buffer.byteLength(c.text, "utf8") : 0), 0);
+      // structuredContent is the same value again on the wire.
+      charge(result.structuredContent === undefined ? text : 2 * text);
     } catch (e) {
       const err = toAppError({ error: e, requestId: randomUUID() });
       status = err.status;
@@ -150,14 +171,14 @@ export function createMcpServer(options: McpSessionOptions): Server {
     }
     recordRequest({ route: toolsByName.has(name) ? `MCP tool ${name}` : UNKNOWN_TOOL_ROUTE, status, ms: performance.now() - started });
     return result;
-  });
+  }));
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: [
       { uri: "dualmind://stores", name: "stores", description: "The stores this token may use", mimeType: "application/json" },
-      ...(await stores().listStores())
-        .filter((s) => canUseStore({ principal: options.principal, store: s.name }))
-        .map((s) => ({ uri: `dualmind://stores/${s.name}`, name: `store ${s.name}`, mimeType: "application/json" })),
+      ...(await stores().listStoreNames())
+        .filter((store) => canUseStore({ principal: options.principal, store }))
+        .map((store) => ({ uri: `dualmind://stores/${store}`, name: `store ${store}`, mimeType: "application/json" })),
     ],
   }));
 
@@ -173,13 +194,18 @@ export function createMcpServer(options: McpSessionOptions): Server {
       throw new McpError(ErrorCode.InvalidParams, "the resource URI holds a malformed %-escape");
     }
     if (!call) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
-    try {
-      const value = await runTool({ name: call.name, args: call.args, options });
-      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value) }] };
-    } catch (e) {
-      const err = toAppError({ error: e, requestId: randomUUID() });
-      throw new McpError(ErrorCode.InvalidParams, `${err.code}: ${err.message}`, err.toBody());
-    }
+    const resource = call;
+    return inTurn(async () => {
+      try {
+        beforeWork();
+        const text = JSON.stringify(await runTool({ name: resource.name, args: resource.args, options }));
+        charge(Buffer.byteLength(text, "utf8"));
+        return { contents: [{ uri, mimeType: "application/json", text }] };
+      } catch (e) {
+        const err = toAppError({ error: e, requestId: randomUUID() });
+        throw new McpError(ErrorCode.InvalidParams, `${err.code}: ${err.message}`, err.toBody());
+      }
+    });
   });
 
   return server;

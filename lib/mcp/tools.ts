@@ -14,7 +14,7 @@ import { learningRecordedResponse, recallResponse, traceRecordedResponse } from 
 import { storeListResponse } from "../api/responses/stores";
 import { z, type ZodType } from "zod";
 import { actorOf } from "../auth/actor";
-import type { AgentPrincipal, Scope } from "../auth/tokens";
+import { canUseStore, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { storeItemParams, storeParams } from "../api/params";
 import { callerOf } from "../api/respond";
 import { createSessionSchema, postMessageSchema } from "../governance/dialectic";
@@ -30,7 +30,7 @@ import { thinkInputSchema } from "../graph/thoughts";
 import { graphBackend } from "../graph/backend";
 import { chunkIdSchema } from "../index/ingest";
 import { getConfig } from "../config";
-import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, restoreMemorySchema, trashIdSchema, updateMemorySchema } from "../index/memories";
+import { categoryPageSchema, categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, restoreMemorySchema, trashIdSchema, updateMemorySchema } from "../index/memories";
 import { searchInputSchema } from "../index/search";
 import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
@@ -105,13 +105,14 @@ const indexTools: ToolDef[] = [
   }),
   tool({
     name: "list_memories",
-    description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
+    description: "Browse the category tree: a page of the child categories of `parent` (root when absent; `categories_offset` continues it) and a page of the memories under it (recursive, newest first).",
     output: categoryBrowseResponse,
     scope: "read",
-    input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
-    run: async ({ store, parent, limit, offset }) => {
+    input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset, categories_offset: categoryPageSchema.shape.offset }).strict(),
+    run: async ({ store, parent, limit, offset, categories_offset }) => {
       const { total, memories } = await stores().listMemories({ store, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
-      return { parent: parent ?? null, categories: await stores().listCategoryChildren({ store, parent: parent ?? null }), total, memories };
+      const page = await stores().listCategoryChildren({ store, parent: parent ?? null, limit: categoryPageSchema.shape.limit.parse(undefined), offset: categories_offset });
+      return { parent: parent ?? null, categories: page.categories, categories_total: page.total, categories_next_offset: page.next_offset, total, memories };
     },
   }),
   tool({
@@ -396,7 +397,7 @@ const storeTools: ToolDef[] = [
     output: storeListResponse,
     scope: "read",
     input: z.object({}).strict(),
-    run: async (_args, ctx) => ({ stores: (await stores().listStores()).filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
+    run: async (_args, ctx) => ({ stores: await stores().listStores({ only: (store) => canUseStore({ principal: ctx.principal, store }) }) }),
   }),
   tool({
     name: "store_health",

@@ -7,10 +7,12 @@ import {
   type restoreMemorySchema,
   type TrashedMemory,
   type TrashedMemoryWithBody,
+  getCategory,
   listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
   type CategoryChild,
+  type CategoryPage,
   type createMemorySchema,
   type Memory,
   type MemoryFilter,
@@ -56,7 +58,8 @@ export type StoresBackend = {
   kind: "sqlite" | "postgres";
   /** Start-up: the core store, and on a fresh install the `default` store. */
   ensureStartupStores: () => Promise<{ createdDefault: boolean }>;
-  listStores: () => Promise<StoreInfo[]>;
+  /** The stores described (counts, sizes); `only` picks which before any is described (a token's stores); `memoryFiles` counts each memory folder's files (SQLite; the dashboard), else null. */
+  listStores: (a?: { only?: (store: string) => boolean; memoryFiles?: boolean }) => Promise<StoreInfo[]>;
   /** The names only (core first), without describing each store: for pickers and allow-list checks. */
   listStoreNames: () => Promise<string[]>;
   /** Whether a store holds anything a page would show (documents, memories, traces, learnings, thoughts): index probes, no counts. */
@@ -88,9 +91,12 @@ export type StoresBackend = {
   getTrashedMemory: (a: StoreArg & { id: string }) => Promise<TrashedMemoryWithBody>;
   restoreMemory: (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
   purgeTrashedMemory: (a: StoreArg & { id: string; actor: string }) => Promise<void>;
-  listCategoryChildren: (a: StoreArg & { parent: string | null }) => Promise<CategoryChild[]>;
-  /** Every category of the store with its recursive memory count (the memories browser's tree). */
-  listAllCategories: (a: StoreArg) => Promise<CategoryChild[]>;
+  /** A page of `parent`'s child categories within DUALMIND_LIST_MAX_BYTES; `next_offset` continues it. */
+  listCategoryChildren: (a: StoreArg & { parent: string | null; limit: number; offset: number }) => Promise<CategoryPage & { next_offset: number | null }>;
+  /** A page of the store's categories in path order with their recursive memory counts (the memories browser's tree). */
+  listAllCategories: (a: StoreArg & { limit: number; offset?: number }) => Promise<CategoryPage>;
+  /** One category with its counts, or null. */
+  getCategory: (a: StoreArg & { path: string }) => Promise<CategoryChild | null>;
   /** A memory's change history from the audit log, newest first (moves followed back). */
   listMemoryHistory: (a: StoreArg & { memoryPath: string; limit: number }) => Promise<MemoryHistoryEntry[]>;
   setCategoryDescription: (a: StoreArg & { input: z.output<typeof setCategorySchema>; actor: string }) => Promise<CategoryChild>;
@@ -115,7 +121,7 @@ export type StoresBackend = {
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories";
+type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -153,7 +159,8 @@ export function storesOn(engine: Engine): StoresBackend {
       documentTitles: async ({ store, ...a }) => listDocumentTitles({ handle: await on(store), ...a }),
       listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: await on(store), ...a }),
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
-      listAllCategories: async ({ store }) => listAllCategories({ handle: await on(store) }),
+      listAllCategories: async ({ store, ...a }) => listAllCategories({ handle: await on(store), ...a }),
+      getCategory: async ({ store, ...a }) => getCategory({ handle: await on(store), ...a }),
     },
     writes: CONTENT_WRITES,
   });

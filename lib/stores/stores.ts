@@ -29,7 +29,7 @@ export type StoreSummary = {
   schema_version: string | null;
   vectors: { available: boolean; version: string | null; reason: string | null };
   counts: Record<string, number>;
-  files: { index_bytes: number; wal_bytes: number; memory_files: number };
+  files: { index_bytes: number; wal_bytes: number; memory_files: number | null };
 };
 
 function fileSize(file: string): number {
@@ -74,7 +74,8 @@ function readMeta({ handle }: { handle: StoreHandle }): Record<string, string> {
   return Object.fromEntries(handle.db.select().from(meta).all().map((r) => [r.key, r.value]));
 }
 
-export function describeStore({ handle }: { handle: StoreHandle }): StoreSummary {
+/** `memoryFiles: false` (a list over the API or MCP): the memory folder is not walked, and `memory_files` is null (GET /stores/{store} counts it). */
+export function describeStore({ handle, memoryFiles = true }: { handle: StoreHandle; memoryFiles?: boolean }): StoreSummary {
   const values = readMeta({ handle });
   return {
     name: handle.store,
@@ -89,13 +90,16 @@ export function describeStore({ handle }: { handle: StoreHandle }): StoreSummary
     files: {
       index_bytes: fileSize(handle.file),
       wal_bytes: fileSize(handle.file + "-wal"),
-      memory_files: countMarkdownFiles(path.join(storeDir(handle.store), "memory")),
+      memory_files: memoryFiles ? countMarkdownFiles(path.join(storeDir(handle.store), "memory")) : null,
     },
   };
 }
 
-export function listStores(): StoreSummary[] {
-  return listStoreNames().map((store) => describeStore({ handle: openStore({ store }) }));
+/** The stores described; `only` picks which before any is described (a token's stores); `memoryFiles` walks each memory folder (the dashboard). */
+export function listStores({ only = () => true, memoryFiles = false }: { only?: (store: string) => boolean; memoryFiles?: boolean } = {}): StoreSummary[] {
+  return listStoreNames()
+    .filter(only)
+    .map((store) => describeStore({ handle: openStore({ store }), memoryFiles }));
 }
 
 /**

@@ -146,7 +146,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect((await stores().getMemory({ store: "notes", memoryPath: "ops/pager" })).body).toContain("Ümlauts stay: café.");
     const hits = await stores().search({ store: "notes", input: searchInputSchema.parse({ q: "zanzibar", mode: "fts" }) });
     expect(hits.results.map((h) => h.path).sort()).toEqual(["runbooks/restore.md", "src/retry.ts"]);
-    expect((await stores().listCategoryChildren({ store: "notes", parent: null })).find((c) => c.path === "ops")?.description).toBe("How we run things");
+    expect((await stores().listCategoryChildren({ store: "notes", parent: null, limit: 100, offset: 0 })).categories.find((c) => c.path === "ops")?.description).toBe("How we run things");
     // --replace empties the PostgreSQL store and copies it again: the same documents, the same check.
     const again = (await migrateData({ to: "pg", replace: true, "allow-loss": true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     expect(again.stores.find((c) => c.store === "notes")).toMatchObject({ created: false, sha256: copied.sha256, chunks: copied.chunks });

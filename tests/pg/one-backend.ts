@@ -35,6 +35,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/retrieval-confidence.test.ts": "no database: confidence bands, weak answers and the fusion policy's arithmetic",
   "tests/data-dir-modes.test.ts": "file modes of DATA_DIR's SQLite files",
   "tests/limits-mcp.test.ts": "the in-process metrics table and SQLite's metric_rollups read back directly; the route-key cap is one function for both backends (lib/metrics/rollups.ts capRollupRoutes, run by both engines)",
+  "tests/memory-watch-bounds.test.ts": "the memory folder watch is SQLite's (PostgreSQL keeps memories in a table, with no folder to watch)",
   "tests/store-delete-watch.test.ts": "the memory folder watch and store folders are SQLite's (PostgreSQL drops the store's schema in one transaction: tests/limits-stores.test.ts)",
   "tests/store-handles-held.test.ts": "SQLite's per-store connections closed when idle; PostgreSQL uses one pool",
   "tests/limits-visibility.test.ts": "seeds an embed worker's state in SQLite's embed_workers; the redaction is one function (lib/metrics/health.ts redactHealthReport) that the PostgreSQL report goes through too",

@@ -68,7 +68,7 @@ describe("the PostgreSQL stores backend", () => {
     expect((await backend.listMemories({ store: "kb", filter: memoryFilterSchema.parse({ category: "ops/deploy" }) })).memories.map((m) => m.path)).toEqual(["ops/deploy/friday"]);
     expect((await backend.listMemories({ store: "kb", filter: memoryFilterSchema.parse({ tags: "rule,none" }) })).total).toBe(1);
     expect((await backend.listMemories({ store: "kb", filter: memoryFilterSchema.parse({ category: "ops", sort: "created_at", order: "asc" }) })).total).toBe(2);
-    expect(await backend.listCategoryChildren({ store: "kb", parent: null })).toMatchObject([{ path: "ops", memories: 2, children: 1 }]);
+    expect((await backend.listCategoryChildren({ store: "kb", parent: null, limit: 100, offset: 0 })).categories).toMatchObject([{ path: "ops", memories: 2, children: 1 }]);
     expect(await backend.setCategoryDescription({ store: "kb", input: { path: "ops", description: "Operations" }, actor: "t" })).toMatchObject({ path: "ops", description: "Operations" });
     const updated = await backend.updateMemory({ store: "kb", input: updateMemorySchema.parse({ path: "ops/deploy/friday", body: "Deploys on friday need two reviewers." }), actor: "t" });
     expect(updated.body).toContain("two reviewers");

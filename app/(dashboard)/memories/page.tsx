@@ -10,7 +10,7 @@ import { UnindexableFiles } from "@/components/unindexable-files";
 import { MemoryCategoryTree, MemoryFilterForm, MemorySearchForm } from "@/components/memory-filters";
 import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
-import { findMemoryRedirect, memoryFilterSchema, memoryPathSchema, type MemoryRedirect, type MemoryWithBody, type TrashedMemory } from "@/lib/index/memories";
+import { CATEGORY_PAGE_MAX, findMemoryRedirect, memoryFilterSchema, memoryPathSchema, type MemoryRedirect, type MemoryWithBody, type TrashedMemory } from "@/lib/index/memories";
 import { searchInputSchema, type SearchHit } from "@/lib/index/search";
 import { isAppError } from "@/lib/errors";
 import { MemoryRestoreForm } from "@/components/memory-trash";
@@ -80,9 +80,10 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
   const page = Math.max(1, Math.min(10_000, Number(one(sp.page)) || 1));
   // A category belongs to the store it was picked in: after switching store it is dropped, never kept as a hidden filter.
   const categoryStore = one(sp.cstore);
-  const categories = await storesBackend().listAllCategories({ store });
+  // The tree shows a page of the categories; the one asked for is looked up by itself.
+  const { categories, total: categoriesTotal } = await storesBackend().listAllCategories({ store, limit: CATEGORY_PAGE_MAX });
   const askedCategory = categoryStore && categoryStore !== store ? undefined : one(sp.category);
-  const category = askedCategory && categories.some((c) => c.path === askedCategory) ? askedCategory : undefined;
+  const category = askedCategory && (categories.some((c) => c.path === askedCategory) || (await storesBackend().getCategory({ store, path: askedCategory }).catch(() => null))) ? askedCategory : undefined;
   const unknownCategory = askedCategory && !category ? askedCategory : undefined;
   const q = one(sp.q)?.trim();
   const values = {
@@ -168,7 +169,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
       </div>
       <div className="grid gap-4 md:grid-cols-[14rem_1fr]">
         <div className={contentFirst ? "max-md:order-last" : undefined}>
-          <MemoryCategoryTree store={store} categories={categories} active={values.category} />
+          <MemoryCategoryTree store={store} categories={categories} total={categoriesTotal} active={values.category} />
         </div>
         <div className="min-w-0 space-y-4">
           {creating && (

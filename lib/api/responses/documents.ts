@@ -95,9 +95,10 @@ export const memoryTrashResponse = exact({ retention_days: count, trash: z.array
 export const memoryTrashReadOrListResponse = z.union([trashedMemoryWithBody, memoryTrashResponse]);
 
 export const categoryChild = exact({ path: z.string(), name: z.string(), description: z.string().nullable(), memories: count, children: count });
-export const categoryListResponse = exact({ parent: z.string().nullable(), categories: z.array(categoryChild) });
-/** The MCP browse tool: child categories plus a page of the memories under the parent. */
-export const categoryBrowseResponse = categoryListResponse.extend({ total: count, memories: z.array(memory) });
+/** A page of child categories: `total` of them, `next_offset` where the next page starts (past `limit` or DUALMIND_LIST_MAX_BYTES), null at the end. */
+export const categoryListResponse = exact({ parent: z.string().nullable(), categories: z.array(categoryChild), total: count, next_offset: count.nullable() });
+/** The MCP browse tool: a page of child categories (`categories_next_offset` continues it) plus a page of the memories under the parent. */
+export const categoryBrowseResponse = exact({ parent: z.string().nullable(), categories: z.array(categoryChild), categories_total: count, categories_next_offset: count.nullable(), total: count, memories: z.array(memory) });
 
 const searchMode = z.enum(["fts", "vector", "hybrid"]);
 export const searchHit = exact({

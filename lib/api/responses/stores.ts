@@ -7,6 +7,8 @@ export const healthResponse = exact({
   versions: exact({ app: z.string(), node: z.string(), sqlite: z.string() }),
   /** Parts of DATA_DIR that cannot be written (a read-only file or mount): reads are served, writes to them answer 503. */
   read_only: z.array(exact({ part: z.string(), reason: z.string() })),
+  /** Memory folders watched for changes (SQLite), within DUALMIND_MAX_WATCHED_DIRS; stores whose folders did not fit are left to the periodic scan. */
+  memory_watch: exact({ watched_dirs: z.number().int(), max_watched_dirs: z.number().int(), scan_only_stores: z.number().int() }),
 });
 
 export const storeSummary = exact({
@@ -19,8 +21,8 @@ export const storeSummary = exact({
   vectors: exact({ available: z.boolean(), version: z.string().nullable(), reason: z.string().nullable() }),
   /** Rows per table: the keys are table names (data), not fields. */
   counts: z.record(z.string(), count),
-  /** The store's files on disk; null on PostgreSQL (DATABASE_URL), where a store is a schema. */
-  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count }).nullable(),
+  /** The store's files on disk; null on PostgreSQL (DATABASE_URL), where a store is a schema. `memory_files`: null in GET /stores (GET /stores/{store} counts them). */
+  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count.nullable() }).nullable(),
 });
 export const storeListResponse = exact({ stores: z.array(storeSummary) });
 export const storeLifecycleResponse = exact({ store: z.string(), archived: z.boolean() });

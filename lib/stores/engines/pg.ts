@@ -140,9 +140,9 @@ export async function storeHasContentPg({ handle }: { handle: PgStoreHandle }): 
   } });
 }
 
-export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSummary[]> {
+export async function listStoresPg({ pg, only = () => true }: { pg: PgHandle; only?: (store: string) => boolean }): Promise<PgStoreSummary[]> {
   const out: PgStoreSummary[] = [];
-  for (const store of await listStoreNamesPg({ pg })) {
+  for (const store of (await listStoreNamesPg({ pg })).filter(only)) {
     try {
       out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));
     } catch (e) {
@@ -287,7 +287,7 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
       await ensureCoreStorePg({ pg });
       return { createdDefault: await ensureDefaultStorePg({ pg }) };
     },
-    listStores: async () => (await listStoresPg({ pg: await pgHandle })).map(storeInfoOf),
+    listStores: async (a) => (await listStoresPg({ pg: await pgHandle, only: a?.only })).map(storeInfoOf),
     listStoreNames: async () => listStoreNamesPg({ pg: await pgHandle }),
     storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
     createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),

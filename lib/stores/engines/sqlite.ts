@@ -23,7 +23,7 @@ export const sqliteStoreEngine: StoreEngine = {
     removeDeletedStoreLeftovers();
     return { createdDefault: ensureDefaultStore() };
   },
-  listStores: async () => listStores(),
+  listStores: async (a) => listStores(a),
   listStoreNames: async () => listStoreNames(),
   storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
   createStore: async (a) => createStore(a),

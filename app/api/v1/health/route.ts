@@ -4,6 +4,7 @@ import { getConfig } from "@/lib/config";
 import { getGovernance, readOnlyParts } from "@/lib/db/connection";
 import { getPg } from "@/lib/db/pg";
 import { preparedOnce } from "@/lib/db/statements";
+import { memoryWatchStatus } from "@/lib/index/watch";
 import { versions } from "@/lib/version";
 
 /**
@@ -28,12 +29,13 @@ export const GET = defineRoute({
   response: healthResponse,
   description:
     "Liveness and readiness: answers 200 only when this replica reaches the database it serves from (PostgreSQL with DATABASE_URL, else governance.db); 503 `unavailable` when it cannot, so a load balancer takes it out of rotation. " +
-    "`read_only` lists what of DATA_DIR cannot be written — the folder, governance.db, how many stores (not their names: this route is public; the server log names them) — whose reads are served and writes answer 503; always empty with DATABASE_URL.",
+    "`read_only` lists what of DATA_DIR cannot be written — the folder, governance.db, how many stores (not their names: this route is public; the server log names them) — whose reads are served and writes answer 503; always empty with DATABASE_URL. " +
+    "`memory_watch` counts the memory folders watched for changes and the stores left to the periodic scan past DUALMIND_MAX_WATCHED_DIRS.",
   handler: async () => {
     // The database this replica serves from: with DATABASE_URL that is PostgreSQL (governance.db is not read, nor created).
     const pg = getPg();
     if (pg) await (await pg).pool.query("select 1");
     else preparedOnce({ sqlite: getGovernance().sqlite, sql: "select 1" }).get();
-    return { ok: true, versions: versions(), read_only: pg ? [] : readOnlyNow() };
+    return { ok: true, versions: versions(), read_only: pg ? [] : readOnlyNow(), memory_watch: memoryWatchStatus() };
   },
 });

@@ -10,7 +10,7 @@ export const GET = defineRoute({
   auth: "read",
   response: storeListResponse,
   handler: async ({ principal }) => ({
-    stores: (await stores().listStores()).filter((s) => principal && canUseStore({ principal, store: s.name })),
+    stores: await stores().listStores({ only: (store) => principal !== null && canUseStore({ principal, store }) }),
   }),
 });
 

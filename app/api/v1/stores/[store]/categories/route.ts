@@ -3,7 +3,7 @@ import { categoryChild, categoryListResponse } from "@/lib/api/responses/documen
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { stores } from "@/lib/stores/backend";
-import { categoryPathSchema, setCategorySchema } from "@/lib/index/memories";
+import { categoryPageSchema, categoryPathSchema, setCategorySchema } from "@/lib/index/memories";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
@@ -11,10 +11,10 @@ export const GET = defineRoute({
   auth: "read",
   response: categoryListResponse,
   params: z.object({ store: storeNameSchema }),
-  query: z.object({ parent: categoryPathSchema.optional() }).strict(),
-  handler: async ({ params, query }) => ({
-    parent: query.parent ?? null,
-    categories: await stores().listCategoryChildren({ store: params.store, parent: query.parent ?? null }),
+  query: categoryPageSchema.extend({ parent: categoryPathSchema.optional() }).strict(),
+  handler: async ({ params, query: { parent, limit, offset } }) => ({
+    parent: parent ?? null,
+    ...(await stores().listCategoryChildren({ store: params.store, parent: parent ?? null, limit, offset })),
   }),
 });
 

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET as listStoresRoute } from "@/app/api/v1/stores/route";
+import { GET as getStoreRoute } from "@/app/api/v1/stores/[store]/route";
+import { handleMcpPost } from "@/lib/mcp/http";
+import { createMemorySchema } from "@/lib/index/memories";
+import { stores } from "@/lib/stores/backend";
+import { onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
+
+/** The store list describes only the caller's stores, and cheaply: no walk of each memory folder per call. */
+let env: TestEnv;
+let limited = "";
+
+beforeAll(async () => {
+  env = await useTestBackend();
+  for (const s of ["mine", "theirs", "others"]) await seedStore(s);
+  limited = await seedToken({ label: "l", agent_id: "limited", scopes: ["read"], stores: ["mine"] });
+  await stores().createMemory({ store: "mine", input: createMemorySchema.parse({ path: "a/one", body: "one" }), actor: "seed" });
+});
+afterAll(async () => env?.cleanup());
+
+async function mcp(body: unknown) {
+  const res = await handleMcpPost(
+    new Request("http://127.0.0.1/api/mcp", {
+      method: "POST",
+      headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${limited}` },
+      body: JSON.stringify(body),
+    }),
+  );
+  return res.json();
+}
+
+describe("store list", () => {
+  it("GET /stores, MCP list_stores and resources/list name only the token's stores; the list leaves memory_files to GET /stores/{store}", async () => {
+    const list = await callRoute(listStoresRoute, { token: limited, url: "http://127.0.0.1/api/v1/stores" });
+    expect(list.status).toBe(200);
+    expect(list.json.stores.map((s: { name: string }) => s.name)).toEqual(["mine"]);
+    expect(list.json.stores[0].counts.memories).toBe(1);
+    expect(list.json.stores[0].files?.memory_files ?? null).toBeNull();
+    const one = await callRoute(getStoreRoute, { token: limited, url: "http://127.0.0.1/api/v1/stores/mine", params: { store: "mine" } });
+    expect(one.status).toBe(200);
+    expect(one.json.files?.memory_files ?? null).toBe(onPg ? null : 1);
+
+    const tool = await mcp({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_stores", arguments: {} } });
+    expect(tool.result.structuredContent.stores.map((s: { name: string }) => s.name)).toEqual(["mine"]);
+    const resources = await mcp({ jsonrpc: "2.0", id: 2, method: "resources/list", params: {} });
+    expect(resources.result.resources.map((r: { uri: string }) => r.uri)).toEqual(["dualmind://stores", "dualmind://stores/mine"]);
+  });
+});
