@@ -6,6 +6,7 @@ import { POST as validate } from "@/app/api/v1/tasks/[id]/validations/route";
 import { GET as listSessions, POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
 import { POST as postMessage } from "@/app/api/v1/dialectic/sessions/[id]/messages/route";
 import { GET as proofs, POST as provenance } from "@/app/api/v1/provenance/route";
+import { PUT as putDocuments } from "@/app/api/v1/stores/[store]/documents/route";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { handleMcpPost } from "@/lib/mcp/http";
@@ -169,6 +170,13 @@ describe("governance limits", () => {
       expect(limitOf(last.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES");
       const task = await callRoute(createTask, { token: t, body: { task_id: "after-full", intent: "i", spec: {} } });
       expect(task.status).toBe(507);
+      // A store write adds an audit row to the same ledger: an agent's is refused too (the ledger's size is read at most once a second).
+      let i = 0;
+      const write = () => callRoute(putDocuments, { token: t, params: { store: "default" }, body: { documents: [{ path: `full/${i++}.md`, content: "# after the ledger filled" }] } });
+      await expect.poll(async () => (await write()).status, { timeout: 10_000 }).toBe(507);
+      const refused = await write();
+      expect(refused.status).toBe(507);
+      expect(limitOf(refused.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES");
     } finally {
       await small.cleanup();
     }

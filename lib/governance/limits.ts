@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { limitReached } from "../common";
 import { getConfig } from "../config";
+import { getGovernance } from "../db/connection";
 import { engineStep, sqlRows, type Op } from "../db/port";
 import { AppError } from "../errors";
 
@@ -58,6 +59,38 @@ export function* assertLedgerRoom({ agentId }: { agentId?: string } = {}): Op<vo
   const [own] = yield* sqlRows<{ bytes: unknown }>(sql`select bytes from agent_ledger_usage where agent_id = ${agentId}`);
   const used = Number(own?.bytes ?? 0);
   if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${used} bytes of the ledger, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until some are removed or the share is raised` });
+}
+
+/** The ledger's size as the last agent store write measured it: that write's audit row asks on every agent write, so it is read at most once a second. */
+let auditRoom: { at: number; bytes: number } | null = null;
+
+/**
+ * An agent's store write adds its audit row to the ledger: refused (507, no
+ * change made: the write's transaction rolls back) while the ledger is past
+ * DUALMIND_GOVERNANCE_MAX_BYTES, as that agent's ledger writes are. A
+ * person's, the CLI's and the server's own writes still go through, so an
+ * operator can always make room. Inside a store write the step runs on the
+ * store's handle, so governance.db is measured by its own connection
+ * (SQLite); on PostgreSQL the ledger's tables are in the same database.
+ */
+export function* assertAuditRoom({ actor }: { actor: string }): Op<void> {
+  if (!actor.startsWith("agent:")) return;
+  const now = Date.now();
+  if (!auditRoom || now - auditRoom.at > 1000) {
+    const bytes = yield* engineStep({
+      sqlite: () => {
+        const g = getGovernance().sqlite;
+        return (Number(g.pragma("page_count", { simple: true })) - Number(g.pragma("freelist_count", { simple: true }))) * Number(g.pragma("page_size", { simple: true }));
+      },
+      pg: async (tx) => {
+        const r = await tx.execute(sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`);
+        return Number((r.rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+      },
+    });
+    auditRoom = { at: now, bytes };
+  }
+  const max = getConfig().limits.governanceMaxBytes;
+  if (auditRoom.bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${auditRoom.bytes} bytes, past its most of ${max}; agents' store writes (each adds an audit row) are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
 }
 
 /**

@@ -2,6 +2,7 @@ import { engineStep, type Op } from "../db/port";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { appendAudit, appendAuditPg, type AuditEntry } from "../governance/audit";
+import { assertAuditRoom } from "../governance/limits";
 import { enqueueEmbeddingsPg } from "./embed-queue-pg";
 import { forgetKindEmbeddingsPg } from "./vectors-pg";
 
@@ -13,9 +14,10 @@ import { forgetKindEmbeddingsPg } from "./vectors-pg";
  * on SQLite, pgvector on PostgreSQL).
  */
 
-/** An audit row for a change to the store. */
-export function audit(entry: AuditEntry): Op<void> {
-  return engineStep({
+/** An audit row for a change to the store (an agent's refused while the ledger is full: lib/governance/limits.ts). */
+export function* audit(entry: AuditEntry): Op<void> {
+  yield* assertAuditRoom({ actor: entry.actor });
+  yield* engineStep({
     sqlite: () => void appendAudit(entry),
     pg: async (tx) => void (await appendAuditPg({ db: tx, entry })),
   });
