@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as createTask } from "@/app/api/v1/tasks/route";
 import { POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
+import { governance } from "@/lib/backend/governance";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
@@ -44,5 +45,17 @@ describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
     const [usage] = await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", ["greedy"]);
     expect(Number(usage.bytes)).toBeGreaterThan(SHARE);
     expect(Number(usage.bytes)).toBeLessThan(SHARE + 40_000);
+  });
+
+  it("the server's own provenance (the embed worker's, for every store) is not held to an agent's share: vectors keep their facts past it", async () => {
+    const record = (from: number) =>
+      governance().recordProvenanceBatch({
+        input: { records: Array.from({ length: 500 }, (_, j) => ({ artifact_type: "chunk_vector", artifact_id: String(from + j), store: "default", model_name: "builtin:hash", input_hash: "a".repeat(64) })) },
+        recordedBy: "system:embed-worker",
+      });
+    for (let i = 0; i < 4; i++) expect(await record(i * 500)).toMatchObject({ inserted: 500 });
+    const [usage] = await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", ["system:embed-worker"]);
+    expect(Number(usage.bytes)).toBeGreaterThan(SHARE);
+    expect(await record(2000)).toMatchObject({ inserted: 500 });
   });
 });

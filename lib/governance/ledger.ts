@@ -650,7 +650,9 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
   return writeLedger(
     handle,
     (function* () {
-      yield* assertLedgerRoom({ agentId: recordedBy });
+      // An agent's batch counts against its own share; the server's own facts (the embed worker's, for every store at
+      // once) only against the whole ledger, so no agent's writes can use up a share the whole instance depends on.
+      yield* assertLedgerRoom(caller ? { agentId: recordedBy } : {});
       const { taskIds, runIds } = provenanceBatchLinks(records);
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
       const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
