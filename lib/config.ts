@@ -136,6 +136,7 @@ const envSchema = z.object({
   DUALMIND_MAX_CATEGORIES_PER_STORE: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   DUALMIND_MAX_WATCHED_DIRS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   DUALMIND_MAX_CHUNKS_PER_DOCUMENT: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  DUALMIND_MAX_CHUNKS_PER_REQUEST: z.coerce.number().int().min(1).max(10_000_000).default(2000),
   DUALMIND_MEMORY_TRASH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(Number.MAX_SAFE_INTEGER).default(256 * 1024 * 1024),
   DUALMIND_MEMORY_TRASH_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
 })
@@ -238,6 +239,7 @@ export type LimitsConfig = {
   maxWatchedDirs: number;
   /** Chunks one document sent over the API may split into; more → 422 before any work. */
   maxChunksPerDocument: number;
+  maxChunksPerRequest: number;
   /** Bytes of deleted memories one store's trash keeps; past it the oldest are purged (audited). */
   memoryTrashMaxBytes: number;
   /** Deleted memories one store's trash keeps; past it the oldest are purged (audited). */
@@ -351,6 +353,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxCategoriesPerStore: e.DUALMIND_MAX_CATEGORIES_PER_STORE,
       maxWatchedDirs: e.DUALMIND_MAX_WATCHED_DIRS,
       maxChunksPerDocument: e.DUALMIND_MAX_CHUNKS_PER_DOCUMENT,
+      maxChunksPerRequest: e.DUALMIND_MAX_CHUNKS_PER_REQUEST,
       memoryTrashMaxBytes: e.DUALMIND_MEMORY_TRASH_MAX_BYTES,
       memoryTrashMaxEntries: e.DUALMIND_MEMORY_TRASH_MAX_ENTRIES,
     },
@@ -459,6 +462,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MEMORY_TRASH_MAX_ENTRIES", default: "10000", meaning: "deleted memories one store's trash keeps, however small; past it the oldest are purged first, each audited as `memory.purge` naming this variable" },
   { variable: "DUALMIND_WORKING_MEMORY_MAX_KEYS", default: "1000", meaning: "live working-memory keys one store may hold; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_CHUNKS_PER_DOCUMENT", default: "1000", meaning: "chunks one document written with PUT /documents (or MCP) may split into; a document of more (very short lines or headings) → 422 naming this variable, before anything is written" },
+  { variable: "DUALMIND_MAX_CHUNKS_PER_REQUEST", default: "2000", meaning: "chunks all documents of one PUT /documents (or MCP write) split into together; more → 422 naming this variable, before anything is written" },
   { variable: "DUALMIND_MAX_WATCHED_DIRS", default: "4096", meaning: "memory folders the watcher holds an inotify watch on, across all stores (one per folder, none per file); a store whose folders do not fit is left to the periodic scan (DUALMIND_MEMORY_SCAN_MS), and /health counts such stores in `memory_watch`" },
   { variable: "DUALMIND_MAX_CATEGORIES_PER_STORE", default: "10000", meaning: "memory categories (folders) one store may hold; a memory write or category describe that would add another → 422 naming this variable" },
 ];

@@ -33,4 +33,16 @@ describe("chunks per document", () => {
     });
     expect((await stores().listDocuments({ store, prefix: "b/", limit: 10, offset: 0 })).total).toBe(0);
   });
+
+  it("documents each within their limit but many together are refused with 422 naming DUALMIND_MAX_CHUNKS_PER_REQUEST, writing none; the same documents in smaller requests are taken", async () => {
+    env = await useTestBackend();
+    await seedStore(store);
+    // Six documents of ~980 chunks each (under the per-document limit): ~5,900 chunks in one transaction before.
+    const shortLines = "a\n".repeat(51_000);
+    const documents = Array.from({ length: 6 }, (_, i) => ({ path: `many/${i}.txt`, content: shortLines }));
+    await expect(stores().putDocuments({ store, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" })).rejects.toMatchObject({ status: 422, message: expect.stringContaining("DUALMIND_MAX_CHUNKS_PER_REQUEST") });
+    expect((await stores().listDocuments({ store, prefix: "many/", limit: 10, offset: 0 })).total).toBe(0);
+    for (const pair of [documents.slice(0, 2), documents.slice(2, 4)]) await expect(stores().putDocuments({ store, input: putDocumentsSchema.parse({ documents: pair }), actor: "agent:a" })).resolves.toHaveLength(2);
+    expect((await stores().listDocuments({ store, prefix: "many/", limit: 10, offset: 0 })).total).toBe(4);
+  });
 });

@@ -323,14 +323,24 @@ function documentsOfBatch(input: z.output<typeof putDocumentsSchema>) {
   return docs;
 }
 
-/** Refuse, before any write, a document that would split into more than DUALMIND_MAX_CHUNKS_PER_DOCUMENT chunks (422 naming it). */
+/**
+ * Refuse, before any write, a document that would split into more than DUALMIND_MAX_CHUNKS_PER_DOCUMENT chunks,
+ * or a request whose documents would together make more than DUALMIND_MAX_CHUNKS_PER_REQUEST (422 naming it).
+ */
 function assertChunksWithinLimit(docs: { path: string; content: string }[]): void {
-  const max = getConfig().limits.maxChunksPerDocument;
+  const { maxChunksPerDocument: max, maxChunksPerRequest } = getConfig().limits;
+  let total = 0;
   for (const d of docs) {
     const n = chunkDocument({ path: d.path, kind: kindForPath(d.path), text: d.content }).length;
     if (n > max) {
       throw new AppError("unprocessable", `document ${d.path} would split into ${n} chunks, past the most of ${max} (limit DUALMIND_MAX_CHUNKS_PER_DOCUMENT): split it into smaller documents or join its short lines`, [
         { path: "content", message: "too many chunks", limit: "DUALMIND_MAX_CHUNKS_PER_DOCUMENT" },
+      ]);
+    }
+    total += n;
+    if (total > maxChunksPerRequest) {
+      throw new AppError("unprocessable", `the request's documents would split into more than ${maxChunksPerRequest} chunks together (limit DUALMIND_MAX_CHUNKS_PER_REQUEST): send them in smaller requests`, [
+        { path: "documents", message: "too many chunks in one request", limit: "DUALMIND_MAX_CHUNKS_PER_REQUEST" },
       ]);
     }
   }
