@@ -105,8 +105,9 @@ export function dbErrorCode(e: unknown): string | undefined {
  * promise that nothing at all was written. Null for anything else.
  */
 export function infrastructureError(e: unknown): AppError | null {
-  // drizzle-orm wraps a driver's error in its own with the original as cause.
-  const cause = e instanceof DrizzleQueryError || e instanceof DrizzleError ? e.cause : e;
+  // drizzle-orm wraps a driver's error in its own with the original as cause. A bundled server can hold more than
+  // one copy of drizzle-orm's classes, so a codeless error whose cause has a code is unwrapped too.
+  const cause = e instanceof DrizzleQueryError || e instanceof DrizzleError || (errorCode(e) === null && errorCode((e as { cause?: unknown } | null)?.cause) !== null) ? (e as { cause: unknown }).cause : e;
   const code = errorCode(cause);
   const quota = storeBytesRefusal(code, cause instanceof Error ? cause.message : "");
   if (quota) return quota;

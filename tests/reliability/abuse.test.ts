@@ -172,7 +172,8 @@ it("a read and a write token trying every limit: bounded memory, files and gover
   const serverErrors = all.filter((s) => s >= 500 || s === 0).length;
   recordTally("abuse: every limit, read and write token", { requests: all.length + healthAsked, badInputsTried: all.length, serverErrorsSeen: serverErrors });
   const summary = Object.fromEntries([...statuses].map(([k, v]) => [k, [...new Set(v)].sort()]));
-  expect(serverErrors, JSON.stringify(summary)).toBe(0);
+  const errorLines = server.stderr().split("\n").filter((l) => l.includes('"level":"error"')).slice(-3).map((l) => l.slice(0, 800));
+  expect(serverErrors, `${JSON.stringify(summary)}\n${errorLines.join("\n")}`).toBe(0);
   expect(statuses.get("batch of 50")?.every((s) => s === 422)).toBe(true);
   expect(statuses.get("store past the quota")).toContain(422);
   for (const kind of ["thought", "node", "working memory"]) {
