@@ -165,15 +165,22 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     expect(listScores('"rotation ledger" OR "socket"')).toBeNull();
   });
 
-  it("a document-grouped query asked again is ranked from the scores its first sight kept (the whole-document leg asks for its candidates only), and the kept scores stay within their bounds", async () => {
+  it("a document-grouped query asked again is ranked from the scores its second sight kept (its first, a one-off, keeps none: the whole-document leg asks for its candidates only), and the kept scores stay within their bounds", async () => {
     build();
     clearFullTextMemos();
     const body = { mode: "fts", q: "rotation ledger", match: "any", group: "document", limit: 10 };
-    const ask = async () => (await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse(body) })).results.map((h) => ({ path: h.path, score: h.score }));
+    const ask = async (group = "document") => (await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse({ ...body, group }) })).results.map((h) => ({ path: h.path, score: h.score }));
+    // The chunk leg's expression kept first (a broad ranking keeps its scores on first sight); then the document leg's.
+    await ask("chunk");
+    const chunkLeg = wordListMemoSize();
     const first = await ask();
     expect(first).toHaveLength(10);
-    // The documents' lists emptied behind the index's back (no write FTS5 sees): only scores kept from the first sight
-    // can still give the first answer.
+    // A one-off document-grouped query holds no whole answer in memory: only its candidates were scored.
+    expect(wordListMemoSize()).toEqual(chunkLeg);
+    expect(await ask()).toEqual(first);
+    expect(wordListMemoSize().entries).toBe(chunkLeg.entries + 1);
+    // The documents' lists emptied behind the index's back (no write FTS5 sees): only scores kept from the second
+    // sight can still give the first answer.
     db().prepare("delete from fts_word_lists where tbl = 'documents_fts'").run();
     try {
       expect(await ask()).toEqual(first);

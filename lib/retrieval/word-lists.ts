@@ -486,9 +486,19 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
 export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
 export const SCORE_MEMO_ENTRIES = 512;
 const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: BoundedMemo<RowScores> }).__dualmindWordListScoreMemos ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
-/** Forget the computed scores (a bench's or a test's "first sight"). */
+/**
+ * Expressions asked once for some rows only (the whole-document leg's
+ * candidates), per index state: their whole answer is computed and kept on
+ * the second sight, so a one-off query pays for its candidates alone and
+ * fills no memory. Keys only; bounded by entries and bytes (keys counted).
+ */
+export const SEEN_MEMO_ENTRIES = 2048;
+const SEEN_MEMO_BYTES = 4 * 2 ** 20;
+const seenOnce = ((globalThis as unknown as { __dualmindWordListSeen?: BoundedMemo<true> }).__dualmindWordListSeen ??= new BoundedMemo({ entries: SEEN_MEMO_ENTRIES, bytes: SEEN_MEMO_BYTES }));
+/** Forget the computed scores and the expressions seen (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
   scoreMemos.clear();
+  seenOnce.clear();
 }
 /** What the memo holds now (tests: its bounds). */
 export function wordListMemoSize(): { entries: number; bytes: number } {
@@ -532,9 +542,14 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey, state) : undefined;
     if (known) return only ? pickScores(known, only) : known;
-    // The lists are decoded whole either way: the whole answer is kept, so the same expression asked again (the
-    // whole-document leg for other candidates, or a repeated query) is read from memory.
     if (!state) return compute(fresh, false);
+    // Some rows asked for on the expression's first sight: those alone (reading out every matching row and keeping
+    // them costs more than the candidates' scores). From its second sight on, the whole answer is computed and kept
+    // (the lists are decoded whole either way), so a repeated document-grouped query is read from memory.
+    if (only && !seenOnce.get(memoKey, state)) {
+      seenOnce.set({ key: memoKey, state, value: true, valueBytes: 0 });
+      return compute(fresh, false);
+    }
     const scores = compute(fresh, true);
     if (!scores) return null;
     scoreMemos.set({ key: memoKey, state, value: scores, valueBytes: scores.ids.byteLength + scores.scores.byteLength });
