@@ -485,7 +485,14 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
  */
 export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
 export const SCORE_MEMO_ENTRIES = 512;
-const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: BoundedMemo<RowScores> }).__dualmindWordListScoreMemos ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
+/**
+ * A kept answer: every matching row read out (a broad ranking's), or the running scores themselves, per segment of
+ * rowids (the whole-document leg's: its candidates are picked from them, no pass over every row to read them out).
+ */
+type SegmentScores = { segments: SegmentArrays<Accumulated>; need: number };
+type KeptScores = RowScores | SegmentScores;
+const isSegmentScores = (k: KeptScores): k is SegmentScores => "segments" in k;
+const scoreMemos = ((globalThis as unknown as { __dualmindWordListAnswers?: BoundedMemo<KeptScores> }).__dualmindWordListAnswers ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
 /**
  * Expressions asked once for some rows only (the whole-document leg's
  * candidates), per index state: their whole answer is computed and kept on
@@ -541,22 +548,35 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey, state) : undefined;
-    if (known) return only ? pickScores(known, only) : known;
-    if (!state) return compute(fresh, false);
-    // Some rows asked for on the expression's first sight: those alone (reading out every matching row and keeping
-    // them costs more than the candidates' scores). From its second sight on, the whole answer is computed and kept
-    // (the lists are decoded whole either way), so a repeated document-grouped query is read from memory.
-    if (only && !seenOnce.get(memoKey, state)) {
-      seenOnce.set({ key: memoKey, state, value: true, valueBytes: 0 });
-      return compute(fresh, false);
+    if (known && only) return isSegmentScores(known) ? rowsOf(known.segments, only, known.need) : pickScores(known, only);
+    if (known && !isSegmentScores(known)) return known;
+    const readOut = (segments: SegmentArrays<Accumulated>, need: number) => ({ value: only ? rowsOf(segments, only, need) : rowsFound(segments, need), kept: false });
+    if (!state) return compute(fresh, readOut);
+    if (only) {
+      // Some rows asked for (the whole-document leg's candidates). On the expression's first sight those alone are
+      // read out and nothing is kept, so a one-off query holds no memory; from its second sight on, the running
+      // scores are kept as they are (no pass over every row to read them out) and later sights pick from them.
+      if (!seenOnce.get(memoKey, state)) {
+        seenOnce.set({ key: memoKey, state, value: true, valueBytes: 0 });
+        return compute(fresh, readOut);
+      }
+      return compute(fresh, (segments, need) => ({
+        value: rowsOf(segments, only, need),
+        kept: scoreMemos.set({ key: memoKey, state, value: { segments, need }, valueBytes: segments.size * SEGMENT * (Float64Array.BYTES_PER_ELEMENT + 1) }),
+      }));
     }
-    const scores = compute(fresh, true);
+    // Every row asked for (a broad ranking): read out and kept.
+    const scores = known ? rowsFound(known.segments, known.need) : compute(fresh, readOut);
     if (!scores) return null;
     scoreMemos.set({ key: memoKey, state, value: scores, valueBytes: scores.ids.byteLength + scores.scores.byteLength });
-    return only ? pickScores(scores, only) : scores;
+    return scores;
   };
-  /** `whole`: every matching row, whatever `only` asks for. */
-  const compute = (fresh: Meta, whole: boolean): RowScores | null => {
+  /**
+   * The expression's running scores, per segment of rowids, given to `finish` (which reads its answer out of them,
+   * and says whether it kept them: else they are zeroed and reused by the next query). Null when the lists cannot
+   * answer.
+   */
+  const compute = (fresh: Meta, finish: (segments: SegmentArrays<Accumulated>, need: number) => { value: RowScores; kept: boolean }): RowScores | null => {
     const { tokenize, columns: ncols } = tableShape({ db, schema, table });
     const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
     if (!tokens) return null;
@@ -580,7 +600,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
       idf.push(ftsIdf(db, totals.rows, rows));
     }
     // Per segment of rowids: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
-    const acc: SegmentArrays<Accumulated> = new Map();
+    let acc: SegmentArrays<Accumulated> = new Map();
     try {
       const skip = new Set(pending);
       let unknownRow = false;
@@ -615,7 +635,9 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
         }
       }
       const need = plain.mode === "all" ? tokens.length : 1;
-      return only && !whole ? rowsOf(acc, only, need) : rowsFound(acc, need);
+      const { value, kept } = finish(acc, need);
+      if (kept) acc = new Map();
+      return value;
     } finally {
       releaseAccumulated(acc);
     }
