@@ -493,19 +493,9 @@ type SegmentScores = { segments: SegmentArrays<Accumulated>; need: number };
 type KeptScores = RowScores | SegmentScores;
 const isSegmentScores = (k: KeptScores): k is SegmentScores => "segments" in k;
 const scoreMemos = ((globalThis as unknown as { __dualmindWordListAnswers?: BoundedMemo<KeptScores> }).__dualmindWordListAnswers ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
-/**
- * Expressions asked once for some rows only (the whole-document leg's
- * candidates), per index state: their whole answer is computed and kept on
- * the second sight, so a one-off query pays for its candidates alone and
- * fills no memory. Keys only; bounded by entries and bytes (keys counted).
- */
-export const SEEN_MEMO_ENTRIES = 2048;
-const SEEN_MEMO_BYTES = 4 * 2 ** 20;
-const seenOnce = ((globalThis as unknown as { __dualmindWordListSeen?: BoundedMemo<true> }).__dualmindWordListSeen ??= new BoundedMemo({ entries: SEEN_MEMO_ENTRIES, bytes: SEEN_MEMO_BYTES }));
-/** Forget the computed scores and the expressions seen (a bench's or a test's "first sight"). */
+/** Forget the computed scores (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
   scoreMemos.clear();
-  seenOnce.clear();
 }
 /** What the memo holds now (tests: its bounds). */
 export function wordListMemoSize(): { entries: number; bytes: number } {
@@ -553,13 +543,9 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const readOut = (segments: SegmentArrays<Accumulated>, need: number) => ({ value: only ? rowsOf(segments, only, need) : rowsFound(segments, need), kept: false });
     if (!state) return compute(fresh, readOut);
     if (only) {
-      // Some rows asked for (the whole-document leg's candidates). On the expression's first sight those alone are
-      // read out and nothing is kept, so a one-off query holds no memory; from its second sight on, the running
-      // scores are kept as they are (no pass over every row to read them out) and later sights pick from them.
-      if (!seenOnce.get(memoKey, state)) {
-        seenOnce.set({ key: memoKey, state, value: true, valueBytes: 0 });
-        return compute(fresh, readOut);
-      }
+      // Some rows asked for (the whole-document leg's candidates): read out of the running scores, which are kept as
+      // they are (the lists are decoded whole either way; reading every matching row out would cost as much again),
+      // so the same expression asked again, for these candidates or others, picks them from memory.
       return compute(fresh, (segments, need) => ({
         value: rowsOf(segments, only, need),
         kept: scoreMemos.set({ key: memoKey, state, value: { segments, need }, valueBytes: segments.size * SEGMENT * (Float64Array.BYTES_PER_ELEMENT + 1) }),
