@@ -190,7 +190,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     expect(wordListMemoSize().bytes).toBeLessThanOrEqual(SCORE_MEMO_BYTES);
   });
 
-  it("an expression's candidates asked for again and again (other rows each time) get FTS5's scores every time, whether computed or picked from the running scores the first sight kept, for any word and every word; the whole answer asked for after them is FTS5's too", () => {
+  it("an expression's candidates asked for again and again (other rows each time) get FTS5's scores every time, whether computed or picked from the whole answer the first sight kept, for any word and every word; the whole answer asked for after them is FTS5's too", () => {
     build();
     const table = "documents_fts";
     const texts = LISTED_TABLES.find((t) => t.table === table)!.texts?.(db());

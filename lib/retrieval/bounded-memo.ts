@@ -20,19 +20,17 @@ export class BoundedMemo<V> {
     return e.value;
   }
 
-  /** Keep `value` for `key` under `state`: true when it was kept (false: too large). */
-  set({ key, state, value, valueBytes }: { key: string; state: string; value: V; valueBytes: number }): boolean {
+  set({ key, state, value, valueBytes }: { key: string; state: string; value: V; valueBytes: number }): void {
     this.forget(key);
     // Two bytes a character (UTF-16) for the key and the state.
     const bytes = valueBytes + 2 * (key.length + state.length);
-    if (bytes > this.limits.bytes / 4) return false;
+    if (bytes > this.limits.bytes / 4) return;
     this.entries.set(key, { state, value, bytes });
     this.bytes += bytes;
     for (const k of this.entries.keys()) {
       if (this.bytes <= this.limits.bytes && this.entries.size <= this.limits.entries) break;
       this.forget(k);
     }
-    return this.entries.has(key);
   }
 
   clear(): void {

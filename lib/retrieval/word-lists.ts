@@ -454,27 +454,27 @@ function pickScores(all: RowScores, only: number[]): RowScores {
   return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
 }
 
-/** The rows found for at least `need` phrases, rowids ascending (as every RowScores is), with their scores. */
+/**
+ * The rows found for at least `need` phrases, rowids ascending (as every RowScores is), with their scores: one pass
+ * into scratch arrays (kept, grown to the largest answer so far), then copied out at their size.
+ */
 function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
   const segments = [...acc.keys()].sort((a, b) => a - b);
+  const cap = segments.length * SEGMENT;
+  if (readOut.ids.length < cap) readOut = { ids: new Float64Array(cap), scores: new Float64Array(cap) };
+  const { ids, scores } = readOut;
   let n = 0;
-  for (const s of segments) {
-    const { found } = acc.get(s)!;
-    for (let at = 0; at < SEGMENT; at++) if (found[at] >= need) n++;
-  }
-  const ids = new Float64Array(n);
-  const scores = new Float64Array(n);
-  let i = 0;
   for (const s of segments) {
     const { found, score, base } = acc.get(s)!;
     for (let at = 0; at < SEGMENT; at++) {
       if (found[at] < need) continue;
-      ids[i] = base + at;
-      scores[i++] = score[at];
+      ids[n] = base + at;
+      scores[n++] = score[at];
     }
   }
-  return { ids, scores };
+  return { ids: ids.slice(0, n), scores: scores.slice(0, n) };
 }
+let readOut: RowScores = { ids: new Float64Array(0), scores: new Float64Array(0) };
 
 /**
  * Scores computed per expression, kept while the index and the lists stay as
@@ -485,14 +485,7 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
  */
 export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
 export const SCORE_MEMO_ENTRIES = 512;
-/**
- * A kept answer: every matching row read out (a broad ranking's), or the running scores themselves, per segment of
- * rowids (the whole-document leg's: its candidates are picked from them, no pass over every row to read them out).
- */
-type SegmentScores = { segments: SegmentArrays<Accumulated>; need: number };
-type KeptScores = RowScores | SegmentScores;
-const isSegmentScores = (k: KeptScores): k is SegmentScores => "segments" in k;
-const scoreMemos = ((globalThis as unknown as { __dualmindWordListAnswers?: BoundedMemo<KeptScores> }).__dualmindWordListAnswers ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
+const scoreMemos = ((globalThis as unknown as { __dualmindWordListScoreMemos?: BoundedMemo<RowScores> }).__dualmindWordListScoreMemos ??= new BoundedMemo({ entries: SCORE_MEMO_ENTRIES, bytes: SCORE_MEMO_BYTES }));
 /** Forget the computed scores (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
   scoreMemos.clear();
@@ -538,31 +531,17 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey, state) : undefined;
-    if (known && only) return isSegmentScores(known) ? rowsOf(known.segments, only, known.need) : pickScores(known, only);
-    if (known && !isSegmentScores(known)) return known;
-    const readOut = (segments: SegmentArrays<Accumulated>, need: number) => ({ value: only ? rowsOf(segments, only, need) : rowsFound(segments, need), kept: false });
-    if (!state) return compute(fresh, readOut);
-    if (only) {
-      // Some rows asked for (the whole-document leg's candidates): read out of the running scores, which are kept as
-      // they are (the lists are decoded whole either way; reading every matching row out would cost as much again),
-      // so the same expression asked again, for these candidates or others, picks them from memory.
-      return compute(fresh, (segments, need) => ({
-        value: rowsOf(segments, only, need),
-        kept: scoreMemos.set({ key: memoKey, state, value: { segments, need }, valueBytes: segments.size * SEGMENT * (Float64Array.BYTES_PER_ELEMENT + 1) }),
-      }));
-    }
-    // Every row asked for (a broad ranking): read out and kept.
-    const scores = known ? rowsFound(known.segments, known.need) : compute(fresh, readOut);
+    if (known) return only ? pickScores(known, only) : known;
+    // The lists are decoded whole either way: the whole answer is kept, so the same expression asked again (the
+    // whole-document leg for other candidates, or a repeated query) is read from memory.
+    if (!state) return compute(fresh, false);
+    const scores = compute(fresh, true);
     if (!scores) return null;
     scoreMemos.set({ key: memoKey, state, value: scores, valueBytes: scores.ids.byteLength + scores.scores.byteLength });
-    return scores;
+    return only ? pickScores(scores, only) : scores;
   };
-  /**
-   * The expression's running scores, per segment of rowids, given to `finish` (which reads its answer out of them,
-   * and says whether it kept them: else they are zeroed and reused by the next query). Null when the lists cannot
-   * answer.
-   */
-  const compute = (fresh: Meta, finish: (segments: SegmentArrays<Accumulated>, need: number) => { value: RowScores; kept: boolean }): RowScores | null => {
+  /** `whole`: every matching row, whatever `only` asks for. */
+  const compute = (fresh: Meta, whole: boolean): RowScores | null => {
     const { tokenize, columns: ncols } = tableShape({ db, schema, table });
     const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
     if (!tokens) return null;
@@ -586,7 +565,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
       idf.push(ftsIdf(db, totals.rows, rows));
     }
     // Per segment of rowids: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
-    let acc: SegmentArrays<Accumulated> = new Map();
+    const acc: SegmentArrays<Accumulated> = new Map();
     try {
       const skip = new Set(pending);
       let unknownRow = false;
@@ -621,9 +600,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
         }
       }
       const need = plain.mode === "all" ? tokens.length : 1;
-      const { value, kept } = finish(acc, need);
-      if (kept) acc = new Map();
-      return value;
+      return only && !whole ? rowsOf(acc, only, need) : rowsFound(acc, need);
     } finally {
       releaseAccumulated(acc);
     }
