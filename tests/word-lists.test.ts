@@ -190,6 +190,26 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     expect(wordListMemoSize().bytes).toBeLessThanOrEqual(SCORE_MEMO_BYTES);
   });
 
+  it("an expression's candidates asked for again and again (other rows each time) get FTS5's scores every time, whether computed or picked from the whole answer the first sight kept, for any word and every word; the whole answer asked for after them is FTS5's too", () => {
+    build();
+    const table = "documents_fts";
+    const texts = LISTED_TABLES.find((t) => t.table === table)!.texts?.(db());
+    const rowids = db().prepare(`select id from ${table}_docsize order by id`).pluck().all() as number[];
+    for (const match of EXPRESSIONS) {
+      clearFullTextMemos();
+      const want = fts5Scores(match, table);
+      for (let sight = 0; sight < 4; sight++) {
+        // Rows it matches and rows it does not (for every word: rows holding one of the two), and one not in the table.
+        const only = [...rowids.filter((_, i) => i % 5 === sight), rowids[rowids.length - 1] + 1000];
+        const got = wordListScores({ db: db(), schema: "main", table, match, texts, only });
+        const picked = only.filter((id) => want.has(id)).sort((a, b) => a - b);
+        expect(picked.length, match).toBeGreaterThan(0);
+        expect(got && new Map(Array.from(got.ids, (id, i) => [id, got.scores[i]])), `${match}, sight ${sight + 1}`).toEqual(new Map(picked.map((id) => [id, want.get(id)!])));
+      }
+      expect(listScores(match, table), match).toEqual(want);
+    }
+  });
+
   it("a broad query asked again is answered from its kept ranking, even when the scores behind it were let go; a write is never answered from it; the kept rankings stay within their bounds", async () => {
     build();
     clearFullTextMemos();

@@ -454,27 +454,27 @@ function pickScores(all: RowScores, only: number[]): RowScores {
   return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
 }
 
-/** The rows found for at least `need` phrases, rowids ascending (as every RowScores is), with their scores. */
+/**
+ * The rows found for at least `need` phrases, rowids ascending (as every RowScores is), with their scores: one pass
+ * into scratch arrays (kept, grown to the largest answer so far), then copied out at their size.
+ */
 function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
   const segments = [...acc.keys()].sort((a, b) => a - b);
+  const cap = segments.length * SEGMENT;
+  if (readOut.ids.length < cap) readOut = { ids: new Float64Array(cap), scores: new Float64Array(cap) };
+  const { ids, scores } = readOut;
   let n = 0;
-  for (const s of segments) {
-    const { found } = acc.get(s)!;
-    for (let at = 0; at < SEGMENT; at++) if (found[at] >= need) n++;
-  }
-  const ids = new Float64Array(n);
-  const scores = new Float64Array(n);
-  let i = 0;
   for (const s of segments) {
     const { found, score, base } = acc.get(s)!;
     for (let at = 0; at < SEGMENT; at++) {
       if (found[at] < need) continue;
-      ids[i] = base + at;
-      scores[i++] = score[at];
+      ids[n] = base + at;
+      scores[n++] = score[at];
     }
   }
-  return { ids, scores };
+  return { ids: ids.slice(0, n), scores: scores.slice(0, n) };
 }
+let readOut: RowScores = { ids: new Float64Array(0), scores: new Float64Array(0) };
 
 /**
  * Scores computed per expression, kept while the index and the lists stay as
