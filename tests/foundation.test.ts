@@ -148,6 +148,18 @@ describe("people and agents", () => {
     expect(verifyApiToken({ token })).toBeNull();
   });
 
+  it("a token changed through this server's own connection (allow-list narrowed, scopes cut, revoked by hand) counts on the very next request", () => {
+    const { token, info } = createApiToken({ input: { label: "kept", agent_id: "kept-bot", scopes: ["read", "write"], stores: null }, actor: "test" });
+    for (let i = 0; i < 3; i++) expect(verifyApiToken({ token })).toMatchObject({ stores: null, scopes: ["read", "write"] });
+    const own = getGovernance().sqlite;
+    own.prepare("update api_tokens set stores = ? where id = ?").run(JSON.stringify(["default"]), info.id);
+    expect(verifyApiToken({ token })).toMatchObject({ stores: ["default"], scopes: ["read", "write"] });
+    own.prepare("update api_tokens set scopes = ? where id = ?").run(JSON.stringify(["read"]), info.id);
+    expect(verifyApiToken({ token })).toMatchObject({ stores: ["default"], scopes: ["read"] });
+    own.prepare("update api_tokens set revoked_at = ? where id = ?").run(Date.now(), info.id);
+    expect(verifyApiToken({ token })).toBeNull();
+  });
+
   it("audit log is a hash chain that detects tampering", () => {
     for (let i = 0; i < 5; i++) appendAudit({ actor: "test", action: "thing.do", target: `t:${i}` });
     expect(verifyAuditChain()).toEqual({ ok: true, entries: 5 });
