@@ -17,6 +17,7 @@ import { GET as verifyRoute } from "@/app/api/v1/stores/[store]/verify/route";
 import { DELETE as deleteWorkingMemory } from "@/app/api/v1/stores/[store]/working-memory/[key]/route";
 import { PUT as putWorkingMemory } from "@/app/api/v1/stores/[store]/working-memory/route";
 import { closePg } from "@/lib/db/pg";
+import { infrastructureError, STORE_BYTES_REFUSAL, STORE_BYTES_SQLSTATE } from "@/lib/errors";
 import { onPg, seedStore, sqliteOnlyCheck, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute, restartWith } from "./helpers";
 
@@ -184,6 +185,21 @@ describe("DUALMIND_MAX_STORE_BYTES over every kind of row", () => {
       expect(check.bytes).toBe(before.get(s)?.bytes);
       expect(check.bytes).toBe(check.recounted_bytes);
       expect(check.documents).toBe(check.recounted_documents);
+    }
+  });
+
+  it("the refusal is a 422 naming the limit however the driver's error is wrapped: by drizzle-orm's class, or by another copy of it in a bundled server", () => {
+    const refusal = Object.assign(new Error(`${STORE_BYTES_REFUSAL}:2048:1024`), { code: STORE_BYTES_SQLSTATE });
+    class BundledCopyOfDrizzleQueryError extends Error {
+      constructor(readonly cause: unknown) {
+        super("Failed query: insert into thoughts …");
+      }
+    }
+    for (const thrown of [refusal, new BundledCopyOfDrizzleQueryError(refusal)]) {
+      const mapped = infrastructureError(thrown);
+      expect(mapped?.status).toBe(422);
+      expect(mapped?.details?.[0]).toMatchObject({ limit: "DUALMIND_MAX_STORE_BYTES" });
+      expect(mapped?.message).toContain("2048");
     }
   });
 });
