@@ -29,17 +29,22 @@ export function assertAgentCount({ limit, what, agentId, open, max }: { limit: s
   if (open >= max) throw limitReached({ limit, message: `agent ${agentId} has ${open} ${what}, its most is ${max}; finish some first` });
 }
 
-/** Bytes the ledger holds: governance.db's used pages, or the ledger tables' size on PostgreSQL. */
-function ledgerBytes(): Op<number> {
+/** Used bytes of a SQLite database: its pages less the free ones. */
+function sqliteUsedBytes(db: ReturnType<typeof getGovernance>["sqlite"]): number {
+  return (Number(db.pragma("page_count", { simple: true })) - Number(db.pragma("freelist_count", { simple: true }))) * Number(db.pragma("page_size", { simple: true }));
+}
+
+/** The ledger's tables' size on PostgreSQL (they live in `public`, beside the stores' schemas). */
+const PG_LEDGER_BYTES = sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`;
+
+/**
+ * Bytes the ledger holds: governance.db's used pages, or the ledger tables' size on PostgreSQL. Inside a store
+ * write (`fromStoreWrite`) the step runs on the store's handle, so governance.db is measured by its own connection.
+ */
+function ledgerBytes({ fromStoreWrite = false }: { fromStoreWrite?: boolean } = {}): Op<number> {
   return engineStep({
-    sqlite: (h) => {
-      const pages = Number(h.sqlite.pragma("page_count", { simple: true })) - Number(h.sqlite.pragma("freelist_count", { simple: true }));
-      return pages * Number(h.sqlite.pragma("page_size", { simple: true }));
-    },
-    pg: async (tx) => {
-      const r = await tx.execute(sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`);
-      return Number((r.rows[0] as { n?: unknown } | undefined)?.n ?? 0);
-    },
+    sqlite: (h) => sqliteUsedBytes(fromStoreWrite ? getGovernance().sqlite : h.sqlite),
+    pg: async (tx) => Number(((await tx.execute(PG_LEDGER_BYTES)).rows[0] as { n?: unknown } | undefined)?.n ?? 0),
   });
 }
 
@@ -76,19 +81,7 @@ let auditRoom: { at: number; bytes: number } | null = null;
 export function* assertAuditRoom({ actor }: { actor: string }): Op<void> {
   if (!actor.startsWith("agent:")) return;
   const now = Date.now();
-  if (!auditRoom || now - auditRoom.at > 1000) {
-    const bytes = yield* engineStep({
-      sqlite: () => {
-        const g = getGovernance().sqlite;
-        return (Number(g.pragma("page_count", { simple: true })) - Number(g.pragma("freelist_count", { simple: true }))) * Number(g.pragma("page_size", { simple: true }));
-      },
-      pg: async (tx) => {
-        const r = await tx.execute(sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`);
-        return Number((r.rows[0] as { n?: unknown } | undefined)?.n ?? 0);
-      },
-    });
-    auditRoom = { at: now, bytes };
-  }
+  if (!auditRoom || now - auditRoom.at > 1000) auditRoom = { at: now, bytes: yield* ledgerBytes({ fromStoreWrite: true }) };
   const max = getConfig().limits.governanceMaxBytes;
   if (auditRoom.bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${auditRoom.bytes} bytes, past its most of ${max}; agents' store writes (each adds an audit row) are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
 }
