@@ -17,12 +17,12 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.cleanup());
 
-function mcp(body: unknown): Promise<Response> {
+function mcp(body: unknown, contentType = "application/json"): Promise<Response> {
   return handleMcpPost(
     new Request("http://127.0.0.1/api/mcp", {
       method: "POST",
-      headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${readToken}` },
-      body: JSON.stringify(body),
+      headers: { accept: "application/json, text/event-stream", "content-type": contentType, authorization: `Bearer ${readToken}` },
+      body: typeof body === "string" ? body : JSON.stringify(body),
     }),
   );
 }
@@ -74,6 +74,22 @@ describe("MCP JSON-RPC batches", () => {
     const body = (await res.json()) as { error: { code: string; message: string; details: { limit?: string }[] } };
     expect(body.error.message).toContain("DUALMIND_MCP_BATCH_MAX");
     expect(body.error.details[0].limit).toBe("DUALMIND_MCP_BATCH_MAX");
+  });
+
+  it("the batch and depth limits hold whatever the Content-Type is spelt as (the transport reads the header its own way)", async () => {
+    // "\u00a0application/json" is JSON to the MCP transport (its parser trims the no-break space) but did not match
+    // a plain /^application\/json/ test, so such a batch once reached the tools unchecked, up to the transport's 100.
+    for (const contentType of ["\u00a0application/json", "APPLICATION/JSON; charset=utf-8", "text/plain"]) {
+      const res = await mcp(Array.from({ length: 100 }, (_, i) => search(i)), contentType);
+      expect(res.status, contentType).toBe(422);
+      expect(((await res.json()) as { error: { details: { limit?: string }[] } }).error.details[0].limit).toBe("DUALMIND_MCP_BATCH_MAX");
+      const deep = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":${"[".repeat(5000)}${"]".repeat(5000)}}}`;
+      expect((await mcp(deep, contentType)).status, contentType).toBe(400);
+    }
+    // Within the limits, such a request is answered by the transport as before.
+    const ok = await mcp([search(1), search(2)], "\u00a0application/json");
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { id: number }[]).map((a) => a.id).sort()).toEqual([1, 2]);
   });
 
   it("a small batch still runs, one answer per call", async () => {

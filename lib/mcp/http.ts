@@ -73,22 +73,22 @@ export async function handleMcpPost(request: Request): Promise<Response> {
     res.headers.set("www-authenticate", 'Bearer realm="dualmind"');
     return res;
   }
-  // The body goes through the REST API's limits: size (413) and nesting depth (400), answered with the one envelope.
-  // Text that is not JSON is left to the transport, which answers with the JSON-RPC parse error MCP clients expect.
+  // The body goes through the REST API's limits: size (413), nesting depth (400) and batch length (422), answered
+  // with the one envelope — whatever its Content-Type says, so no spelling the transport accepts and this check does
+  // not (the transport parses the header its own way) reaches a tool unchecked. Text that is not JSON is left to the
+  // transport, which answers with the JSON-RPC parse error (or 415) MCP clients expect.
   let parsedBody: unknown;
-  if (/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
+  try {
+    const text = await readBodyLimited({ request, limit: getConfig().maxBodyBytes });
     try {
-      const text = await readBodyLimited({ request, limit: getConfig().maxBodyBytes });
-      try {
-        parsedBody = JSON.parse(text);
-      } catch {
-        request = new Request(request.url, { method: request.method, headers: request.headers, body: text });
-      }
-      assertJsonDepth(parsedBody);
-      assertBatchWithinLimit(parsedBody);
-    } catch (e) {
-      return errorResponse({ error: e, requestId: randomUUID() });
+      parsedBody = JSON.parse(text);
+    } catch {
+      request = new Request(request.url, { method: request.method, headers: request.headers, body: text });
     }
+    assertJsonDepth(parsedBody);
+    assertBatchWithinLimit(parsedBody);
+  } catch (e) {
+    return errorResponse({ error: e, requestId: randomUUID() });
   }
   const listed = toolsListAnswer(request, parsedBody);
   if (listed) return listed;
