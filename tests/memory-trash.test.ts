@@ -10,7 +10,7 @@ import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import * as memoriesRoute from "@/app/api/v1/stores/[store]/memories/route";
 import * as trashRoute from "@/app/api/v1/stores/[store]/memories/trash/route";
-import { seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 let env: TestEnv;
@@ -129,6 +129,20 @@ describe("a moved memory's old path", () => {
     await create({ path: "drafts/plan", body: "another plan" });
     await remove("drafts/plan");
     expect(await findMemoryRedirect({ store, memoryPath: "drafts/plan" })).toBeNull();
+  });
+
+  it("follows moves within the newest part of a long audit log only, so a 404 never walks the whole log", async () => {
+    await create({ path: "old/note", body: "an old note" });
+    await stores().updateMemory({ store, input: updateMemorySchema.parse({ path: "old/note", move_to: "kept/note" }), actor: "user:ed" });
+    expect(await findMemoryRedirect({ store, memoryPath: "old/note" })).toMatchObject({ path: "kept/note" });
+    // Another store's busy history since: 450,000 audit rows, past the lookup's windows of the log.
+    await governanceSql(
+      "with recursive n(i) as (select 1 union all select i + 1 from n where i < 450000) insert into audit_log (id, ts, actor, action, target, details, prev_hash, hash) select (select max(id) from audit_log) + i, 1, 'agent:busy', 'memory.update', 'store:busy/memory:x', null, 'x', 'x' from n",
+    );
+    expect(await findMemoryRedirect({ store, memoryPath: "old/note" })).toBeNull();
+    // A move inside the newest part of the log is still followed.
+    await stores().updateMemory({ store, input: updateMemorySchema.parse({ path: "kept/note", move_to: "new/note" }), actor: "user:ed" });
+    expect(await findMemoryRedirect({ store, memoryPath: "kept/note" })).toMatchObject({ path: "new/note" });
   });
 });
 

@@ -750,8 +750,13 @@ export function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: strin
   };
 }
 
-/** Memory events read to follow a moved memory: its newest ones only (older moves are not followed). */
+/**
+ * Memory events read to follow a moved memory: its newest ones only (older moves are not followed), found within
+ * the newest MOVE_LOOKUP_WINDOWS scan windows of the audit log and one query budget for the whole lookup, so a 404
+ * on a long log costs what one bounded search costs, whoever asks.
+ */
 const MOVE_LOOKUP_EVENTS = 1_000;
+const MOVE_LOOKUP_WINDOWS = 4;
 
 export type MemoryRedirect = { path: string; movedAt: number; actor: string };
 
@@ -766,10 +771,22 @@ export async function findMemoryRedirect({ store, memoryPath }: { store: string;
   const prefix = `store:${store}/memory:`;
   const events: ActivityEntry[] = [];
   let before: number | undefined;
-  while (events.length < MOVE_LOOKUP_EVENTS) {
-    const page = await listActivity({ filter: activityFilterSchema.parse({ store, action: "memory.", limit: ACTIVITY_PAGE_MAX, before }) });
+  const deadline = Date.now() + getConfig().queryBudgetMs;
+  for (let windows = 0; events.length < MOVE_LOOKUP_EVENTS; ) {
+    const budgetMs = deadline - Date.now();
+    if (budgetMs < 10) break;
+    let page;
+    try {
+      page = await listActivity({ filter: activityFilterSchema.parse({ store, action: "memory.", limit: ACTIVITY_PAGE_MAX, before }), budgetMs });
+    } catch (e) {
+      // Out of budget: the trail is followed as far as it was read (a redirect is a courtesy of the 404).
+      if (e instanceof AppError && e.code === "query_too_expensive") break;
+      throw e;
+    }
     events.push(...page.entries);
     if (page.next_cursor === null) break;
+    // A page cut short by its scan window (fewer rows than asked) moved one window back.
+    if (page.entries.length < ACTIVITY_PAGE_MAX && ++windows >= MOVE_LOOKUP_WINDOWS) break;
     before = page.next_cursor;
   }
   let current = memoryPath;
