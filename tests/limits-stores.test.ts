@@ -20,6 +20,21 @@ afterAll(async () => env?.cleanup());
 const create = (token: string, name: string) => callRoute(createStoreRoute, { token, body: { name } });
 
 describe("store quotas", () => {
+  it("creates sent at the same moment by one agent stop exactly at its quota (they are counted one after another)", async () => {
+    const racer = await seedToken({ label: "r", agent_id: "store-racer", scopes: ["write"] });
+    const names = Array.from({ length: 8 }, (_, i) => `race${i}`);
+    const answers = await Promise.all(names.map((name) => create(racer, name)));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([201, 201, 201, 422, 422, 422, 422, 422]);
+    for (const a of answers.filter((x) => x.status === 422)) expect(a.json.error.details[0].limit).toBe("DUALMIND_MAX_STORES_PER_TOKEN");
+    // Leave the instance as the tests below expect it.
+    for (const [i, a] of answers.entries()) {
+      if (a.status !== 201) continue;
+      const gone = await callRoute(deleteStoreRoute, { method: "DELETE", url: `http://127.0.0.1/api/v1/stores/${names[i]}?confirm=${names[i]}`, token: tokens.admin, params: { store: names[i] } });
+      expect(gone.status).toBe(200);
+    }
+  });
+
   it("an agent's fourth store is refused with 422 naming DUALMIND_MAX_STORES_PER_TOKEN", async () => {
     for (const name of ["w1", "w2", "w3"]) expect((await create(tokens.writer, name)).status).toBe(201);
     const refused = await create(tokens.writer, "w4");

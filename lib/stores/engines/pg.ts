@@ -161,12 +161,16 @@ export async function listStoresPg({ pg, only = () => true }: { pg: PgHandle; on
 export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg: PgHandle; input: z.input<typeof createStoreSchema>; actor: string; now?: number }): Promise<PgStoreSummary> {
   const { name, description } = createStoreSchema.parse(input);
   const handle = handleFor(pg, name);
-  const createdByActor = ((await pg.pool.query(STORES_CREATED_BY_SQL.replace("?", "$1"), [actor])).rows as { store: string }[]).map((r) => r.store);
-  const existing = await listStoreNamesPg({ pg });
-  if (existing.includes(name)) throw new AppError("conflict", `store ${name} already exists`);
-  assertStoreQuota({ existing, createdByActor, actor });
   try {
     await pg.db.transaction(async (tx) => {
+      // The quotas are counted and the store made under one lock, so creates at the same moment (any replica) are
+      // counted one after another and cannot all pass a count taken before any of them committed.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('dualmind:store-create', 0))`);
+      const [beforeActor, afterActor] = STORES_CREATED_BY_SQL.split("?");
+      const createdByActor = ((await tx.execute(sql`${sql.raw(beforeActor)}${actor}${sql.raw(afterActor)}`)).rows as { store: string }[]).map((r) => r.store);
+      const existing = await storeNamesInPg(tx);
+      if (existing.includes(name)) throw new AppError("conflict", `store ${name} already exists`);
+      assertStoreQuota({ existing, createdByActor, actor });
       await tx.execute(sql`create schema ${sql.identifier(handle.schema)}`);
       await useStoreSchema({ tx, schema: handle.schema });
       await migrateStoreSchema({ tx, schema: handle.schema });
