@@ -126,6 +126,8 @@ const envSchema = z.object({
   DUALMIND_ACTIVITY_COUNTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   DUALMIND_AUDIT_DETAIL_MAX_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(8192),
   DUALMIND_ALERTS_PER_AGENT_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(10),
+  DUALMIND_ALERTS_PER_STORE_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(6),
+  DUALMIND_HEALTH_EVENTS_MAX_ROWS: z.coerce.number().int().min(100).max(10_000_000).default(10_000),
   DUALMIND_GOVERNANCE_FIELD_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(32 * 1024),
   DUALMIND_MAX_OPEN_TASKS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(1000),
   DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: z.coerce.number().int().min(1).max(10_000_000).default(200),
@@ -219,6 +221,8 @@ export type LimitsConfig = {
   auditDetailMaxBytes: number;
   /** Operator alerts (webhook POSTs) one agent's actions may cause per hour; more are counted, not sent. */
   alertsPerAgentPerHour: number;
+  alertsPerStorePerHour: number;
+  healthEventsMaxRows: number;
   /** Largest task spec, validation details or review message (stored JSON bytes); larger → 422. */
   governanceFieldMaxBytes: number;
   /** Pending tasks one agent may have requested; another → 422. */
@@ -343,6 +347,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       activityCountsMaxDays: e.DUALMIND_ACTIVITY_COUNTS_MAX_DAYS,
       auditDetailMaxBytes: e.DUALMIND_AUDIT_DETAIL_MAX_BYTES,
       alertsPerAgentPerHour: e.DUALMIND_ALERTS_PER_AGENT_PER_HOUR,
+      alertsPerStorePerHour: e.DUALMIND_ALERTS_PER_STORE_PER_HOUR,
+      healthEventsMaxRows: e.DUALMIND_HEALTH_EVENTS_MAX_ROWS,
       governanceFieldMaxBytes: e.DUALMIND_GOVERNANCE_FIELD_MAX_BYTES,
       maxOpenTasksPerAgent: e.DUALMIND_MAX_OPEN_TASKS_PER_AGENT,
       maxOpenReviewsPerAgent: e.DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT,
@@ -452,6 +458,8 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
   { variable: "DUALMIND_AUDIT_DETAIL_MAX_BYTES", default: "8192", meaning: "largest audit-row details kept whole; larger details are stored cut and marked `truncated`" },
   { variable: "DUALMIND_ALERTS_PER_AGENT_PER_HOUR", default: "10", meaning: "alert webhook POSTs one agent's actions may cause per hour; the rest are not sent, and each health event says so" },
+  { variable: "DUALMIND_ALERTS_PER_STORE_PER_HOUR", default: "6", meaning: "alert webhook POSTs one store's status changes may cause per hour (a store flapping between healthy and degraded); the rest are recorded on Health, not sent, and each event says so" },
+  { variable: "DUALMIND_HEALTH_EVENTS_MAX_ROWS", default: "10000", meaning: "health events (status changes, failed reviews, self-recall drops) kept; older ones are deleted as new ones come" },
   { variable: "DUALMIND_GOVERNANCE_FIELD_MAX_BYTES", default: "32768", meaning: "largest task `spec`, validation `details` or review message (all its text together), as stored JSON bytes; larger → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },

@@ -185,6 +185,20 @@ describe("health events and the alert webhook", () => {
     expect(receiver.state.received.map((r) => r.body)).toContainEqual(expect.objectContaining({ kind: "store_status", store: "docs", status: "degraded" }));
   });
 
+  it("a store flapping between healthy and degraded (its own writes can do that) sends at most DUALMIND_ALERTS_PER_STORE_PER_HOUR alerts, and the history keeps DUALMIND_HEALTH_EVENTS_MAX_ROWS events", async () => {
+    await env.cleanup();
+    env = await useTestBackend({ DUALMIND_ALERT_WEBHOOK_URL: receiver.url, DUALMIND_ALERTS_PER_STORE_PER_HOUR: "3", DUALMIND_HEALTH_EVENTS_MAX_ROWS: "100" });
+    const t0 = Date.now();
+    for (let i = 0; i < 150; i++) await observeStoreStatus({ store: "flap", status: i % 2 === 0 ? "degraded" : "healthy", reason: `flip ${i}`, now: t0 + i });
+    await alertQueueIdle();
+    expect(receiver.state.received.map((r) => r.body).filter((b) => b.store === "flap")).toHaveLength(3);
+    // Every change is on Health's record while it is kept: the newest 100 (all past the third, so none of them sent).
+    const kept = await governanceSql<{ n: number | string }>("select count(*) as n from health_events where store = 'flap'");
+    expect(Number(kept[0].n)).toBe(100);
+    expect((await listRecentHealthEvents({ store: "flap", limit: 1 }))[0]).toMatchObject({ reason: "flip 149" });
+    await expect.poll(async () => Number((await governanceSql<{ n: number | string }>("select count(*) as n from health_events where webhook_error like ?", ["%DUALMIND_ALERTS_PER_STORE_PER_HOUR%"]))[0].n)).toBe(100);
+  });
+
   it("the webhook URL is validated at start-up", () => {
     expect(() => parseConfig({ DUALMIND_ALERT_WEBHOOK_URL: "ftp://example.com/hook" })).toThrow(ConfigError);
     expect(() => parseConfig({ DUALMIND_ALERT_WEBHOOK_URL: "not a url" })).toThrow(/DUALMIND_ALERT_WEBHOOK_URL/);

@@ -50,24 +50,31 @@ export function setAlertTimingForTests(t: { timeoutMs: number; backoffBaseMs: nu
 
 /**
  * Alerts one agent's actions may cause per hour (DUALMIND_ALERTS_PER_AGENT_PER_HOUR),
- * counted in this process over a sliding hour: an agent failing its own
- * reviews by the hundred cannot flood the operators' receiver. Returns whether
- * this one may be sent; the caller records the others as not sent.
+ * and store status changes one store may send per hour (DUALMIND_ALERTS_PER_STORE_PER_HOUR:
+ * a write token can flip its store between healthy and degraded by its own writes),
+ * counted in this process over a sliding hour: neither can flood the operators'
+ * receiver. Returns whether this one may be sent; the caller records the others
+ * as not sent. Keys are agents and stores the server knows, so the maps hold only
+ * the last hour's.
  */
 const HOUR_MS = 3_600_000;
-const gAlerts = globalThis as unknown as { __dualmindAlertsByAgent?: Map<string, number[]> };
-export function takeAgentAlertSlot({ agentId, limit, now = Date.now() }: { agentId: string; limit: number; now?: number }): boolean {
-  const byAgent = (gAlerts.__dualmindAlertsByAgent ??= new Map<string, number[]>());
-  const recent = (byAgent.get(agentId) ?? []).filter((t) => t > now - HOUR_MS);
-  // Agents with nothing in the last hour are forgotten, so the map holds only the hour's agents.
-  for (const [agent, times] of byAgent) if (times.every((t) => t <= now - HOUR_MS)) byAgent.delete(agent);
+const gAlerts = globalThis as unknown as { __dualmindAlertsByAgent?: Map<string, number[]>; __dualmindAlertsByStore?: Map<string, number[]> };
+function takeSlot(byKey: Map<string, number[]>, key: string, limit: number, now: number): boolean {
+  const recent = (byKey.get(key) ?? []).filter((t) => t > now - HOUR_MS);
+  for (const [k, times] of byKey) if (times.every((t) => t <= now - HOUR_MS)) byKey.delete(k);
   if (recent.length >= limit) {
-    byAgent.set(agentId, recent);
+    byKey.set(key, recent);
     return false;
   }
   recent.push(now);
-  byAgent.set(agentId, recent);
+  byKey.set(key, recent);
   return true;
+}
+export function takeAgentAlertSlot({ agentId, limit, now = Date.now() }: { agentId: string; limit: number; now?: number }): boolean {
+  return takeSlot((gAlerts.__dualmindAlertsByAgent ??= new Map<string, number[]>()), agentId, limit, now);
+}
+export function takeStoreAlertSlot({ store, limit, now = Date.now() }: { store: string; limit: number; now?: number }): boolean {
+  return takeSlot((gAlerts.__dualmindAlertsByStore ??= new Map<string, number[]>()), store, limit, now);
 }
 
 /** Queue one alert; returns at once. */

@@ -1,11 +1,11 @@
-import { and, desc, eq, gt, isNull, max, or } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, max, or, sql } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance } from "../db/connection";
 import { getPg } from "../db/pg";
-import { insertOrIgnore, readLedger, row, rows, select, update, writeLedger, type LedgerHandle, type Op } from "../db/port";
+import { insertOrIgnore, readLedger, row, rows, select, sqlRun, update, writeLedger, type LedgerHandle, type Op } from "../db/port";
 import type { HealthEventRow } from "../db/schema/governance";
 import { log } from "../log";
-import { sendAlert, takeAgentAlertSlot, type AlertPayload } from "./alert-webhook";
+import { sendAlert, takeAgentAlertSlot, takeStoreAlertSlot, type AlertPayload } from "./alert-webhook";
 import { failureAgentOf, splitFailureReason } from "./dialectic";
 import { ledgerTables } from "./tables";
 
@@ -55,11 +55,15 @@ function toPayload(e: DispatchedEvent): AlertPayload {
 function dispatch(events: DispatchedEvent[]): void {
   const url = getConfig().alertWebhookUrl;
   if (!url) return;
-  const limit = getConfig().limits.alertsPerAgentPerHour;
+  const { alertsPerAgentPerHour: limit, alertsPerStorePerHour: perStore } = getConfig().limits;
   for (const e of events) {
     const payload = toPayload(e);
     if (payload.agent_id !== null && !takeAgentAlertSlot({ agentId: payload.agent_id, limit })) {
       void settleDelivery({ id: e.id, delivered: false, attempts: 0, error: `not sent: agent ${payload.agent_id} reached DUALMIND_ALERTS_PER_AGENT_PER_HOUR (${limit})` });
+      continue;
+    }
+    if (e.kind === "store_status" && e.store !== null && !takeStoreAlertSlot({ store: e.store, limit: perStore })) {
+      void settleDelivery({ id: e.id, delivered: false, attempts: 0, error: `not sent: store ${e.store} changed status more than DUALMIND_ALERTS_PER_STORE_PER_HOUR (${perStore}) times this hour` });
       continue;
     }
     sendAlert({ url, payload, onSettled: (r) => settleDelivery({ id: e.id, ...r }) });
@@ -80,10 +84,17 @@ async function settleDelivery({ id, delivered, attempts, error }: { id: number; 
   }
 }
 
+/** Rows the history lets go of per new event, oldest first: a history past its bound shrinks back in bounded steps. */
+const PRUNE_BATCH = 200;
+
 function* insertEvent(values: NewHealthEvent): Op<HealthEvent | null> {
   const webhookState = newWebhookState();
   const created = yield* insertOrIgnore(healthEvents, { ...values, webhookState }, (t) => [t.kind, t.subject]);
-  return created ? { ...values, id: created.id, webhookState, webhookAttempts: 0, webhookError: null } : null;
+  if (!created) return null;
+  // The history keeps the newest DUALMIND_HEALTH_EVENTS_MAX_ROWS events (a flapping store cannot grow it for ever).
+  const cutoff = created.id - getConfig().limits.healthEventsMaxRows;
+  if (cutoff > 0) yield* sqlRun(sql`delete from health_events where id in (select id from health_events where id <= ${cutoff} order by id limit ${PRUNE_BATCH})`);
+  return { ...values, id: created.id, webhookState, webhookAttempts: 0, webhookError: null };
 }
 
 /**
