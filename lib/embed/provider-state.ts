@@ -115,3 +115,23 @@ export function probeProviderIfDown({ health, now = Date.now() }: { health: Prov
     }
   })();
 }
+
+/**
+ * The embedding provider's error text (its base URL, up to 300 characters
+ * of its reply) as the kind of failure a caller can act on: what an admin
+ * reads whole in store health is, everywhere else, only this.
+ */
+export function providerErrorKind(text: string): string {
+  const kinds: [RegExp, string][] = [
+    [/timed out/i, "timeout"],
+    [/^cannot reach/i, "network"],
+    [/rate-limited/i, "rate_limited"],
+    [/refused the API key/i, "auth"],
+    [/provider failed \(/i, "server"],
+    [/rejected the request/i, "bad_request"],
+    [/-d vector/i, "dimension_mismatch"],
+    [/unexpected body|returned \d+ vectors/i, "bad_response"],
+    [/transformers/i, "unavailable"],
+  ];
+  return `provider ${kinds.find(([re]) => re.test(text))?.[1] ?? "error"}`;
+}

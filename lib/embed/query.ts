@@ -1,7 +1,7 @@
 import { getConfig } from "../config";
 import { log } from "../log";
 import { getEmbedder } from "./model";
-import { isProviderDownError, recordProviderOutcome } from "./provider-state";
+import { isProviderDownError, providerErrorKind, recordProviderOutcome } from "./provider-state";
 import type { Fingerprint } from "./providers";
 
 /**
@@ -47,7 +47,9 @@ export async function embedQueryText({ fingerprint, text }: { fingerprint: Finge
     if (isProviderDownError(e)) void recordProviderOutcome({ ok: false, error: e instanceof Error ? e.message : String(e) });
     // Logged with its stack: a fault that is ours, not the provider's, must not hide behind the lexical answer.
     log("warn", "query embedding failed; answering lexically", { error: e instanceof Error ? e.stack : String(e) });
-    return { ok: false, reason: "provider_error", message: `could not embed the query: ${e instanceof Error ? e.message : String(e)}` };
+    // Answers carry the kind of failure only: the provider's own text (its URL, its reply) is in the log and, for
+    // admin tokens, in store health.
+    return { ok: false, reason: "provider_error", message: `could not embed the query: ${providerErrorKind(e instanceof Error ? e.message : String(e))}` };
   }
   if (!vector || vector.length !== fingerprint.dimension) {
     return { ok: false, reason: "provider_error", message: `could not embed the query: the provider answered ${vector?.length ?? 0} dimensions, the store's model has ${fingerprint.dimension}` };

@@ -2,7 +2,7 @@ import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
 import { readLiveCounts, readOldestPendingAt, type KindCounts, type LiveCounts } from "./counters";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
-import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
+import { isProviderDownError, probeProviderIfDown, providerErrorKind, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
 import { diskHold, type StaleClaims } from "./healing";
 import { listParkedEmbeddings, readStaleClaims, type Backlog, type ParkedEmbedding } from "./queue";
@@ -400,7 +400,7 @@ export async function checkVectorReadiness({ handle }: { handle: StoreHandle }):
   try {
     configured = await getEmbedder().fingerprint;
   } catch (e) {
-    return { usable: false, reason: "provider_error", message: `embedding provider unavailable: ${(e as Error).message}` };
+    return { usable: false, reason: "provider_error", message: `embedding provider unavailable: ${providerErrorKind((e as Error).message)}` };
   }
   const pending = readLiveCounts({ handle }).pending;
   const watermark = getConfig().embed.backlogWatermark;

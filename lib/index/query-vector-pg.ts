@@ -4,6 +4,7 @@ import { getEmbedder } from "../embed/model";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { embedQueryText } from "../embed/query";
+import { providerErrorKind } from "../embed/provider-state";
 import type { Fingerprint } from "../embed/providers";
 import { awaitingFirstVectors, type QueryVectorPlan } from "../retrieval/readiness";
 import { readActiveFingerprintPg } from "./reembed-pg";
@@ -31,7 +32,7 @@ export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgSto
   try {
     fp = await getEmbedder().fingerprint;
   } catch (e) {
-    return { ok: false, fallback: { reason: "provider_error", message: `embedding provider unavailable: ${(e as Error).message}` }, ms: ms() };
+    return { ok: false, fallback: { reason: "provider_error", message: `embedding provider unavailable: ${providerErrorKind((e as Error).message)}` }, ms: ms() };
   }
   // Index probes and a count bounded by the watermark: the cost of asking does not grow with the store.
   const ready = await withStoreTx({ handle, readOnly: true, work: async (tx) => {

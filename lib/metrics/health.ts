@@ -6,6 +6,7 @@ import { recallMetrics } from "../recall/events";
 import { inCallerTx } from "../db/port";
 import { listStoreNamesPg, openStorePg } from "../stores/engines/pg";
 import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
+import { providerErrorKind } from "../embed/provider-state";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
@@ -201,7 +202,7 @@ export async function getStoreStatusDetail({ store }: { store: string }): Promis
 export async function vectorReadinessFor({ store }: { store: string }): Promise<{ usable: true } | { usable: false; message: string }> {
   if (!storesOnPostgres()) return checkVectorReadiness({ handle: openStore({ store }) });
   const s = await getStoreStatusPgByName({ store });
-  if (!s.provider.ok) return { usable: false, message: `embedding provider unavailable: ${s.provider.error ?? "no answer"}` };
+  if (!s.provider.ok) return { usable: false, message: `embedding provider unavailable: ${s.provider.error ? providerErrorKind(s.provider.error) : "no answer"}` };
   if (s.backlog.pending > s.backlog.watermark) return { usable: false, message: `embed backlog ${s.backlog.pending} is above the watermark ${s.backlog.watermark}` };
   if (s.drift.modelChanged) return { usable: false, message: `the configured model (${s.drift.configuredFingerprintId}) differs from the store's vectors (${s.drift.activeFingerprintId}); re-embed the store` };
   return { usable: true };
@@ -246,25 +247,9 @@ async function storeHealthPartsSqlite({ store }: { store: string }) {
   return { status, embeddings, workers, vectorIndex: embeddings.vector_index, recall: getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null };
 }
 
-/**
- * The embedding provider's error text (its base URL, up to 300 characters
- * of its reply) as a category a caller can act on: what an admin token reads
- * whole is, for other tokens, only the kind of failure.
- */
+/** The provider's error text as its kind, for tokens below admin: the whole text is theirs to read. */
 export function providerErrorCategory(text: string): string {
-  const kinds: [RegExp, string][] = [
-    [/timed out/i, "timeout"],
-    [/^cannot reach/i, "network"],
-    [/rate-limited/i, "rate_limited"],
-    [/refused the API key/i, "auth"],
-    [/provider failed \(/i, "server"],
-    [/rejected the request/i, "bad_request"],
-    [/-d vector/i, "dimension_mismatch"],
-    [/unexpected body|returned \d+ vectors/i, "bad_response"],
-    [/transformers/i, "unavailable"],
-  ];
-  const kind = kinds.find(([re]) => re.test(text))?.[1] ?? "error";
-  return `provider ${kind} (the full text is shown to admin tokens)`;
+  return `${providerErrorKind(text)} (the full text is shown to admin tokens)`;
 }
 
 type WorkerReport = { last_batch_store: string | null; last_error: string | null; last_error_store: string | null };
