@@ -71,6 +71,14 @@ describe("governance limits", () => {
     expect(limitOf(third.json)).toBe("DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT");
   });
 
+  it("one agent's tasks and reviews sent at the same moment stop exactly at its limits (counted one after another on every engine)", async () => {
+    const racer = await seedToken({ label: "r", agent_id: "race-agent", scopes: ["write"] });
+    const tasks = await Promise.all(Array.from({ length: 8 }, (_, i) => callRoute(createTask, { token: racer, body: { task_id: `race-t${i}`, intent: "i", spec: {} } })));
+    expect(tasks.map((r) => r.status).sort()).toEqual([201, 201, 201, 422, 422, 422, 422, 422]);
+    const sessions = await Promise.all(Array.from({ length: 6 }, (_, i) => callRoute(createSession, { token: racer, body: { session_id: `race-s${i}`, topic: "t" } })));
+    expect(sessions.map((r) => r.status).sort()).toEqual([201, 201, 422, 422, 422, 422]);
+  });
+
   it("task and review lists stop at DUALMIND_LIST_MAX_BYTES and say where the next page starts; paging reaches every row", async () => {
     const lister = await seedToken({ label: "l", agent_id: "lister", scopes: ["read"] });
     for (const owner of ["o1", "o2", "o3", "o4"]) {

@@ -337,6 +337,20 @@ export function ledgerLock(key: bigint): Op<void> {
 }
 
 /**
+ * One agent's lock for the rest of the write, for its count-then-insert rules
+ * (open tasks, open reviews, its ledger share): on PostgreSQL a transaction
+ * advisory lock keyed by the agent, so one agent's concurrent writes on any
+ * replica are counted one after another while other agents' run on; nothing
+ * on SQLite, whose write transaction already holds the one write lock.
+ */
+export function agentLock(agentId: string): Op<void> {
+  return step({
+    sqlite: () => undefined,
+    pg: async (tx) => void (await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:agent-ledger:${agentId}`}, 0))`)),
+  });
+}
+
+/**
  * Which engine runs the operation, for the few values the two schemas store
  * differently (a list as JSON text on SQLite, an array on PostgreSQL) and the
  * few SQL functions named differently (`max(a, b)` / `greatest(a, b)`).

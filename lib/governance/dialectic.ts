@@ -1,7 +1,7 @@
 import { and, asc, count as countAll, desc, eq, inArray, isNull, ne, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance, type GovernanceHandle } from "../db/connection";
-import { count, engineStep, insert, insertOrIgnore, readLedger, row, rows, select, sqlRows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import { agentLock, count, engineStep, insert, insertOrIgnore, readLedger, row, rows, select, sqlRows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { DialecticAnnotationRow, DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep, type AuditEntry } from "./audit";
@@ -567,6 +567,7 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
       };
       const existing = yield* row(dialecticSessions, mine);
       if (existing) return yield* retry(existing);
+      yield* agentLock(agentId);
       yield* assertLedgerRoom({ agentId: agentId });
       const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
       assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });

@@ -3,7 +3,7 @@ import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import { getGovernance, type GovernanceHandle } from "../db/connection";
-import { count, insert, insertManyOrIgnore, insertOrIgnore, readLedger, row, rows, select, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import { agentLock, count, insert, insertManyOrIgnore, insertOrIgnore, readLedger, row, rows, select, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep } from "./audit";
@@ -410,6 +410,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
     handle,
     (function* () {
       if (!(yield* row(tasks, mine))) {
+        yield* agentLock(requestedBy);
         yield* assertLedgerRoom({ agentId: requestedBy });
         const max = getConfig().limits.maxOpenTasksPerAgent;
         const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
