@@ -86,6 +86,7 @@ const envSchema = z.object({
   DUALMIND_EMBED_API_KEY: z.string().min(1).optional(),
   DUALMIND_EMBED_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   DUALMIND_EMBED_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
+  DUALMIND_EMBED_CACHE_MAX_ROWS: z.coerce.number().int().min(1000).max(100_000_000).default(100_000),
   DUALMIND_EMBED_DOC_PREFIX: z.string().max(200).default(""),
   DUALMIND_EMBED_QUERY_PREFIX: z.string().max(200).default(""),
   DUALMIND_TRANSFORMERS_ALLOW_REMOTE: boolFromEnv.default(false),
@@ -263,6 +264,7 @@ export type EmbedConfig = {
   apiKey: string | undefined;
   timeoutMs: number;
   batchSize: number;
+  cacheMaxRows: number;
   documentPrefix: string;
   queryPrefix: string;
   allowRemoteModels: boolean;
@@ -371,6 +373,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       apiKey: e.DUALMIND_EMBED_API_KEY,
       timeoutMs: e.DUALMIND_EMBED_TIMEOUT_MS,
       batchSize: e.DUALMIND_EMBED_BATCH_SIZE,
+      cacheMaxRows: e.DUALMIND_EMBED_CACHE_MAX_ROWS,
       documentPrefix: e.DUALMIND_EMBED_DOC_PREFIX,
       queryPrefix: e.DUALMIND_EMBED_QUERY_PREFIX,
       allowRemoteModels: e.DUALMIND_TRANSFORMERS_ALLOW_REMOTE,
@@ -432,6 +435,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_EMBED_API_KEY", default: "unset", meaning: "bearer key for the openai provider" },
   { variable: "DUALMIND_EMBED_TIMEOUT_MS", default: "30000", meaning: "per-request timeout for the openai provider" },
   { variable: "DUALMIND_EMBED_BATCH_SIZE", default: "32", meaning: "texts per embedding request / worker batch" },
+  { variable: "DUALMIND_EMBED_CACHE_MAX_ROWS", default: "100000", meaning: "vectors kept per store by text (so identical text is embedded once); past it the oldest are let go as the worker adds new ones" },
   { variable: "DUALMIND_EMBED_DOC_PREFIX", default: "empty", meaning: "text prepended to documents (e.g. `passage: ` for e5 models)" },
   { variable: "DUALMIND_EMBED_QUERY_PREFIX", default: "empty", meaning: "text prepended to queries (e.g. `query: `)" },
   { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },

@@ -313,6 +313,10 @@ async function finishEmbedItemsPg({
     const values = cacheRows.slice(i, i + 1_000).map(([key, v]) => sql`(${key}, ${`{${Array.from(v).join(",")}}`}::real[], ${at})`);
     await tx.execute(sql`insert into embedding_cache (key, embedding, created_at) values ${sql.join(values, sql`, `)} on conflict (key) do nothing`);
   }
+  // The cache by text keeps its newest DUALMIND_EMBED_CACHE_MAX_ROWS rows; a cache far past it shrinks over a few batches.
+  if (cacheRows.length > 0) {
+    await tx.execute(sql`delete from embedding_cache where key in (select key from embedding_cache order by created_at, key limit least(2000, greatest(0, (select count(*) from embedding_cache) - ${getConfig().embed.cacheMaxRows})))`);
+  }
   return mine.length;
 }
 
