@@ -2,8 +2,9 @@ import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as createStoreRoute } from "@/app/api/v1/stores/route";
 import { DELETE as deleteStoreRoute, GET as getStoreRoute } from "@/app/api/v1/stores/[store]/route";
-import { ageStoreHandlesForTests, openStoreHandles } from "@/lib/db/connection";
-import { onPg, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { ageStoreHandlesForTests, getGovernance, openStoreHandles } from "@/lib/db/connection";
+import { STORES_CREATED_BY_SQLITE } from "@/lib/stores/stores";
+import { onPg, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 /** Store quotas, store delete, and open store connections bounded whatever the number of stores. */
@@ -33,6 +34,14 @@ describe("store quotas", () => {
       const gone = await callRoute(deleteStoreRoute, { method: "DELETE", url: `http://127.0.0.1/api/v1/stores/${names[i]}?confirm=${names[i]}`, token: tokens.admin, params: { store: names[i] } });
       expect(gone.status).toBe(200);
     }
+  });
+
+  it("the quota reads the store lifecycle index, never every audit row the agent caused", async () => {
+    await sqliteOnlyCheck("SQLite's query plan", () => {
+      const plan = (getGovernance().sqlite.prepare(`explain query plan ${STORES_CREATED_BY_SQLITE}`).all("agent:x") as { detail: string }[]).map((r) => r.detail).join("; ");
+      expect(plan).toContain("audit_log_store_lifecycle_idx");
+      expect(plan).not.toContain("audit_log_actor_idx");
+    });
   });
 
   it("an agent's fourth store is refused with 422 naming DUALMIND_MAX_STORES_PER_TOKEN", async () => {

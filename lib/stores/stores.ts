@@ -158,8 +158,15 @@ export function assertStoreQuota({ existing, createdByActor, actor }: { existing
   if (mine >= maxStoresPerToken) throw limitReached({ limit: "DUALMIND_MAX_STORES_PER_TOKEN", message: `agent ${actor.slice("agent:".length)} created ${mine} stores, its most` });
 }
 
-/** Store names `actor` created, as the audit log records them (both backends read the same rows). */
-export const STORES_CREATED_BY_SQL = "select distinct substr(target, 7) as store from audit_log where actor = ? and action = 'store.create'";
+/**
+ * Store names `actor` created, as the audit log records them (both backends read the same rows). The lifecycle
+ * actions' condition, written as the partial index audit_log_store_lifecycle_idx states it, lets a read of that small
+ * index (store creates, deletes and archives: bounded by the store quotas) answer, instead of every audit row the
+ * agent ever caused; SQLite is told to (its planner prefers the actor index), PostgreSQL's planner chooses it.
+ */
+const storesCreatedBy = (from: string) => `select distinct substr(target, 7) as store from ${from} where action in ('store.create', 'store.delete', 'store.archive', 'store.unarchive') and action = 'store.create' and actor = ?`;
+export const STORES_CREATED_BY_SQL = storesCreatedBy("audit_log");
+export const STORES_CREATED_BY_SQLITE = storesCreatedBy("audit_log indexed by audit_log_store_lifecycle_idx");
 
 /** Refuse core and default: every install and every snippet counts on them. */
 export function assertStoreRemovable({ name, what = "deleted" }: { name: string; what?: "deleted" | "archived" }): void {
@@ -271,7 +278,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   const root = path.dirname(storeDir(name));
   const collides = caseCollision({ name, existing: fs.existsSync(root) ? fs.readdirSync(root) : [] });
   if (collides) throw new AppError("conflict", `store ${name} would share a folder with ${collides} on a case-insensitive file system`);
-  assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQL).pluck().all(actor) as string[]), actor });
+  assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQLITE).pluck().all(actor) as string[]), actor });
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
   mkdirPrivate(path.dirname(storeDir(name)));
   try {
