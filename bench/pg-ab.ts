@@ -100,7 +100,10 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(`same answers (ids and scores): ${same}/${queries.length}\n`);
-    if (given.length) for (const [q, times] of byQuery) process.stdout.write(`"${q}": p50 ${times.map((t) => f(percentile(t, 50))).join(" → ")} ms\n`);
+    // Each given query's times, else the slowest BENCH_PG_SLOWEST (default 10) after.
+    const lines = [...byQuery].map(([q, times]) => ({ q, p50: times.map((t) => percentile(t, 50)) }));
+    const shown = given.length ? lines : lines.sort((a, b) => b.p50[1] - a.p50[1]).slice(0, Number(process.env.BENCH_PG_SLOWEST ?? 10));
+    for (const { q, p50 } of shown) process.stdout.write(`"${q}": p50 ${p50.map(f).join(" → ")} ms\n`);
   } finally {
     for (const s of sides) await s.close();
     fs.rmSync(process.env.DATA_DIR!, { recursive: true, force: true });

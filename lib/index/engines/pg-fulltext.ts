@@ -58,14 +58,15 @@ export const REF_AVGDL = 160;
 export const EXHAUSTIVE_POSTINGS = 20_000;
 
 /**
- * An all-words query with more postings than EXHAUSTIVE_POSTINGS whose rarest word is in at most this many rows reads
- * every word's postings and joins them on the chunk, scoring only the rows holding every word; words all more common
- * than this (many rows hold them all, and the best are met early in impact order) go by impact-ordered heads.
+ * An all-words query with more postings than EXHAUSTIVE_POSTINGS but at most JOIN_POSTINGS, its rarest word in at most
+ * JOIN_RAREST rows, reads them all and joins them on the chunk, scoring only the rows holding every word. Words all
+ * more common go by impact-ordered heads: many rows hold them all, and the best are met early in impact order.
  */
-export const JOIN_RAREST = 25_000;
+export const JOIN_POSTINGS = 200_000;
+export const JOIN_RAREST = 40_000;
 
 /** What looking a posting up by its key costs, in postings read in index order (all words: rarest-first lookups, or the join). */
-export const LOOKUP_COST = 20;
+export const LOOKUP_COST = 12;
 
 /**
  * Postings of each token read first by a broad query (impact order): at least this many, or k thousandths of its
@@ -294,7 +295,7 @@ export async function bm25TopPg({
   where,
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
-  joinUpTo = JOIN_RAREST,
+  joinUpTo = JOIN_POSTINGS,
   firstHeads,
   columns,
 }: {
@@ -305,7 +306,7 @@ export async function bm25TopPg({
   k: number;
   /** Candidate postings scored exhaustively at most (tests lower it). */
   exhaustiveUpTo?: number;
-  /** Rows of an all-words query's rarest word for the join at most (tests lower it). */
+  /** Postings of an all-words query joined at most (tests lower it). */
   joinUpTo?: number;
   /** Postings of each token read by a broad query's first try (tests lower it). */
   firstHeads?: number;
@@ -384,10 +385,10 @@ export async function bm25TopPg({
   // Few postings: all of them (an index range each). All words with one rarer: its rows, each joined to the others'
   // counts by key, when those are few.
   const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * live.length <= exhaustiveUpTo && dfOf.get(rarest)! * (live.length - 1) * LOOKUP_COST <= allPostings;
-  // All of two or more words, too many postings to group, the rarest not rare enough to look the others up by key
-  // nor common enough for the heads: every word's postings read (index-only) and joined on the chunk, so only the
-  // rows holding every word are scored.
-  if (mode === "all" && live.length > 1 && allPostings > exhaustiveUpTo && !rarestFirst && dfOf.get(rarest)! <= joinUpTo) {
+  // All of two or more words, too many postings to group but not to read, the rarest not rare enough to look the
+  // others up by key: every word's postings read (index-only) and joined on the chunk, so only the rows holding every
+  // word are scored.
+  if (mode === "all" && live.length > 1 && allPostings > exhaustiveUpTo && !rarestFirst && allPostings <= joinUpTo && dfOf.get(rarest)! <= JOIN_RAREST) {
     const others = live.filter((t) => t !== rarest);
     const alias = (i: number) => sql.raw(`o${i}`);
     // `+ 0`: the commoner words' chunk is not an index key then, so the planner cannot look each of the rarest's rows
