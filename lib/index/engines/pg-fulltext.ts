@@ -319,12 +319,10 @@ export async function bm25TopPg({
   const tokens = phraseTokens({ tokenize: PG_FTS_TOKENIZER, phrases: plain.phrases });
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
   const unique = [...new Set(tokens)];
-  // One statement: whether any chunk still waits for its tokens, the totals, and each token's row count; and the rest
-  // of the transaction planned without JIT compilation, whose cost (paid per statement) a short statement never earns
-  // back and which a join's overestimated rows would otherwise set off.
+  // One statement: whether any chunk still waits for its tokens, the totals, and each token's row count.
   const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>({
     tx,
-    query: sql`select exists (select 1 from chunks where fts_len is null) as pending, t.rows, t.tokens, set_config('jit', 'off', true) as jit,
+    query: sql`select exists (select 1 from chunks where fts_len is null) as pending, t.rows, t.tokens,
       array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join fts_terms f on f.term = u.term order by u.i) as df
       from fts_totals t where t.id = 1`,
   });
@@ -396,6 +394,9 @@ export async function bm25TopPg({
     const matched = sql`select r.chunk_id, r.len, r.tf as ${tfColumn(rarest)}${sql.join(others.map((t, i) => sql`, ${alias(i)}.tf as ${tfColumn(t)}`), sql``)}
       from fts_postings r${sql.join(others.map((t, i) => sql` join fts_postings ${alias(i)} on ${alias(i)}.term = ${t} and ${alias(i)}.chunk_id + 0 = r.chunk_id`), sql``)}
       where r.term = ${rarest}`;
+    // Planned without JIT compilation (for the rest of the transaction): a join of many postings is costed high enough
+    // to set it off, and its compilation (paid per statement) costs more than the statement's own work.
+    await tx.execute(sql`select set_config('jit', 'off', true)`);
     const { hits, matched: n, first } = await scoreAll({ matched });
     return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined`), stats, first };
   }
