@@ -70,8 +70,10 @@ async function main(): Promise<void> {
   const queries = given.length ? given : [...twoWordQueries(loadTextWindows(20_000), Number(process.env.BENCH_PG_SIZE ?? 100_000)), ...Array<string>(10).fill(broad)];
   const sides = [await sideOf({ name: `before (${baseline})`, root: path.resolve(baseline), url, group }), await sideOf({ name: "after (this checkout)", root: process.cwd(), url, group })];
   try {
-    for (const side of sides) await side.search(queries[0]);
+    for (const side of sides) await side.search(queries[0]).catch(() => null);
     let same = 0;
+    // Given queries: each one's times on each side, for a line per query.
+    const byQuery = new Map<string, number[][]>();
     for (const [i, q] of queries.entries()) {
       const answers: string[] = [];
       for (const side of i % 2 ? [...sides].reverse() : sides) {
@@ -81,7 +83,9 @@ async function main(): Promise<void> {
           (r) => JSON.stringify(r.results.map((h) => [h.id, h.score.toFixed(4)])),
           (e: Error) => (side.refused++, e.message),
         );
-        (q === broad ? side.broad : side.twoWord).push(performance.now() - started);
+        const ms = performance.now() - started;
+        (q === broad ? side.broad : side.twoWord).push(ms);
+        (byQuery.get(q) ?? byQuery.set(q, sides.map(() => [])).get(q)!)[sides.indexOf(side)].push(ms);
         side.statements.push(sent);
         sent = null;
         answers.push(answer);
@@ -96,6 +100,10 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(`same answers (ids and scores): ${same}/${queries.length}\n`);
+    // Each given query's times, else the slowest BENCH_PG_SLOWEST (default 10) after.
+    const lines = [...byQuery].map(([q, times]) => ({ q, p50: times.map((t) => percentile(t, 50)) }));
+    const shown = given.length ? lines : lines.sort((a, b) => b.p50[1] - a.p50[1]).slice(0, Number(process.env.BENCH_PG_SLOWEST ?? 10));
+    for (const { q, p50 } of shown) process.stdout.write(`"${q}": p50 ${p50.map(f).join(" → ")} ms\n`);
   } finally {
     for (const s of sides) await s.close();
     fs.rmSync(process.env.DATA_DIR!, { recursive: true, force: true });

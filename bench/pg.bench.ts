@@ -322,11 +322,15 @@ async function benchSize(windows: string[], size: number): Promise<void> {
           // No worker: it would compete with the measured requests for the CPU.
           const next = await startServer({ dataDir: dir, env: { DUALMIND_EMBED_WORKER: "false", ...serverEnv }, port: API_PORT });
           try {
+            const rps: number[] = [];
             for (const [label, route] of apiRuns) {
               const r = await hammer(`${next.url}${route}`, { authorization: `Bearer ${RELIABILITY_TOKEN}` });
+              rps.push(r.rps);
               put(`API (next start, ${CONCURRENCY} keep-alive clients, ${SECONDS} s after ${WARMUP_REQUESTS} untimed): GET search fts, ${label}: req/s`, side, r.rps);
               put(`API: ${label}: p95 ms`, side, r.errors ? `${r.p95.toFixed(2)} (not 200: ${Object.entries(r.errorsByStatus).map(([status, n]) => `${n} × ${status}`).join(", ")})` : r.p95);
             }
+            // The goal's ratio on each backend: the broad query's throughput over the selective (two-word) one's.
+            put("API: broad ÷ two-word req/s (%)", side, rps[0] > 0 ? Number(((100 * rps[1]) / rps[0]).toFixed(1)) : "n/a");
           } finally {
             await next.stop();
           }

@@ -52,8 +52,10 @@ import { DOCUMENT_WORDS, rowsBm25Pg, startDocumentTermsBackfillPg } from "./engi
  * Ranking: FTS5's bm25, the SQLite side's own numbers, from full-text
  * statistics kept at write time with FTS5's tokens (engines/pg-fulltext.ts:
  * each chunk's count of each token, lengths, row counts); the top k comes
- * from scoring every match of a selective query, or from impact-ordered
- * postings with a proven bound for a broad one, never from ranking every
+ * from scoring every match of a selective query, from the words' postings
+ * joined on the chunk when all words are asked for and one is not common,
+ * or from impact-ordered postings with a proven bound for a broad one, never
+ * from ranking every
  * match of a common word. The same content and query give SQLite's top 10
  * and scores (tests/pg/fts-bm25.test.ts). While a store's statistics are
  * being built (a store from before them: the backfill job), the ranking is

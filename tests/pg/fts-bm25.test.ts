@@ -163,7 +163,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     await expectSameRanking();
   });
 
-  it("ranks a broad query's top k by impact-ordered postings exactly as scoring every match does", async () => {
+  it("ranks a broad query's top k by impact-ordered postings, and all words by their postings joined, exactly as scoring every match does", async () => {
     const recomputed = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
       const chunks = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks` });
       return chunks.map((c, i) => ({ id: Number(c.id), ...chunkTermsOf([c.text])[0], i }));
@@ -173,6 +173,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     const avgdl = recomputed.reduce((s, c) => s + c.len, 0) / rows;
     // Which ways the bounded reads answered: some rows met in one head only were scored by key.
     const plans: string[] = [];
+    let joinedQueries = 0;
     for (const [words, mode] of [
       [["the", "of"], "any"],
       [["proxy", "string"], "all"],
@@ -192,20 +193,30 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
         .map((c) => ({ id: c.id, score: tokens.reduce((s, t, p) => s + bm25Part(idf[p], c.tf.get(t) ?? 0, c.len, avgdl), 0) }))
         .sort((a, b) => b.score - a.score || a.id - b.id)
         .slice(0, 10);
-      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0 }) });
+      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0 }) });
       expect(top.kind).toBe("ranked");
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
       // Heads far shorter than the postings: the bound proves the answer after a few deeper tries, still exact.
       for (const firstHeads of [1, 3, 16]) {
-        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, firstHeads }) });
+        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, firstHeads }) });
         expect(deep.kind === "ranked" && deep.hits).toEqual(exhaustive);
         if (deep.kind === "ranked") plans.push(deep.plan.detail);
         // With a filter that drops most rows: the best 5 that pass, as exhaustive scoring finds them.
-        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, firstHeads }) });
+        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 0, firstHeads }) });
         const folderAll = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
         expect(folder.kind === "ranked" && folder.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
+      }
+      // All words: every word's postings joined on the chunk, only the rows holding them all scored; the same bits.
+      if (mode === "all" && new Set(tokens).size > 1) {
+        const joined = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 1e9 }) });
+        expect(joined.kind === "ranked" && joined.plan.path).toBe("joined");
+        expect(joined.kind === "ranked" && joined.hits).toEqual(exhaustive);
+        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 1e9 }) });
+        const folderAll = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
+        expect(folder.kind === "ranked" && folder.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
+        joinedQueries++;
       }
       // Scored in the statement (every match): the same bits.
       const scored = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }) });
@@ -219,6 +230,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       expect(few.kind === "ranked" && few.hits).toEqual(all.kind === "ranked" && all.hits.filter((h) => kept.has(h.id)).slice(0, 5));
     }
     expect(plans.some((p) => /more by key/.test(p))).toBe(true);
+    expect(joinedQueries).toBe(4);
   });
 
   it("backfills a store from before the statistics (resumable, a batch per transaction), answering by ts_rank meanwhile", async () => {

@@ -30,7 +30,9 @@ import { withStoreQuotaPg } from "../store-quota";
  * Ranking: a row's score is FTS5's bm25 to the last bit (bm25Part in phrase
  * order, idf by SQLite's `ln`, avgdl = tokens / rows), so the order and the
  * scores are SQLite's for the same content. A query whose tokens are in few
- * rows scores them all (one statement). A broad one reads the head of each
+ * rows scores them all (one statement); all of two or more words whose
+ * postings can be read whole, the rows holding every word, found by joining
+ * each word's postings on a hash of the chunk (one statement). A broad one reads the head of each
  * token's postings in impact order — `imp` = tf / (tf + k1·(1 − b +
  * b·len/REF_AVGDL)), indexed per token, descending, with each posting's
  * count and length — scores exactly every row met in every head, and
@@ -54,6 +56,17 @@ export const REF_AVGDL = 160;
 
 /** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
 export const EXHAUSTIVE_POSTINGS = 20_000;
+
+/**
+ * An all-words query with more postings than EXHAUSTIVE_POSTINGS but at most JOIN_POSTINGS, its rarest word in at most
+ * JOIN_RAREST rows, reads them all and joins them on the chunk, scoring only the rows holding every word. Words all
+ * more common go by impact-ordered heads: many rows hold them all, and the best are met early in impact order.
+ */
+export const JOIN_POSTINGS = 200_000;
+export const JOIN_RAREST = 40_000;
+
+/** What looking a posting up by its key costs, in postings read in index order (all words: rarest-first lookups, or the join). */
+export const LOOKUP_COST = 12;
 
 /**
  * Postings of each token read first by a broad query (impact order): at least this many, or k thousandths of its
@@ -249,8 +262,8 @@ export function bm25ScoreSql({ tokens, idf, avgdl }: { tokens: string[]; idf: nu
 export type Bm25Hit = { id: number; score: number; /** The caller's columns (bm25TopPg's `columns`). */ row?: Record<string, unknown> };
 
 export type Bm25TopPlan = {
-  path: "exhaustive" | "impact-ordered";
-  /** Rows the expression matches (exhaustive), or postings read in impact order. */
+  path: "exhaustive" | "joined" | "impact-ordered";
+  /** Rows the expression matches (exhaustive), postings joined (joined), or postings read in impact order. */
   postingsRead: number;
   rounds: number;
   detail: string;
@@ -282,6 +295,7 @@ export async function bm25TopPg({
   where,
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
+  joinUpTo = JOIN_POSTINGS,
   firstHeads,
   columns,
 }: {
@@ -292,6 +306,8 @@ export async function bm25TopPg({
   k: number;
   /** Candidate postings scored exhaustively at most (tests lower it). */
   exhaustiveUpTo?: number;
+  /** Postings of an all-words query joined at most (tests lower it). */
+  joinUpTo?: number;
   /** Postings of each token read by a broad query's first try (tests lower it). */
   firstHeads?: number;
   /** Columns to send back with each best row, over c = chunks, d = documents and r.rn (its rank among the rows that pass). */
@@ -336,6 +352,7 @@ export async function bm25TopPg({
   const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
+  const tfColumn = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
   const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
   const allPostings = live.reduce((n, t) => n + dfOf.get(t)!, 0);
   const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
@@ -344,13 +361,14 @@ export async function bm25TopPg({
   // Every row among `postings` (chunk_id, term, tf, len) scored in the statement that reads its counts (bm25Part's
   // arithmetic on the same float8 numbers in the same order: the same bits as here), only the best `depth` sent back
   // with whether they pass the filters; deeper while the filters drop too many of the best.
-  const scoreAll = async (postings: SQL): Promise<{ hits: Bm25Hit[]; matched: number; first: Record<string, unknown> }> => {
+  // `matched` instead of `postings`: the matching rows, one a row already (chunk_id, len and the pivot's columns).
+  const scoreAll = async (from: { postings: SQL } | { matched: SQL }): Promise<{ hits: Bm25Hit[]; matched: number; first: Record<string, unknown> }> => {
     let depth = filterOf ? k + Math.max(16, k >> 2) : k;
     for (;;) {
       const got = await rowsOf<Judged & { n: number }>({
         tx,
         query: judgedBest({
-          ctes: sql`p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+          ctes: sql`${"matched" in from ? sql`m as (${from.matched})` : sql`p as (${from.postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having})`},
             s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})`,
           head: sql`(select count(*)::int from s) as n`,
           from: sql`(select 1) one`,
@@ -364,12 +382,29 @@ export async function bm25TopPg({
   };
   // Few postings: all of them (an index range each). All words with one rarer: its rows, each joined to the others'
   // counts by key, when those are few.
-  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * live.length <= exhaustiveUpTo;
+  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * live.length <= exhaustiveUpTo && dfOf.get(rarest)! * (live.length - 1) * LOOKUP_COST <= allPostings;
+  // All of two or more words, too many postings to group but not to read, the rarest not rare enough to look the
+  // others up by key: every word's postings read (index-only) and joined on the chunk, so only the rows holding every
+  // word are scored.
+  if (mode === "all" && live.length > 1 && allPostings > exhaustiveUpTo && !rarestFirst && allPostings <= joinUpTo && dfOf.get(rarest)! <= JOIN_RAREST) {
+    const others = live.filter((t) => t !== rarest);
+    const alias = (i: number) => sql.raw(`o${i}`);
+    // `+ 0`: the commoner words' chunk is not an index key then, so the planner cannot look each of the rarest's rows
+    // up in their postings by key (a nested loop, which it picks when it underestimates the rarest's rows).
+    const matched = sql`select r.chunk_id, r.len, r.tf as ${tfColumn(rarest)}${sql.join(others.map((t, i) => sql`, ${alias(i)}.tf as ${tfColumn(t)}`), sql``)}
+      from fts_postings r${sql.join(others.map((t, i) => sql` join fts_postings ${alias(i)} on ${alias(i)}.term = ${t} and ${alias(i)}.chunk_id + 0 = r.chunk_id`), sql``)}
+      where r.term = ${rarest}`;
+    // Planned without JIT compilation (for the rest of the transaction): a join of many postings is costed high enough
+    // to set it off, and its compilation (paid per statement) costs more than the statement's own work.
+    await tx.execute(sql`select set_config('jit', 'off', true)`);
+    const { hits, matched: n, first } = await scoreAll({ matched });
+    return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined`), stats, first };
+  }
   if (allPostings <= exhaustiveUpTo || rarestFirst) {
     const postings = !rarestFirst
       ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])`
       : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${terms}::text[]) where r.term = ${rarest}`;
-    const { hits, matched, first } = await scoreAll(postings);
+    const { hits, matched, first } = await scoreAll({ postings });
     return { kind: "ranked", hits, plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats, first };
   }
 
@@ -382,7 +417,7 @@ export async function bm25TopPg({
   // top k is exact once those few are scored by key (a second statement); else the heads go deeper.
   const SLACK = 1 + 1e-9;
   const c = Math.min(1, REF_AVGDL / avgdl);
-  const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
+  const tfOf = tfColumn;
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
   // All words: deep enough that, were the tokens independent of each other, HEAD_OVERLAP × k rows would be met in every
@@ -454,11 +489,11 @@ export async function bm25TopPg({
           met.lens.push(len!);
         });
       }
-      const resolved = await scoreAll(
-        sql`select * from unnest(${arrayLiteral(met.ids)}::bigint[], ${arrayLiteral(met.terms)}::text[], ${arrayLiteral(met.tfs)}::int[], ${arrayLiteral(met.lens)}::int[]) as m(chunk_id, term, tf, len)
+      const resolved = await scoreAll({
+        postings: sql`select * from unnest(${arrayLiteral(met.ids)}::bigint[], ${arrayLiteral(met.terms)}::text[], ${arrayLiteral(met.tfs)}::int[], ${arrayLiteral(met.lens)}::int[]) as m(chunk_id, term, tf, len)
           union all select p.chunk_id, p.term, p.tf, p.len from unnest(${arrayLiteral(wanted.ids)}::bigint[], ${arrayLiteral(wanted.terms)}::text[]) as w(chunk_id, term)
             join fts_postings p on p.chunk_id = w.chunk_id and p.term = w.term`,
-      );
+      });
       return { kind: "ranked", hits: resolved.hits, plan: plan("impact-ordered", read, rounds + 1, detail(`, ${open.length} more by key`)), stats, first: resolved.first };
     }
     // Too few of the scored passed the filters: more of them; else deeper heads (at worst every posting).
