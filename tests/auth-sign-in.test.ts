@@ -163,6 +163,30 @@ describe("sign-in throttle (per name)", () => {
   });
 });
 
+describe("sign-in throttle (names that are no account)", () => {
+  it("a name that is no account is slowed and locked exactly like a real one, but its lock writes no audit row (sprayed names cannot grow the log)", async () => {
+    const run = async (username: string) => {
+      let at = T0;
+      const seen: string[] = [];
+      for (let failures = 0; failures < USER_THROTTLE.lockAfterFailures; ) {
+        const r = await attempt(username, "wrong", at);
+        if (!r.ok && r.reason === "throttled") {
+          seen.push(`wait ${r.retryAfterMs}`);
+          at += r.retryAfterMs;
+        } else {
+          seen.push(r.ok ? "ok" : r.reason);
+          failures++;
+        }
+      }
+      seen.push(JSON.stringify(await attempt(username, "wrong", at)));
+      return seen;
+    };
+    // The same answers, step by step, for an account and for a name nobody has.
+    expect(await run("ghost-name")).toEqual(await run("alice"));
+    expect(await lockoutAudits()).toEqual([{ target: "user:alice" }]);
+  });
+});
+
 describe("sign-in throttle (per address)", () => {
   it("one address trying many names is slowed after 20 failures and locked at 30; other addresses and the names themselves are untouched", async () => {
     const addr = "198.51.100.7";

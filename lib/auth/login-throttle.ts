@@ -97,10 +97,14 @@ export function planSignInGate({ keyed, now }: { keyed: ThrottleKeyed[]; now: nu
   return { gate: { allowed: true }, charges };
 }
 
-export type SettleStep = { key: string; delete: true } | { key: string; failures: number } | { key: string; lockedUntil: number; audit: AuditEntry };
+export type SettleStep = { key: string; delete: true } | { key: string; failures: number } | { key: string; lockedUntil: number; audit: AuditEntry | null };
 
-/** What settling an attempt does to each key's row (see settleSignInAttempt). */
-export function planSettle({ username, succeeded, now, keyed }: { username: string; succeeded: boolean; now: number; keyed: { key: string; policy: ThrottlePolicy; row: ThrottleRow | undefined }[] }): SettleStep[] {
+/**
+ * What settling an attempt does to each key's row (see settleSignInAttempt). A name that is no account is locked like
+ * any other (the answer must not tell them apart) but its lock is not audited: names sprayed at the form by clients
+ * with no account would otherwise grow the audit log for ever. The address's lock is audited either way.
+ */
+export function planSettle({ username, succeeded, account, now, keyed }: { username: string; succeeded: boolean; account: boolean; now: number; keyed: { key: string; policy: ThrottlePolicy; row: ThrottleRow | undefined }[] }): SettleStep[] {
   const steps: SettleStep[] = [];
   for (const { key, policy, row } of keyed) {
     if (!row) continue;
@@ -115,7 +119,7 @@ export function planSettle({ username, succeeded, now, keyed }: { username: stri
     steps.push({
       key,
       lockedUntil,
-      audit: {
+      audit: key === userKey(username) && !account ? null : {
         actor: "system",
         action: "auth.lockout",
         target: key,
@@ -171,18 +175,18 @@ export function beginSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ 
  * that has reached its limit (audited once per lock). A success clears the
  * name and gives the address its charge back.
  */
-export function settleSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, address, succeeded, now = Date.now() }: Handle<H> & { username: string; address: string | null; succeeded: boolean; now?: number }): OnLedger<H, void> {
+export function settleSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, address, succeeded, account = true, now = Date.now() }: Handle<H> & { username: string; address: string | null; succeeded: boolean; account?: boolean; now?: number }): OnLedger<H, void> {
   return writeLedger(
     handle,
     (function* () {
       yield* ledgerLock(PG_LOCK.loginThrottle);
       const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }) });
       const audits: AuditEntry[] = [];
-      for (const step of planSettle({ username, succeeded, now, keyed })) {
+      for (const step of planSettle({ username, succeeded, account, now, keyed })) {
         if ("delete" in step) yield* remove(loginThrottle, (t) => eq(t.key, step.key));
-        else if ("audit" in step) {
+        else if ("lockedUntil" in step) {
           yield* update(loginThrottle, { lockedUntil: step.lockedUntil }, (t) => eq(t.key, step.key));
-          audits.push(step.audit);
+          if (step.audit) audits.push(step.audit);
         } else yield* update(loginThrottle, { failures: step.failures }, (t) => eq(t.key, step.key));
       }
       // The audit chain's lock last (see appendAuditPg).

@@ -36,10 +36,14 @@ const dummyHash: Promise<string> = hashPassword(generatePassword());
  * the throttle.
  */
 export async function authenticateUser({ username, password, backend = governance() }: On & { username: string; password: string }): Promise<PublicUser | null> {
+  return (await checkPassword({ username, password, backend })).user;
+}
+
+/** The password check, and whether the name is an account at all (for the throttle's audit, never for the answer). */
+async function checkPassword({ username, password, backend }: { username: string; password: string; backend: ReturnType<typeof governance> }): Promise<{ user: PublicUser | null; account: boolean }> {
   const user = await backend.getUserByUsername({ username });
   const ok = await verifyPassword({ password, stored: user?.passwordHash ?? (await dummyHash) });
-  if (!user || !ok || user.disabledAt) return null;
-  return toPublic(user);
+  return { user: !user || !ok || user.disabledAt ? null : toPublic(user), account: !!user };
 }
 
 export type SignInResult = { ok: true; user: PublicUser } | { ok: false; reason: "invalid" } | { ok: false; reason: "throttled"; retryAfterMs: number };
@@ -52,8 +56,8 @@ export type SignInResult = { ok: true; user: PublicUser } | { ok: false; reason:
 export async function signInWithPassword({ username, password, address, now, backend = governance() }: On & { username: string; password: string; address: string | null; now?: number }): Promise<SignInResult> {
   const gate = await backend.beginSignInAttempt({ username, address, now });
   if (!gate.allowed) return { ok: false, reason: "throttled", retryAfterMs: gate.retryAfterMs };
-  const user = await authenticateUser({ username, password, backend });
-  await backend.settleSignInAttempt({ username, address, succeeded: !!user, now });
+  const { user, account } = await checkPassword({ username, password, backend });
+  await backend.settleSignInAttempt({ username, address, succeeded: !!user, account, now });
   return user ? { ok: true, user } : { ok: false, reason: "invalid" };
 }
 
