@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
 import { getGovernance } from "@/lib/db/connection";
@@ -132,4 +133,28 @@ describe("one agent at its share leaves the ledger room for the others", () => {
       resetConfigForTests();
     }
   }, 180_000);
+});
+
+describe("the migration that counts the rows on disk", () => {
+  it("recounts every agent's total as the triggers keep it (inserts, updates and deletes)", async () => {
+    // Rows the triggers counted above, and updates: a run finished, a task's verdict moved by its runs and validations.
+    const agent = caller("updater");
+    await governance().createTask({ input: { task_id: "u", intent: "x", spec: { a: 1 }, assignees: ["someone"] }, requestedBy: "updater" });
+    await governance().recordRunStart({ taskId: "u", input: { run_id: "r", skill: "s", input_hash: hex(1), runner_version: "1" }, caller: agent });
+    await governance().recordRunFinish({ taskId: "u", runId: "r", input: { output_hash: hex(2), exit_code: 0, artifacts: [{ artifact_type: "file", artifact_id: "f", store: "default" }] }, caller: agent });
+    await governance().recordValidation({ taskId: "u", input: { critic_passed: true, runner_passed: true, details: { ok: 1 } }, caller: agent });
+    await governanceSql("delete from provenance where recorded_by = ? and artifact_id like ?", ["filler-small-provenance", "1-%"]);
+    const totals = async () => Object.fromEntries((await governanceSql<{ agent_id: string; bytes: unknown }>("select agent_id, bytes from agent_ledger_usage where bytes <> 0 order by agent_id")).map((r) => [r.agent_id, Number(r.bytes)]));
+    const kept = await totals();
+    expect(Object.keys(kept).length).toBeGreaterThan(10);
+    // The migration's recount, run again over the same rows.
+    const file = onPg ? "drizzle/pg/governance/0010_agent_usage_on_disk.sql" : "drizzle/governance/0018_agent_usage_on_disk.sql";
+    const recount = readFileSync(file, "utf8")
+      .split("--> statement-breakpoint")
+      .map((x) => x.trim())
+      .filter((x) => /^(DELETE FROM|INSERT INTO) .agent_ledger_usage/.test(x));
+    expect(recount.length).toBe(8);
+    for (const statement of recount) await governanceSql(statement);
+    expect(await totals()).toEqual(kept);
+  });
 });
