@@ -158,3 +158,22 @@ describe("the migration that counts the rows on disk", () => {
     expect(await totals()).toEqual(kept);
   });
 });
+
+describe("the count follows the schema", () => {
+  const TABLES = ["tasks", "skill_runs", "validations", "provenance", "overrides", "dialectic_sessions", "dialectic_messages"];
+  it("each ledger table's trigger counts an entry in every index it has, and (SQLite) every column", async () => {
+    for (const table of TABLES) {
+      if (onPg) {
+        const [{ def }] = await governanceSql<{ def: string }>("select pg_get_triggerdef(t.oid) as def from pg_trigger t where t.tgname = 'agent_ledger_usage' and t.tgrelid = ?::regclass", [table]);
+        const [{ n }] = await governanceSql<{ n: unknown }>("select count(*) as n from pg_index where indrelid = ?::regclass", [table]);
+        // The agent's column, then one argument per index.
+        expect((def.match(/'[^']*'/g) ?? []).length - 1, table).toBe(Number(n));
+        continue;
+      }
+      const [{ sql: trigger }] = await governanceSql<{ sql: string }>("select sql from sqlite_master where type = 'trigger' and name = ?", [`agent_ledger_usage_${table}_ins`]);
+      const indexes = (await governanceSql<{ origin: string }>(`select origin from pragma_index_list('${table}')`)).filter((i) => i.origin !== "pk").length + 1;
+      expect(trigger.split("48 + 2 *").length - 1, table).toBe(indexes);
+      for (const { name } of await governanceSql<{ name: string }>(`select name from pragma_table_info('${table}')`)) expect(trigger, `${table}.${name}`).toContain(`new.\`${name}\``);
+    }
+  });
+});
