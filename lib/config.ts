@@ -232,7 +232,7 @@ export type LimitsConfig = {
   maxOpenReviewsPerAgent: number;
   /** The ledger's size past which agents' ledger and review writes are refused (507). */
   governanceMaxBytes: number;
-  /** One agent's share of the ledger (its rows' bytes) past which its ledger and review writes are refused (507); default a quarter of governanceMaxBytes. */
+  /** One agent's share of the ledger (its rows' bytes) past which its ledger and review writes are refused (422); default a quarter of governanceMaxBytes. */
   governanceMaxBytesPerAgent: number;
   /** Bytes of rows one list answer (tasks, reviews) carries; the rest is a `next_offset` away. */
   listMaxBytes: number;
@@ -468,7 +468,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", default: "1000", meaning: "pending tasks (no verdict yet) one agent may have requested; another → 422 naming this variable" },
   { variable: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", default: "200", meaning: "active reviews one agent may have opened; another → 422 naming this variable" },
   { variable: "DUALMIND_GOVERNANCE_MAX_BYTES", default: "2147483648", meaning: "size of the ledger (governance.db's used pages; on PostgreSQL its tables) past which agents' new tasks, runs, validations, overrides, provenance and review writes, and their store writes (each adds an audit row), answer 507 naming this variable" },
-  { variable: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", default: "a quarter of DUALMIND_GOVERNANCE_MAX_BYTES", meaning: "one agent's share of the ledger (64 bytes a row plus the text of the tasks, runs, validations, provenance facts, overrides, reviews and messages it wrote) past which that agent's ledger and review writes answer 422 naming this variable, so one agent cannot fill the ledger for everyone" },
+  { variable: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", default: "a quarter of DUALMIND_GOVERNANCE_MAX_BYTES", meaning: "one agent's share of the ledger, counted as an upper bound of what the tasks, runs, validations, provenance facts, overrides, reviews and messages it wrote take on disk; a write that would take the agent past it answers 422 naming this variable, so one agent cannot fill the ledger for everyone" },
   { variable: "DUALMIND_LIST_MAX_BYTES", default: "1048576", meaning: "bytes of rows one agent's task list, review list with transcripts, or a store's node, thought, trace, learning or working-memory list (REST and MCP) carries (rows past it are left for `next_offset`; a transcript alone past it is left out and marked `transcript_omitted`); task status and provenance answers keep the newest of each list within it and count the rest in `omitted`" },
   { variable: "DUALMIND_MEMORY_TRASH_MAX_BYTES", default: "268435456", meaning: "bytes of deleted memories one store's trash keeps; past it the oldest are purged first, each audited as `memory.purge`" },
   { variable: "DUALMIND_MEMORY_TRASH_MAX_ENTRIES", default: "10000", meaning: "deleted memories one store's trash keeps, however small; past it the oldest are purged first, each audited as `memory.purge` naming this variable" },

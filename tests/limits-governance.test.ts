@@ -166,7 +166,8 @@ describe("governance limits", () => {
   });
 
   it("past DUALMIND_GOVERNANCE_MAX_BYTES agents' ledger writes answer 507 naming it instead of growing the ledger", async () => {
-    const small = await useTestBackend({ ...LIMITS, DUALMIND_GOVERNANCE_MAX_BYTES: String(1024 * 1024) });
+    // A share larger than the ledger, so this one agent fills the whole ledger (tests/limits-ledger-share*.test.ts hold it to its share).
+    const small = await useTestBackend({ ...LIMITS, DUALMIND_GOVERNANCE_MAX_BYTES: String(1024 * 1024), DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: String(64 * 1024 * 1024) });
     try {
       const t = await seedToken({ label: "f", agent_id: "fill-agent", scopes: ["write"] });
       let last: Awaited<ReturnType<typeof callRoute>> = { status: 0, json: {} };

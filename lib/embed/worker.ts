@@ -1,12 +1,13 @@
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
-import { closeStoreDbWhenIdle, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
+import { closeStoreDbWhenIdle, getGovernance, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
+import { read } from "../db/port";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
 import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
-import { getEmbeddable, type EmbeddableText } from "./embeddables";
+import { getEmbeddable, listEmbeddables, type EmbeddableText } from "./embeddables";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome } from "./provider-state";
 import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
 import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type QueueHold } from "./healing";
@@ -15,7 +16,7 @@ import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./mode
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, holdEmbedItems, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
 import type { EmbeddingProvider } from "./types";
-import { recordEmbeddingProvenance, type EmbeddedArtifact } from "./provenance";
+import { recordEmbeddingProvenance, retireReplacedVectorFacts, sweepVectorFactsAfterBatch, vectorKindOf, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
 
@@ -74,6 +75,11 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
     if (shouldSweepParked(handle.store)) releaseOutageParkedEmbeddings({ handle });
     const result = await embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal });
     if (!result.hold) closeHold({ scope: "disk" });
+    await sweepVectorFactsAfterBatch({
+      store: handle.store,
+      touched: result.embedded + result.dropped,
+      sweep: (budget) => retireReplacedVectorFacts({ store: handle.store, ledger: getGovernance(), readStore: (op) => read(handle, op), kindOf: vectorKindOf(listEmbeddables()), pgChunkKind: "", budget }),
+    });
     return result;
   } catch (e) {
     if (!isDiskFullError(e)) throw e;

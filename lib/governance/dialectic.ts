@@ -8,7 +8,7 @@ import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
-import { assertAgentCount, assertFieldSize, assertLedgerRoom } from "./limits";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept } from "./limits";
 import { getConfig } from "../config";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
@@ -572,7 +572,10 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
       const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
       assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });
       const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
-      if (created) return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
+      if (created) {
+        yield* assertShareKept({ agentId });
+        return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
+      }
       const raced = yield* row(dialecticSessions, mine);
       if (!raced) throw new AppError("conflict", "a concurrent write took this id; retry");
       return yield* retry(raced);
@@ -630,6 +633,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
         const [updated] = yield* update(dialecticSessions, { ...nextSessionState({ session, row: inserted, tail, prev }), updatedAt: now }, (s) => eq(s.sessionId, key));
+        yield* assertShareKept({ agentId });
         return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: tailAfter({ tail, row: inserted }) }), created: true } };
       })(),
     );

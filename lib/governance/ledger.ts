@@ -7,7 +7,7 @@ import { agentLock, count, insert, insertManyOrIgnore, insertOrIgnore, readLedge
 import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep } from "./audit";
-import { assertAgentCount, assertFieldSize, assertLedgerRoom, boundedLists, withinListBudget } from "./limits";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
@@ -416,7 +416,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
         const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
         assertAgentCount({ limit: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", what: "pending tasks", agentId: requestedBy, open, max });
       }
-      return yield* insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
+      const answer = yield* insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
       tasks,
       {
         taskId: key,
@@ -440,6 +440,8 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
       },
       (created) => ({ task: toTask(created), created: true }),
       );
+      if (answer.created) yield* assertShareKept({ agentId: requestedBy });
+      return answer;
     })(),
   );
 }
@@ -511,6 +513,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
       yield* assertLedgerRoom({ agentId: caller.agentId });
       const created = yield* insert(skillRuns, values);
       yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
+      yield* assertShareKept({ agentId: caller.agentId });
       yield* refreshVerdict(task);
       return { run: underTask(toRun(created), task), created: true };
     })(),
@@ -537,6 +540,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       yield* assertLedgerRoom({ agentId: caller.agentId });
       const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
       yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
+      yield* assertShareKept({ agentId: caller.agentId });
       yield* refreshVerdict(task);
       return { run: underTask(toRun(finishedRun), task), created: true };
     })(),
@@ -575,6 +579,7 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
       }
       yield* assertLedgerRoom({ agentId: caller.agentId });
       const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
+      yield* assertShareKept({ agentId: caller.agentId });
       yield* refreshVerdict(task);
       // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
       yield* auditStep({ actor: `agent:${caller.agentId}`, action: "ledger.validation", target: `task:${task.taskId}`, reason: null, details: { validation_id: validationId, run_id: runId ?? null, critic_passed: facts.criticPassed, runner_passed: facts.runnerPassed } });
@@ -662,6 +667,7 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
       const values = provenanceBatchRows({ records, runs: runRows, candidates: [...named, ...ofRuns], recordedBy, caller });
       // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
       const inserted = (yield* insertManyOrIgnore(provenance, values, provenanceFactKey)).length;
+      if (caller && inserted > 0) yield* assertShareKept({ agentId: recordedBy });
       return { inserted, existing: records.length - inserted };
     })(),
   );
@@ -694,6 +700,7 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
         (created) => ({ override: toOverride(created), created: true }),
       );
       if (answer.created) {
+        if (caller) yield* assertShareKept({ agentId: actor });
         yield* auditStep({ actor, action: "ledger.override", target: task ? `task:${task.taskId}` : `override:${key}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
       }
       return task ? { ...answer, override: underTask(answer.override, task) } : answer;

@@ -57,13 +57,29 @@ function ledgerBytes({ fromStoreWrite = false }: { fromStoreWrite?: boolean } = 
  * cannot fill the ledger for every other.
  */
 export function* assertLedgerRoom({ agentId }: { agentId?: string } = {}): Op<void> {
-  const { governanceMaxBytes: max, governanceMaxBytesPerAgent: share } = getConfig().limits;
+  const { governanceMaxBytes: max } = getConfig().limits;
   const bytes = yield* ledgerBytes();
   if (bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${bytes} bytes, past its most of ${max}; agents' new tasks, runs, validations, provenance and reviews are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
-  if (agentId === undefined) return;
+  if (agentId !== undefined) yield* assertShareKept({ agentId });
+}
+
+/** An agent's bytes of the ledger: the running total its rows' triggers keep (an upper bound of what they take on disk). */
+function* agentLedgerBytes(agentId: string): Op<number> {
   const [own] = yield* sqlRows<{ bytes: unknown }>(sql`select bytes from agent_ledger_usage where agent_id = ${agentId}`);
-  const used = Number(own?.bytes ?? 0);
-  if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${used} bytes of the ledger, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until some are removed or the share is raised` });
+  return Number(own?.bytes ?? 0);
+}
+
+/**
+ * Refuse (422, the write's transaction rolls back) when the agent's rows,
+ * counted with the rows this write just added, are past
+ * DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: called after an agent's ledger or
+ * review write inside its transaction, so no write takes an agent past its
+ * share, however large (a provenance batch of a thousand facts).
+ */
+export function* assertShareKept({ agentId }: { agentId: string }): Op<void> {
+  const share = getConfig().limits.governanceMaxBytesPerAgent;
+  const used = yield* agentLedgerBytes(agentId);
+  if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} would hold ${used} bytes of the ledger with this write, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until some are removed or the share is raised` });
 }
 
 /** The ledger's size as the last agent store write measured it: that write's audit row asks on every agent write, so it is read at most once a second. */

@@ -4,7 +4,7 @@ import { getConfig } from "../config";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
 import { getEmbedder } from "../embed/model";
 import { isProviderDownError, recordProviderOutcome } from "../embed/provider-state";
-import { embeddingProvenanceRecords, PROVENANCE_BATCH } from "../embed/provenance";
+import { embeddingProvenanceRecords, PROVENANCE_BATCH, retireReplacedVectorFacts, sweepVectorFactsAfterBatch, vectorKindOf } from "../embed/provenance";
 import type { Fingerprint } from "../embed/providers";
 import { failEmbedItemsOp, holdEmbedItems, holdEmbedItemsOp, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type Backlog, type ClaimedItem } from "../embed/queue";
 import { inCallerTx } from "../db/port";
@@ -175,6 +175,12 @@ export async function processEmbedBatchPg({
     if (shouldSweepParked(`pg:${handle.store}`)) await releaseOutageParkedEmbeddings({ handle });
     const result = await embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal });
     if (!result.hold) closeHold({ scope: "disk" });
+    const kindOf = vectorKindOf(pgEmbeddableKinds().map((kind) => ({ kind, artifactType: getPgEmbeddable(kind)!.artifactType })));
+    await sweepVectorFactsAfterBatch({
+      store: handle.store,
+      touched: result.embedded + result.dropped,
+      sweep: (budget) => withStoreTx({ handle, work: (tx) => retireReplacedVectorFacts({ store: handle.store, ledger: { kind: "pg", db: tx }, readStore: (op) => inCallerTx(tx, op, handle), kindOf, pgChunkKind: CHUNK_KIND, budget }) }),
+    });
     return result;
   } catch (e) {
     if (!isDiskFullError(e)) throw e;

@@ -14,6 +14,8 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-ownership.test.ts",
   "tests/limits-governance.test.ts",
   "tests/limits-ledger-share.test.ts",
+  "tests/limits-ledger-share-disk.test.ts",
+  "tests/embed-provenance-retire.test.ts",
   "tests/limits-graph.test.ts",
   "tests/ledger-ids-migration.test.ts",
   "tests/limits-stores.test.ts",
