@@ -14,8 +14,9 @@ export type WorkScope = {
 /**
  * One AsyncLocalStorage for all of it, one per process (on globalThis): Node 20
  * copies every AsyncLocalStorage that was ever used onto each new promise, so
- * each one costs every request of the process, and Next bundles lib/db into
- * dozens of route chunks, each copy with module-level instances of its own.
+ * each one costs every request of the process, and Next's build holds a copy
+ * of lib/db per layer it bundles for (route handlers, pages, instrumentation),
+ * each with module-level instances of its own.
  */
 const g = globalThis as unknown as { __dualmindWorkScope?: AsyncLocalStorage<WorkScope> };
 export const workScope: AsyncLocalStorage<WorkScope> = (g.__dualmindWorkScope ??= new AsyncLocalStorage<WorkScope>());
