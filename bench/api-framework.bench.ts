@@ -114,8 +114,23 @@ async function serve({ name, cwd, env }: { name: string; cwd: string; env: Recor
 }
 
 type Shot = { path: string; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; status: number };
-type Run = { rps: number; p50: number; p95: number; wrong: number };
-type Slice = { samples: number[]; ms: number; wrong: number };
+type Run = { rps: number; p50: number; p95: number; wrong: number; cpuUs: number | null };
+type Slice = { samples: number[]; ms: number; wrong: number; cpuMs: number | null };
+
+/**
+ * The CPU time (user + system, ms) a server process has used, from /proc (Linux), or null. CPU per request holds
+ * steadier than requests per second on a shared machine: another process taking the cores slows a server's answers,
+ * not the work each answer costs.
+ */
+function cpuMsOf(pid: number | undefined): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+const CLOCK_TICKS = 100;
 
 /** WARMUP_REQUESTS one after another, untimed: the route's module loaded and its first-call work done. */
 async function warm(base: string, shot: Shot): Promise<void> {
@@ -138,7 +153,8 @@ function request(agent: http.Agent, url: URL, shot: Shot): Promise<number | null
 }
 
 /** CONCURRENCY keep-alive clients in a closed loop for `ms`. */
-async function slice(base: string, shot: Shot, ms: number): Promise<Slice> {
+async function slice(base: string, shot: Shot, ms: number, pid?: number): Promise<Slice> {
+  const cpu0 = cpuMsOf(pid);
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const url = new URL(shot.path, base);
   const samples: number[] = [];
@@ -155,7 +171,8 @@ async function slice(base: string, shot: Shot, ms: number): Promise<Slice> {
     }),
   );
   agent.destroy();
-  return { samples, ms: performance.now() - started, wrong };
+  const cpu1 = cpuMsOf(pid);
+  return { samples, ms: performance.now() - started, wrong, cpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0 };
 }
 
 /**
@@ -163,20 +180,23 @@ async function slice(base: string, shot: Shot, ms: number): Promise<Slice> {
  * the servers taking turns slice by slice (the order rotating), so a change in
  * the machine's load during the cell falls on every server alike.
  */
-async function cells(targets: { name: string; base: string; shot: Shot }[]): Promise<Map<string, Run>> {
+async function cells(targets: { name: string; base: string; shot: Shot; pid?: number }[]): Promise<Map<string, Run>> {
   for (const t of targets) await warm(t.base, t.shot);
   const got = new Map(targets.map((t) => [t.name, [] as Slice[]]));
   for (let i = 0; i < SECONDS; i++) {
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(i + k) % targets.length];
-      got.get(t.name)!.push(await slice(t.base, t.shot, 1000));
+      got.get(t.name)!.push(await slice(t.base, t.shot, 1000, t.pid));
     }
   }
   return new Map(
     [...got].map(([name, slices]) => {
       const samples = slices.flatMap((s) => s.samples);
       const ms = slices.reduce((a, s) => a + s.ms, 0);
-      return [name, { rps: samples.length / (ms / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), wrong: slices.reduce((a, s) => a + s.wrong, 0) }];
+      const wrong = slices.reduce((a, s) => a + s.wrong, 0);
+      const cpuMs = slices.every((s) => s.cpuMs !== null) ? slices.reduce((a, s) => a + s.cpuMs!, 0) : null;
+      const answered = samples.length + wrong;
+      return [name, { rps: samples.length / (ms / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), wrong, cpuUs: cpuMs === null || answered === 0 ? null : (cpuMs * 1000) / answered }];
     }),
   );
 }
@@ -231,7 +251,7 @@ export default async function apiFrameworkBench(): Promise<void> {
     const results = list.map(() => new Map<string, Run[]>());
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, shape] of list.entries()) {
-        const runs = [...(await cells([{ name: "trivial", base: trivial.url, shot: shape.trivial }, ...measured.map(({ server, cookie }) => ({ name: server.name, base: server.url, shot: shape.dualmind(cookie) }))]))];
+        const runs = [...(await cells([{ name: "trivial", base: trivial.url, shot: shape.trivial, pid: trivial.child.pid }, ...measured.map(({ server, cookie }) => ({ name: server.name, base: server.url, shot: shape.dualmind(cookie), pid: server.child.pid }))]))];
         for (const [name, run] of runs) results[i].set(name, [...(results[i].get(name) ?? []), run]);
         process.stderr.write(`api-framework: round ${round + 1}/${ROUNDS} ${shape.name}: ${runs.map(([n, r]) => `${n} ${r.rps.toFixed(0)} req/s`).join(", ")}\n`);
       }
@@ -262,6 +282,21 @@ export default async function apiFrameworkBench(): Promise<void> {
       `dualmind ÷ a trivial Next app (same next, same machine): ${CONCURRENCY} keep-alive clients, ${SECONDS} one-second slices per cell taken in turns with the other servers, ${ROUNDS} rounds (ranges over rounds), ${DOCUMENTS} documents, production settings (no response checking); ${what}`,
       rows,
     );
+    // The same cells by the CPU each server spent per answer: a shared machine's load moves rates far more than this.
+    const cpuRows = list.flatMap((shape, i) => {
+      const t = results[i].get("trivial")!;
+      if (t.some((r) => r.cpuUs === null)) return [];
+      const row: Record<string, string | number> = { request: shape.name, "trivial CPU µs/request": range(t.map((r) => r.cpuUs!)) };
+      for (const { server } of measured) {
+        const runs = results[i].get(server.name)!;
+        row[`${server.name} CPU µs/request`] = range(runs.map((r) => r.cpuUs ?? NaN));
+        // As a throughput ratio (trivial's CPU per answer ÷ this server's), comparable with the goals above.
+        row[`${server.name} trivial ÷ CPU`] = range(runs.map((r, k) => t[k].cpuUs! / (r.cpuUs ?? NaN)), 2);
+      }
+      row["goal"] = shape.goal;
+      return [row];
+    });
+    if (cpuRows.length) printTable("The same cells by CPU time per answer (the server process's user + system time from /proc over the answers it gave in its slices; ranges over rounds)", cpuRows);
   } finally {
     for (const s of servers) await s.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as searchPOST } from "@/app/api/v1/stores/[store]/search/route";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, openStoreHandles } from "@/lib/db/connection";
@@ -55,5 +55,20 @@ describe.skipIf(onPg)("a store handle in use", () => {
     ageStoreHandlesForTests();
     for (const s of ["o2", "o3"]) getStoreDb({ store: s });
     expect(openStoreHandles().map((h) => h.store)).not.toContain("o1");
+  });
+
+  it("is held when another copy of lib/db in the process opens it within the work (Next bundles one per layer)", async () => {
+    vi.resetModules();
+    const copy = await import("@/lib/db/connection");
+    expect(copy.getStoreDb).not.toBe(getStoreDb);
+    let stillOpen = false;
+    await holdingStoreHandles({ work: async () => {
+      const handle = copy.getStoreDb({ store: "o1" });
+      await new Promise((r) => setTimeout(r, 10));
+      ageStoreHandlesForTests();
+      for (const s of ["o2", "o3"]) getStoreDb({ store: s });
+      stillOpen = handle.sqlite.open && !!(handle.sqlite.prepare("select count(*) as n from chunks").get() as { n: number });
+    } });
+    expect(stillOpen).toBe(true);
   });
 });

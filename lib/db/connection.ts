@@ -1,6 +1,5 @@
 import { INSTALL_ROOT } from "../install-root";
 import Database from "better-sqlite3";
-import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import fs from "node:fs";
@@ -11,6 +10,7 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
+import { withinWorkScope, workScope, type Holds } from "./work-scope";
 import { installStoreUsage } from "./store-usage";
 import { assertSqliteDataDir } from "./deployment-marker";
 import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
@@ -303,17 +303,16 @@ export function getStoreDb({ store, create = true }: { store: string; create?: b
  */
 const STORE_HANDLE_GRACE_MS = 30_000;
 const storeHandleUsedAt = new WeakMap<StoreHandle, number>();
-const storeHandleHolds = new WeakMap<StoreHandle, number>();
-/** The handles one piece of work holds; `ended` once it settled (a task it left running, e.g. a timer, holds nothing more through it). */
-type Holds = { handles: Set<StoreHandle>; ended: boolean };
-const heldByWork = new AsyncLocalStorage<Holds>();
+// On globalThis like the registry: the work scope is one per process (work-scope.ts), so the counts its holds keep are too.
+const storeHandleHolds = ((globalThis as unknown as { __dualmindStoreHandleHolds?: WeakMap<StoreHandle, number> }).__dualmindStoreHandleHolds ??= new WeakMap<StoreHandle, number>());
 
 /** Run `work` holding every store handle it opens (and `handles`, opened before): none of them is closed as idle until it settles. */
 export async function holdingStoreHandles<T>({ work, handles = [] }: { work: () => T | Promise<T>; handles?: StoreHandle[] }): Promise<T> {
   const holds: Holds = { handles: new Set(), ended: false };
   for (const h of handles) holdIn(holds, h);
   try {
-    return await heldByWork.run(holds, work);
+    // `ended`: a task the work left running (e.g. a timer) holds nothing more through it.
+    return await withinWorkScope({ part: { holds }, fn: work });
   } finally {
     holds.ended = true;
     for (const h of holds.handles) {
@@ -326,7 +325,7 @@ export async function holdingStoreHandles<T>({ work, handles = [] }: { work: () 
 }
 
 function holdStoreHandle(handle: StoreHandle): void {
-  const holds = heldByWork.getStore();
+  const holds = workScope.getStore()?.holds;
   if (holds) holdIn(holds, handle);
 }
 

@@ -1,6 +1,5 @@
 import { INSTALL_ROOT } from "../install-root";
 import type Database from "better-sqlite3";
-import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
@@ -8,6 +7,7 @@ import { AppError, dbErrorCode } from "../errors";
 import { log } from "../log";
 import { sql } from "drizzle-orm";
 import { quoteIdent, type SqlRunner } from "./pg-store";
+import { withinWorkScope, workScope } from "./work-scope";
 
 /**
  * A time budget for user-driven queries (search, recall, remember, list `q`).
@@ -73,20 +73,18 @@ const activeDeadlines = new WeakMap<Database.Database, number[]>();
  */
 export type QueryBudget = { budgetMs: number; remainingMs: number; hint: string };
 
-/** Time shared by every query of one request that runs several (an MCP JSON-RPC batch). */
-const sharedBudget = new AsyncLocalStorage<{ remainingMs: number }>();
-
 /**
  * Run `fn` with one query budget for all the queries it starts: a batch of
  * calls gets the time one call would, not one budget per call.
  */
 export function withSharedQueryBudget<T>({ fn, budgetMs = getConfig().queryBudgetMs }: { fn: () => T; budgetMs?: number }): T {
-  return sharedBudget.run({ remainingMs: budgetMs }, fn);
+  // Time shared by every query of one request that runs several (an MCP JSON-RPC batch).
+  return withinWorkScope({ part: { budget: { remainingMs: budgetMs } }, fn });
 }
 
 /** `hint` completes the error message: how the caller can narrow the query. */
 export function startQueryBudget({ hint, budgetMs = getConfig().queryBudgetMs }: { hint: string; budgetMs?: number }): QueryBudget {
-  const shared = sharedBudget.getStore();
+  const shared = workScope.getStore()?.budget;
   if (!shared) return { budgetMs, remainingMs: budgetMs, hint };
   // What this query spends is taken from the request's one pool (never more than its own budget would give).
   if (shared.remainingMs > budgetMs) shared.remainingMs = budgetMs;

@@ -675,7 +675,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
-  const searchable = handles.some(hasChunks) ? 1 : 0;
+  // Whether the stores hold anything matters only to an empty answer (answerReason): no read when there are hits.
+  const searchable = hits.length > 0 || handles.some(hasChunks) ? 1 : 0;
   const weak = bandSearchHits({ results, candidates, q: input.q, provider: (vectors?.model.provider ?? null) as Fingerprint["provider"] | null, floor: vectors?.similarity_floor ?? 1 });
   const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak });
   return {

@@ -1,6 +1,5 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
-import { preparedOnce } from "../db/statements";
 import { stripTableSyntax } from "./snippet-tables";
 
 /**
@@ -73,28 +72,38 @@ function splitMarks(raw: string): { snippet: string; highlights: [number, number
  * snippet() of FTS5 for rows given by text: the same function over the same
  * tokens gives the same snippet, and FTS5 cannot look up a few rows of a
  * broad MATCH by rowid without walking the whole match. A private in-memory
- * FTS5 table per tokenizer holds the rows for the one statement.
+ * FTS5 table per tokenizer holds the rows for one transaction, which is
+ * rolled back: nothing to delete, and the table is empty again for the next call.
  */
 export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, tokens }: { tokenize: string; match: string; rows: { id: number; text: string }[]; open: string; close: string; ellipsis: string; tokens: number }): Map<number, string> {
   if (rows.length === 0) return new Map();
-  const db = (snippetDb ??= new DatabaseCtor(":memory:"));
-  let table = snippetTables.get(tokenize);
-  if (!table) {
-    table = `snip_${snippetTables.size}`;
-    db.exec(`create virtual table ${table} using fts5(text, tokenize='${tokenize.replaceAll("'", "''")}')`);
-    snippetTables.set(tokenize, table);
-  }
-  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, text) values (?, ?)` });
-  const read = preparedOnce({ sqlite: db, sql: `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?` });
+  const t = snippetTable(tokenize);
+  t.begin.run();
   try {
-    db.transaction(() => {
-      for (const r of rows) insert.run(r.id, r.text);
-    })();
-    return new Map((read.all(open, close, ellipsis, tokens, match) as { id: number; s: string }[]).map((r) => [r.id, r.s]));
+    for (const r of rows) t.insert.run(r.id, r.text);
+    return new Map((t.read.all(open, close, ellipsis, tokens, match) as { id: number; s: string }[]).map((r) => [r.id, r.s]));
   } finally {
-    db.exec(`delete from ${table}`);
+    t.rollback.run();
   }
 }
 
+type SnippetTable = { begin: Database.Statement; insert: Database.Statement; read: Database.Statement; rollback: Database.Statement };
+
+function snippetTable(tokenize: string): SnippetTable {
+  const known = snippetTables.get(tokenize);
+  if (known) return known;
+  const db = (snippetDb ??= new DatabaseCtor(":memory:"));
+  const table = `snip_${snippetTables.size}`;
+  db.exec(`create virtual table ${table} using fts5(text, tokenize='${tokenize.replaceAll("'", "''")}')`);
+  const made = {
+    begin: db.prepare("begin"),
+    insert: db.prepare(`insert into ${table}(rowid, text) values (?, ?)`),
+    read: db.prepare(`select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`),
+    rollback: db.prepare("rollback"),
+  };
+  snippetTables.set(tokenize, made);
+  return made;
+}
+
 let snippetDb: Database.Database | null = null;
-const snippetTables = new Map<string, string>();
+const snippetTables = new Map<string, SnippetTable>();
