@@ -13,7 +13,7 @@ import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, re
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
-import { type Job, JOB_STALE_MS, jobFromRow, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
+import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
 import { log } from "../../log";
 import { inCallerTx } from "../../db/port";
 import { deleteApiDocument, deleteDocumentOp, putDocuments } from "../../index/ingest";
@@ -328,8 +328,8 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
       const { pg, handle } = await open(store);
       return runReindexJobToEndPg({ pg, handle, actor, reason });
     },
-    getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
-    listLatestJobs: async () => listLatestJobsPg({ pg: await pgHandle }),
+    getJob: async (a) => getJobById({ ledger: pgLedger((await pgHandle).db), ...a }),
+    listLatestJobs: async () => listLatestJobs({ ledger: pgLedger((await pgHandle).db) }),
   };
 }
 
@@ -691,28 +691,11 @@ export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: 
   const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
   if (claimed.run) await runReindexJobPg({ pg, handle, jobId: claimed.row.id });
   for (;;) {
-    const job = await getJobByIdPg({ pg, id: claimed.row.id, stores: null });
+    const job = await getJobById({ ledger: pgLedger(pg.db), id: claimed.row.id });
     if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
     if (job.status !== "running") return job;
     const taken = Date.now() - job.heartbeat_at > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
     if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
     else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
-}
-
-/** A job by id; a store-limited caller sees only its stores' jobs (another's answers like an unknown one). */
-export async function getJobByIdPg({ pg, id, stores }: { pg: PgHandle; id: string; stores: readonly string[] | null }): Promise<Job | null> {
-  const [row] = await pg.db.select().from(adminJobs).where(and(eq(adminJobs.id, id), eq(adminJobs.kind, "reindex")));
-  if (!row || (stores !== null && !stores.includes(row.store))) return null;
-  return jobFromRow(row);
-}
-
-/** Each store's latest admin job (the Admin page's reindex list), as listLatestJobs answers on SQLite. */
-export async function listLatestJobsPg({ pg }: { pg: PgHandle }): Promise<Job[]> {
-  const rows = await pg.db
-    .select()
-    .from(adminJobs)
-    .where(sql`${adminJobs.kind} = 'reindex' and ${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store} and k.kind = 'reindex')`)
-    .orderBy(adminJobs.store);
-  return rows.map(jobFromRow);
 }
