@@ -14,6 +14,7 @@ import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type 
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, holdEmbedItems, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
+import type { AnyStoreHandle } from "../db/port";
 import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
@@ -21,7 +22,7 @@ import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vecto
 
 export const MAX_EMBED_ATTEMPTS = 6;
 
-function cacheKey(fingerprintId: string, text: string): string {
+export function cacheKey({ fingerprintId, text }: { fingerprintId: string; text: string }): string {
   return sha256Hex(`${fingerprintId}\0${text}`);
 }
 
@@ -59,6 +60,17 @@ export function processClaimOwner(): string {
  */
 export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHandle; workerId?: string; batchSize?: number; signal?: AbortSignal }): Promise<BatchResult> {
   const { provider, fingerprint } = getEmbedder();
+  const workerId = opts.workerId ?? processClaimOwner();
+  return runEmbedBatch({ handle, provider, fingerprint, workerId, signal: opts.signal, embed: (fp, claimed) => embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal }) });
+}
+
+/**
+ * A worker step's shell on either engine: the provider's state learned from
+ * the fingerprint, the queue's hold passed, outage-parked items swept back
+ * now and then, and a full disk (or database) turned into a hold of the
+ * claimed items instead of spent attempts.
+ */
+export async function runEmbedBatch({ handle, provider, fingerprint, workerId, signal, now = Date.now(), embed }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fingerprint: Promise<Fingerprint>; workerId: string; signal?: AbortSignal; now?: number; embed: (fp: Fingerprint, claimed: ClaimedItem[]) => Promise<BatchResult> }): Promise<BatchResult> {
   let fp: Fingerprint;
   try {
     fp = await fingerprint;
@@ -66,13 +78,12 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
     if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
     throw e;
   }
-  const workerId = opts.workerId ?? processClaimOwner();
-  const hold = await passHold({ provider, signal: opts.signal });
+  const hold = await passHold({ provider, signal, now });
   if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
   const claimed: ClaimedItem[] = [];
   try {
-    if (shouldSweepParked(handle.store)) releaseOutageParkedEmbeddings({ handle });
-    const result = await embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal });
+    if (shouldSweepParked(handle.kind === "pg" ? `pg:${handle.store}` : handle.store)) await releaseOutageParkedEmbeddings({ handle });
+    const result = await embed(fp, claimed);
     if (!result.hold) closeHold({ scope: "disk" });
     return result;
   } catch (e) {
@@ -80,9 +91,9 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
     const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
     try {
       // Often refused too while the disk is full: then this worker takes its claims back at its next claim.
-      holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
+      await holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
     } catch {
-      // the claim stays this worker's (claimEmbedBatch takes its own claims back)
+      // the claim stays this worker's (a claim takes the worker's own claims back)
     }
     log("warn", "the disk is full: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error, retryInMs: h.until - Date.now() });
     return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
@@ -138,7 +149,7 @@ async function embedClaimedBatch({
   const vectors = new Map<number, Float32Array>();
   const misses: typeof work = [];
   for (const w of work) {
-    const row = getCached.get(cacheKey(fp.id, w.text)) as Pick<EmbeddingCacheRow, "vector"> | undefined;
+    const row = getCached.get(cacheKey({ fingerprintId: fp.id, text: w.text })) as Pick<EmbeddingCacheRow, "vector"> | undefined;
     if (row) vectors.set(w.item.id, blobToVector(row.vector));
     else misses.push(w);
   }
@@ -219,7 +230,7 @@ function writeVectors({
       const blob = vectorToBlob(w.vector);
       const { id } = upsert.get(w.item.kind, w.item.refId, args.fp.id, w.vector.length, w.inputHash, blob, now) as Pick<EmbeddingRow, "id">;
       indexVector({ handle, fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
-      putCache.run(cacheKey(args.fp.id, w.text), blob, now);
+      putCache.run(cacheKey({ fingerprintId: args.fp.id, text: w.text }), blob, now);
     }
     completeEmbedItems({ handle, ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
   }).immediate();

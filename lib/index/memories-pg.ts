@@ -45,18 +45,10 @@ import {
 } from "./memories";
 
 /**
- * Memories on PostgreSQL. N app replicas share no disk, so here the
- * `memories` table is the truth (on SQLite it is the memory/ folder): each
- * row keeps the memory file's whole text (`content`, frontmatter + body, the
- * format lib/index/memories.ts writes) with its frontmatter fields as
- * columns for queries, and the memory is indexed (document + chunks +
- * tsvector) in the same transaction as the row is written.
- *
- * The git workflow keeps working through a folder: `exportMemoriesPg` writes
- * every memory to `<dir>/<category…>/<slug>.md` (and category descriptions to
- * `_category.md`) byte for byte; `importMemoriesPg` reads such a folder back
- * (a file is stored exactly as read). Export → import into a fresh store →
- * export again is byte-identical (tested).
+ * Memories on PostgreSQL: replicas share no disk, so the `memories` table is
+ * the truth (each row keeps the memory file's whole text, indexed in the same
+ * transaction). `exportMemoriesPg`/`importMemoriesPg` keep the git workflow
+ * through a folder, byte for byte both ways.
  */
 
 /** What a write answers, as on SQLite: the memory with its body, from the text just stored. */

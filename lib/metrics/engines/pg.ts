@@ -62,22 +62,11 @@ export async function snapshotAllStoresPg({ pg: handle, now = Date.now() }: { pg
 }
 
 /**
- * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
- * same verdict (deriveStoreStatus, same precedence and wording) from the
- * same numbers, read from the store's schema instead of SQLite's counters:
- * - backlog: the embed queue (pending, parked, oldest);
- * - drift: every embeddable row (chunks, traces, learnings, thoughts, graph
- *   nodes) against the vectors of the active model — fresh (a vector of its
- *   current text), stale (of older text), missing;
- * - the active model: the one store_meta names (migration 0006; a re-embed
- *   switches it: lib/index/reembed-pg.ts); for a store that names none yet,
- *   the configured one when any vector is of it, else the model most vectors
- *   are of (a model change = drifted);
- * - the provider: as every replica last saw it (PostgreSQL's provider_state,
- *   one row all replicas write and read: lib/embed/provider-state.ts);
- * - the queue: claims held by a worker that stopped beating (shared registry).
- * Counting is one pass over those rows and their vectors (no live
- * counters on PostgreSQL yet): O(rows) per status, a few ms at 10k.
+ * The one store status (lib/embed/status.ts) for a PostgreSQL store: the same
+ * verdict from the same numbers, counted from the store's schema (no live
+ * counters here). The active model is the one store_meta names; for a store
+ * that names none yet, the configured one when any vector is of it, else the
+ * model most vectors are of (a model change = drifted).
  */
 export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
   const watermark = getConfig().embed.backlogWatermark;

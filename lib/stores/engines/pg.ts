@@ -359,14 +359,7 @@ export function startStoresEmbedWorkerPg({ signal, idleMs, mode }: { signal?: Ab
   });
 }
 
-/**
- * The PostgreSQL twin of startJobSweeper (lib/index/jobs.ts): at start-up
- * and every SWEEP_MS, take over and run every reindex whose replica went
- * silent (heartbeat older than JOB_STALE_MS), on any store. Without it a job
- * a killed replica left running stayed "running" until someone asked for
- * that store's reindex again. Claims use FOR UPDATE SKIP LOCKED
- * (takeOverStaleJobPg), so replicas sweeping at once never take one job twice.
- */
+/** startJobSweeper's twin: take over every reindex whose replica went silent, on any store (claims skip locked rows, so sweeping replicas never take one job twice). */
 export async function resumeStaleJobsPg(): Promise<string[]> {
   const handle = getPg();
   if (!handle) return [];
@@ -397,15 +390,9 @@ export function startJobSweeperPg(): void {
 }
 
 /**
- * Admin job claims on PostgreSQL, where N replicas share one admin_jobs table
- * (the SQLite twin is lib/index/jobs.ts).
- * - start: one running job per (kind, store), by the partial unique index;
- *   concurrent asks get the same job and exactly one of them runs it;
- * - take over: a running job whose owner has not beaten its heartbeat for
- *   JOB_STALE_MS is claimed with FOR UPDATE SKIP LOCKED, so replicas sweeping
- *   at once each claim different jobs and none is claimed twice;
- * - every write of a running job is conditional on still owning it.
- * Replicas share no pids, so liveness is the heartbeat alone.
+ * Admin job claims on PostgreSQL, where replicas share admin_jobs and no pids:
+ * one running job per (kind, store) by a partial unique index, a stale job
+ * claimed with FOR UPDATE SKIP LOCKED, every write conditional on still owning it.
  */
 export type ClaimedJob = { row: AdminJobRow; run: boolean };
 
@@ -551,21 +538,10 @@ export async function finishJobPg({
 }
 
 /**
- * verify and reindex on PostgreSQL, where the memories table is the truth
- * (lib/index/memories-pg.ts) and a memory's document + chunks are derived
- * from its stored text, as a SQLite store's are from its memory/ folder:
- * - verify compares the memories rows (the "files") with their documents,
- *   without writing: a memory with no document (not indexed), a document
- *   whose sha256 is not its memory's (hash mismatch), a memory document with
- *   no memory (missing file), chunks of another chunking version (stale);
- * - reindex rebuilds the derived rows from the memories in one transaction
- *   (a crash leaves the previous index), as an admin job claimed in
- *   admin_jobs (the claims above: one running per store across
- *   replicas). API documents are kept as they are, as on SQLite.
- * The tsvector is a generated column and the bm25 statistics are written with
- * each chunk (engines/pg-fulltext.ts): fts_missing counts the chunks still
- * waiting for their statistics (a store from before them, until the backfill
- * job ends); fts_extra is always 0 (a deleted chunk's go by trigger).
+ * verify and reindex on PostgreSQL, where the memories table is the truth:
+ * verify compares the memories with their documents without writing; reindex
+ * rebuilds the derived rows from the memories in one transaction. fts_extra is
+ * always 0 (a deleted chunk's statistics go by trigger).
  */
 
 const LIST_CAP = 100;
