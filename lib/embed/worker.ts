@@ -12,9 +12,9 @@ import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
 import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type QueueHold } from "./healing";
 import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
-import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, holdEmbedItems, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
-import type { AnyStoreHandle } from "../db/port";
+import { write, type AnyStoreHandle } from "../db/port";
 import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
@@ -156,23 +156,7 @@ async function embedClaimedBatch({
   result.cached = work.length - misses.length;
 
   if (misses.length > 0) {
-    // Identical texts within a batch are embedded once too.
-    const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal: opts.signal });
-    result.sent = got.sent;
-    const outcome = splitBatchOutcome({ misses, got });
-    for (const [id, v] of outcome.vectors) vectors.set(id, v);
-    const { refused, held } = outcome;
-    for (const r of refused) {
-      const { parked } = failEmbedItems({ handle, items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS });
-      result.failed += r.items.length;
-      result.parked += parked;
-      result.error = r.error;
-    }
-    if (got.hold) {
-      holdEmbedItems({ handle, items: held, workerId, error: got.hold.error, until: got.hold.until });
-      Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
-    }
-    if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+    await embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal: opts.signal });
     // Cached and embedded items still go through below.
     work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
@@ -203,6 +187,33 @@ async function embedClaimedBatch({
   // A re-embed switches models as soon as its last vector is written (and resumes here after a crash).
   finishReembedIfDone({ handle });
   return result;
+}
+
+/**
+ * Embed a batch's cache misses (identical texts once) into `vectors`; items
+ * refused for themselves are charged an attempt and items a provider outage
+ * left are handed back, in one write (either engine).
+ */
+export async function embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now = Date.now() }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fp: Fingerprint; misses: { item: ClaimedItem; text: string }[]; workerId: string; vectors: Map<number, ArrayLike<number>>; result: BatchResult; signal?: AbortSignal; now?: number }): Promise<void> {
+  const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
+  result.sent = got.sent;
+  const { refused, held, vectors: made } = splitBatchOutcome({ misses, got });
+  for (const [id, v] of made) vectors.set(id, v);
+  if (refused.length === 0 && !got.hold) return;
+  await write(
+    handle,
+    (function* () {
+      for (const r of refused) {
+        const { parked } = yield* failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now });
+        Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
+      }
+      if (got.hold) {
+        yield* holdEmbedItemsOp({ items: held, workerId, error: got.hold.error, until: got.hold.until });
+        Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
+      }
+    })(),
+  );
+  if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
 }
 
 function writeVectors({

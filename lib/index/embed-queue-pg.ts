@@ -4,11 +4,9 @@ import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner
 import { getEmbedder } from "../embed/model";
 import { embeddingProvenanceRecords, PROVENANCE_BATCH } from "../embed/provenance";
 import type { Fingerprint } from "../embed/providers";
-import { failEmbedItemsOp, holdEmbedItemsOp, releaseDeadWorkerClaims, type Backlog, type ClaimedItem } from "../embed/queue";
-import { inCallerTx } from "../db/port";
+import { releaseDeadWorkerClaims, type Backlog, type ClaimedItem } from "../embed/queue";
 import type { EmbeddingProvider } from "../embed/types";
-import { cacheKey, emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, runEmbedBatch, type BatchResult } from "../embed/worker";
-import { embedBatchTexts, splitBatchOutcome } from "../embed/batch-embed";
+import { cacheKey, embedMisses, emptyBatchResult, processClaimOwner, runEmbedBatch, type BatchResult } from "../embed/worker";
 import { newClaimOwnerId, type StaleClaims } from "../embed/healing";
 import { pgLedger } from "../governance/audit";
 import type { PgGovernanceExecutor } from "../db/pg";
@@ -201,22 +199,7 @@ async function embedClaimedBatchPg({
   result.cached = work.length - misses.length;
 
   if (misses.length > 0) {
-    // Identical texts within a batch are embedded once too.
-    const got = await embedBatchTexts({ provider: embedder.provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
-    result.sent = got.sent;
-    const outcome = splitBatchOutcome({ misses, got });
-    for (const [id, v] of outcome.vectors) vectors.set(id, v);
-    await withStoreTx({ handle, work: async (tx) => {
-      for (const r of outcome.refused) {
-        const { parked } = await inCallerTx(tx, failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now: now() }));
-        Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
-      }
-      if (got.hold) {
-        await inCallerTx(tx, holdEmbedItemsOp({ items: outcome.held, workerId, error: got.hold.error, until: got.hold.until }));
-        Object.assign(result, { held: outcome.held.length, hold: got.hold, error: got.hold.error });
-      }
-    } });
-    if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+    await embedMisses({ handle, provider: embedder.provider, fp, misses, workerId, vectors, result, signal, now: now() });
     // Cached and embedded items still go through below.
     work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
