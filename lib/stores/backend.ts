@@ -34,19 +34,10 @@ import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
 
 /**
- * The stores behind one interface, as governance() is for the ledger:
- * embedded SQLite (one index.db and memory/ folder per store in DATA_DIR) by
- * default, PostgreSQL (a schema per store, memories table as the truth) when
- * DATABASE_URL is set. Routes and MCP tools call stores() and never pick a
- * backend or open a handle themselves; an unknown store is a 404 on both.
- * The engine is chosen once (lib/db/engine.ts); what differs per engine is
- * in lib/stores/engines/{sqlite,pg}.ts, the rest is written once here.
- *
- * What is not here has its own backend chooser (graphBackend() for
- * thoughts, the graph, working memory and remember; recallBackend();
- * embeddingsBackend() for re-embed and retry-parked). A route not ported to
- * PostgreSQL would answer 501 not_implemented (lib/api/route.ts `postgres`),
- * never from a local index.db the rest of the stores no longer use.
+ * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
+ * routes and MCP tools call stores() and never pick a backend or open a
+ * handle themselves; an unknown store is a 404 on both. What differs per
+ * engine is in lib/stores/engines/{sqlite,pg}.ts, the rest is written once here.
  */
 
 /** A store as the API describes it: on PostgreSQL there are no files (`files` is null). */
