@@ -52,11 +52,11 @@ export const MAX_ATTEMPTS = 3;
 const KEEP_FINISHED = 50;
 export const SWEEP_MS = 30_000;
 
-type JobsState = { owner: string; sweeper: NodeJS.Timeout | null; active: Set<string> };
+type JobsState = { owner: string; sweepers: Map<string, NodeJS.Timeout>; active: Set<string> };
 const g = globalThis as unknown as { __dualmindJobs?: JobsState };
 function state(): JobsState {
   // On globalThis: Next may load this module once per bundle, but the process is one owner.
-  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweeper: null, active: new Set() };
+  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweepers: new Map(), active: new Set() };
   return g.__dualmindJobs;
 }
 
@@ -408,17 +408,23 @@ export function resumeOrphanedJobs(): string[] {
 
 /** At start-up and then every SWEEP_MS: pick up jobs a crashed process (this one before a restart, or a peer) left running. */
 export function startJobSweeper(): void {
+  startSweeping({ name: "sqlite", sweep: resumeOrphanedJobs });
+}
+
+/** Run `sweep` now (after start-up finishes) and every SWEEP_MS, once per name in the process; a failed sweep is logged. */
+export function startSweeping({ name, sweep }: { name: string; sweep: () => unknown }): void {
   const s = state();
-  if (s.sweeper) return;
-  const sweep = () => {
+  if (s.sweepers.has(name)) return;
+  const run = () => {
     try {
-      resumeOrphanedJobs();
+      void Promise.resolve(sweep()).catch((e: unknown) => log("error", "job sweep failed", { engine: name, error: e instanceof Error ? e.message : String(e) }));
     } catch (e) {
-      log("error", "job sweep failed", { error: e instanceof Error ? e.message : String(e) });
+      log("error", "job sweep failed", { engine: name, error: e instanceof Error ? e.message : String(e) });
     }
   };
   // Not inside register(): start-up finishes first, then the sweep runs.
-  setTimeout(sweep, 0).unref();
-  s.sweeper = setInterval(sweep, SWEEP_MS);
-  s.sweeper.unref();
+  setTimeout(run, 0).unref();
+  const timer = setInterval(run, SWEEP_MS);
+  timer.unref();
+  s.sweepers.set(name, timer);
 }

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Engine } from "../db/engine";
 import { perEngine } from "../db/engine";
 import type { AnyStoreHandle } from "../db/port";
-import { listDocumentsByPrefix, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
+import { deleteApiDocument, listDocumentsByPrefix, putDocuments, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
   type restoreMemorySchema,
   type TrashedMemory,
@@ -112,7 +112,7 @@ export type StoresBackend = {
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory";
+type WrittenOnce = "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -144,6 +144,8 @@ export function storesOn(engine: Engine): StoresBackend {
   return refusingArchivedWrites(
     { backend: {
       ...own,
+      putDocuments: async ({ store, ...a }) => putDocuments({ handle: await on(store), ...a }),
+      deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: await on(store), ...a }),
       listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),
       getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
       readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: await on(store), ...a }),

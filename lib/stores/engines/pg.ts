@@ -13,10 +13,10 @@ import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, re
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
-import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
+import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, MAX_ATTEMPTS, startSweeping } from "../../index/jobs";
 import { log } from "../../log";
 import { inCallerTx } from "../../db/port";
-import { deleteApiDocument, deleteDocumentOp, putDocuments } from "../../index/ingest";
+import { deleteDocumentOp } from "../../index/ingest";
 import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
 import type { StoreEngine, StoreInfo } from "../backend";
@@ -295,8 +295,6 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
     unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
-    putDocuments: async ({ store, ...a }) => putDocuments({ handle: (await open(store)).handle, ...a }),
-    deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: (await open(store)).handle, ...a }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
@@ -378,15 +376,8 @@ export async function resumeStaleJobsPg(): Promise<string[]> {
   return resumed;
 }
 
-let sweeper: NodeJS.Timeout | null = null;
-
 export function startJobSweeperPg(): void {
-  if (sweeper) return;
-  const sweep = () => void resumeStaleJobsPg().catch((e: unknown) => log("error", "job sweep on PostgreSQL failed", { error: e instanceof Error ? e.message : String(e) }));
-  // Not inside register(): start-up finishes first, then the sweep runs.
-  setTimeout(sweep, 0).unref();
-  sweeper = setInterval(sweep, SWEEP_MS);
-  sweeper.unref();
+  startSweeping({ name: "pg", sweep: resumeStaleJobsPg });
 }
 
 /**

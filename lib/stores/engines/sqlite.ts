@@ -1,6 +1,5 @@
 import type { StoreHandle } from "../../db/connection";
 import { listStoreNames } from "../../db/store-names";
-import { deleteApiDocument, putDocuments } from "../../index/ingest";
 import { createMemory, deleteMemory, getMemoryByPath, getTrashedMemory, listMemoryHistory, listMemoryTrash, purgeTrashedMemory, restoreMemory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob } from "../../index/jobs";
 import { lastUnindexableFiles } from "../../index/reindex";
@@ -31,8 +30,6 @@ export const sqliteStoreEngine: StoreEngine = {
   archiveStore: async (a) => archiveStore(a),
   unarchiveStore: async (a) => unarchiveStore(a),
   describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
-  putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
-  deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
   search: async ({ store, input }) => {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
