@@ -5,7 +5,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit";
+import { appendAuditPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { inCallerTx, write } from "../db/port";
@@ -20,7 +20,6 @@ import {
   removeMemoryOp,
   categoryPathSchema,
   memoryFromText,
-  memoryHistoryWalk,
   memoryOfRow,
   memoryPathSchema,
   MEMORY_TRASH_LIST_MAX,
@@ -39,7 +38,6 @@ import {
   type CategoryChild,
   type setCategorySchema,
   type createMemorySchema,
-  type MemoryHistoryEntry,
   type MemoryWithBody,
   type updateMemorySchema,
 } from "./memories";
@@ -323,11 +321,4 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
 export async function setCategoryDescriptionPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): Promise<CategoryChild> {
   await write(handle, describeCategoryOp({ store: handle.store, input, actor }));
   return describedCategory({ handle, path: input.path });
-}
-
-/** A memory's change history from the audit log, newest first, moves followed back (the twin of listMemoryHistory). */
-export async function listMemoryHistoryPg({ handle, memoryPath, limit = 50 }: { handle: PgStoreHandle; memoryPath: string; limit?: number }): Promise<MemoryHistoryEntry[]> {
-  const walk = memoryHistoryWalk({ prefix: target(handle, ""), memoryPath, limit });
-  for (let t = walk.next(); t !== null; t = walk.next()) walk.take(await listAuditByTargetsPg({ db: handle.db, targets: [t], limit: limit * 2 }));
-  return walk.entries();
 }

@@ -11,6 +11,7 @@ import {
   listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
+  listMemoryHistory,
   type CategoryChild,
   type CategoryPage,
   type createMemorySchema,
@@ -112,7 +113,7 @@ export type StoresBackend = {
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory";
+type WrittenOnce = "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory" | "listMemoryHistory";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -154,6 +155,7 @@ export function storesOn(engine: Engine): StoresBackend {
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
       listAllCategories: async ({ store, ...a }) => listAllCategories({ handle: await on(store), ...a }),
       getCategory: async ({ store, ...a }) => getCategory({ handle: await on(store), ...a }),
+      listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: await on(store), ...a }),
     },
     writes: CONTENT_WRITES,
   });

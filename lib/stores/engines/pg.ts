@@ -8,7 +8,7 @@ import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../../db/store-names
 import { AppError, dbErrorCode, isAppError } from "../../errors";
 import { appendAuditPg, hasAuditEntry, pgLedger } from "../../governance/audit";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryHistoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
 import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, removeStoreFromAllowListsPg, storeNotArchivedSql } from "../../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
@@ -310,7 +310,6 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     getTrashedMemory: async ({ store, ...a }) => getTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
     restoreMemory: async ({ store, ...a }) => restoreMemoryPg({ handle: (await open(store)).handle, ...a }),
     purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
-    listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
     listUnindexableFiles: async () => [],
