@@ -20,6 +20,7 @@ import {
   removeMemoryOp,
   categoryPathSchema,
   memoryFromText,
+  memoryTarget,
   memoryOfRow,
   memoryPathSchema,
   MEMORY_TRASH_LIST_MAX,
@@ -69,8 +70,6 @@ export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promis
   return rows.length;
 }
 
-const target = (handle: PgStoreHandle, memoryPath: string) => `store:${handle.store}/memory:${memoryPath}`;
-
 async function lockMemory(tx: PgStoreTx, memoryPath: string): Promise<PgMemoryRow | undefined> {
   return (await tx.select().from(memories).where(eq(memories.path, memoryPath)).for("update"))[0];
 }
@@ -91,7 +90,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
     await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
     return withBody((await lockMemory(tx, input.path))!);
   } });
 }
@@ -110,7 +109,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
       await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now, capped: true });
     } });
-    await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
+    await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle, memoryPath: to }) } });
     return withBody((await lockMemory(tx, to))!);
   } });
 }
@@ -124,7 +123,7 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     const id = newTrashId(now);
     if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
     await inCallerTx(tx, removeMemoryOp(memoryPath));
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath), details: { trashId: id } } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } } });
   } });
 }
 
@@ -143,7 +142,7 @@ async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: nu
   ).rows as { id: string; path: string; by_count: boolean }[];
   for (const row of over) {
     await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
-    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
+    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
   }
 }
 
@@ -182,7 +181,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
     await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
     return withBody((await lockMemory(tx, to))!);
   } });
 }
@@ -193,7 +192,7 @@ export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now()
   await withStoreTx({ handle, work: async (tx) => {
     const row = await trashRowPg(tx, handle, id, now);
     await tx.execute(sql`delete from memory_trash where id = ${id}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: target(handle, row.path), details: { trashId: id } } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: id } } });
   } });
 }
 

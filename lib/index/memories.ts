@@ -308,7 +308,7 @@ export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "ca
 }
 
 /** An audit target naming one memory of a store. */
-function memoryTarget({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): string {
+export function memoryTarget({ handle, memoryPath }: { handle: { store: string }; memoryPath: string }): string {
   return `store:${handle.store}/memory:${memoryPath}`;
 }
 
@@ -703,7 +703,7 @@ function historyEntry(row: AuditHistoryRow, prefix: string): MemoryHistoryEntry 
  */
 export async function listMemoryHistory({ handle, memoryPath, limit = 50 }: { handle: AnyStoreHandle; memoryPath: string; limit?: number }): Promise<MemoryHistoryEntry[]> {
   const ledger = handle.kind === "pg" ? pgLedger(handle.db) : getGovernance();
-  const walk = memoryHistoryWalk({ prefix: `store:${handle.store}/memory:`, memoryPath, limit });
+  const walk = memoryHistoryWalk({ prefix: memoryTarget({ handle, memoryPath: "" }), memoryPath, limit });
   for (let target = walk.next(); target !== null; target = walk.next()) walk.take(await listAuditByTargets({ handle: ledger, targets: [target], limit: limit * 2 }));
   return walk.entries();
 }
