@@ -196,17 +196,15 @@ export async function getStorePageEmbeddingsPg({ store }: { store: string }): Pr
  * quality measured now (PostgreSQL keeps no snapshots, so `recall.as_of` is now).
  */
 export async function storeHealthPartsPg({ store }: { store: string }) {
-  const pg = await pgHandleOrThrow();
-  const handle = await openStorePg({ pg, store });
-  const status = await getStoreStatusPg({ handle });
-  const embeddings = await getEmbeddingStatusPg({ handle, status });
+  const { status, embeddings, workers } = await getStorePageEmbeddingsPg({ store });
+  const handle = await openStorePg({ pg: await pgHandleOrThrow(), store });
   const support = await withStoreTx({ handle, readOnly: true, work: (tx) => pgvectorSupportPg({ db: tx }) });
   const now = Date.now();
   const recall = await measureRecallStats({ handle, now });
   return {
     status,
     embeddings,
-    workers: await listWorkerStates({ handle: pg }),
+    workers,
     vectorIndex: { available: true, reason: support.pgvector ? `pgvector ${support.pgvector}` : `exact cosine scan of up to ${EXACT_SCAN_LIMIT} vectors (pgvector is not installed in this database)` },
     recall: { ts: now, ...recall },
   };
