@@ -206,15 +206,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
   return { deleted: name };
 }
 
-/** archiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
-export async function archiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
-  return setArchivedPg({ pg, name, actor, archive: true });
-}
-
-export async function unarchiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
-  return setArchivedPg({ pg, name, actor, archive: false });
-}
-
+/** archiveStore and unarchiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
 async function setArchivedPg({ pg, name, actor, archive }: { pg: PgHandle; name: string; actor: string; archive: boolean }): Promise<{ store: string; archived: boolean }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
   if (archive) assertStoreRemovable({ name, what: "archived" });
@@ -292,8 +284,8 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
     createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
     deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
-    archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
-    unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
+    archiveStore: async (a) => setArchivedPg({ pg: await pgHandle, ...a, archive: true }),
+    unarchiveStore: async (a) => setArchivedPg({ pg: await pgHandle, ...a, archive: false }),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
