@@ -196,4 +196,18 @@ describe("drift and re-embed of the app's own kinds (both backends)", () => {
     expect((await storeHealthReportFor({ store, principal: "operator" })).backlog.pending).toBe(0);
     expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action like 'store.reembed.%'")).toEqual([{ n: 0 }]);
   });
+
+  it("the confirmation of each re-embed intent says what it would do, in the same words on both backends", async () => {
+    const [node] = await seedNodes(3);
+    const fp = await getEmbedder().fingerprint;
+    const model = `${fp.provider}:${fp.model}`;
+    const describe = (intent: "start" | "start_stale" | "start_hold" | "switch") => embeddingsBackend().describeReembedIntent({ store, configured: fp, intent });
+    expect(await describe("switch")).toBe("There is no re-embed waiting for a switch.");
+    expect(await describe("start")).toBe(`Nothing to re-embed: every item already has a current vector from ${model}. No job will start.`);
+    await graphBackend().updateNode({ store, id: node.id, input: { display_name: "renamed" } });
+    expect(await describe("start_stale")).toBe(`Embeds 1 stale item(s) (text changed since their vector was made) with ${model}. Items ingested meanwhile are embedded too but do not count in this job.`);
+    expect(await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "user:test" })).toMatchObject({ started: true });
+    expect(await describe("start")).toBe(`A re-embed to ${model} is already running (0 of 1 done): confirming resumes it; no second job starts.`);
+    expect(await describe("switch")).toBe(`Switches the store to ${fp.id} now and deletes 0 vector(s) of the previous model. Vector search uses the new model from then on.`);
+  });
 });

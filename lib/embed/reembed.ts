@@ -133,20 +133,39 @@ export function estimateReembed({ handle, configured, onlyStale, ratePerSec }: {
  * it. A running job is said to continue; nothing to do is said so (and the
  * start then starts no job).
  */
-export function describeReembedIntent({ handle, configured, intent }: { handle: StoreHandle; configured: Fingerprint; intent: "start" | "start_stale" | "start_hold" | "switch" }): string {
-  const n = (x: number) => x.toLocaleString("en-US");
-  const model = `${configured.provider}:${configured.model}`;
+export function describeReembedIntent({ handle, configured, intent }: { handle: StoreHandle; configured: Fingerprint; intent: ReembedIntent }): string {
   const job = readJob({ handle });
+  return describeIntentOf({
+    configured,
+    intent,
+    job,
+    oldVectors: () => handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, job!.target_fingerprint_id)).get()?.n ?? 0,
+    progress: () => getReembedProgress({ handle })!,
+    estimate: (onlyStale) => estimateReembed({ handle, configured, onlyStale }),
+  });
+}
+
+export type ReembedIntent = "start" | "start_stale" | "start_hold" | "switch";
+
+/** The confirmation text of a re-embed intent from the store's job and what it would take (both backends: the callbacks read T or a promise of it). */
+export function describeIntentOf<T extends string | Promise<string>>({ configured, intent, job, oldVectors, progress, estimate }: {
+  configured: Fingerprint;
+  intent: ReembedIntent;
+  job: ReembedJob | null;
+  oldVectors: () => number | Promise<number>;
+  progress: () => ReembedProgress | Promise<ReembedProgress>;
+  estimate: (onlyStale: boolean) => ReembedEstimate | Promise<ReembedEstimate>;
+}): T {
+  const then = <A, B>(v: A | Promise<A>, f: (a: A) => B): B | Promise<B> => (v instanceof Promise ? v.then(f) : f(v));
+  const n = (x: number) => x.toLocaleString("en-US");
   if (intent === "switch") {
-    if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
-    const old = handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, job.target_fingerprint_id)).get()?.n ?? 0;
-    return `Switches the store to ${job.target_fingerprint_id} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
+    if (!job || job.status === "done") return "There is no re-embed waiting for a switch." as T;
+    return then(oldVectors(), (old) => `Switches the store to ${job.target_fingerprint_id} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`) as T;
   }
   if (job && job.status !== "done" && job.target_fingerprint_id === configured.id) {
-    const p = getReembedProgress({ handle })!;
-    return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
+    return then(progress(), (p) => `A re-embed to ${configured.provider}:${configured.model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`) as T;
   }
-  return describeStartIntent({ configured, intent, estimate: estimateReembed({ handle, configured, onlyStale: intent === "start_stale" }) });
+  return then(estimate(intent === "start_stale"), (estimate) => describeStartIntent({ configured, intent, estimate })) as T;
 }
 
 /** What starting a re-embed would do, from its estimate (the confirmation text on both backends). */
@@ -211,8 +230,12 @@ export function startReembed({ handle, configured, onlyStale, holdSwitch = false
 /** The store's re-embed, running or the last one finished; null if there never was one. */
 export function getReembedProgress({ handle }: { handle: StoreHandle }): ReembedProgress | null {
   const job = readJob({ handle });
-  if (!job) return null;
-  const remaining = job.status === "done" ? 0 : Math.min(job.total, ownItemsRemaining({ handle, job }));
+  return job && reembedProgressOf({ job, queued: job.status === "done" ? 0 : ownItemsRemaining({ handle, job }) });
+}
+
+/** A job's progress from how many of its own items are still queued (both backends). */
+export function reembedProgressOf<J extends ReembedJob>({ job: { queue_id_until: _internal, ...job }, queued }: { job: J & { queue_id_until?: number }; queued: number }): ReembedProgress {
+  const remaining = job.status === "done" ? 0 : Math.min(job.total, queued);
   const done = job.total - remaining;
   const elapsed = ((job.finished_at ?? Date.now()) - job.started_at) / 1000;
   const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;

@@ -13,8 +13,9 @@ import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
 import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type QueueHold } from "./healing";
 import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
-import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, holdEmbedItems, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
+import { write, type AnyStoreHandle } from "../db/port";
 import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, retireReplacedVectorFacts, sweepVectorFactsAfterBatch, vectorKindOf, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
@@ -22,7 +23,7 @@ import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vecto
 
 export const MAX_EMBED_ATTEMPTS = 6;
 
-function cacheKey(fingerprintId: string, text: string): string {
+export function cacheKey({ fingerprintId, text }: { fingerprintId: string; text: string }): string {
   return sha256Hex(`${fingerprintId}\0${text}`);
 }
 
@@ -60,6 +61,25 @@ export function processClaimOwner(): string {
  */
 export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHandle; workerId?: string; batchSize?: number; signal?: AbortSignal }): Promise<BatchResult> {
   const { provider, fingerprint } = getEmbedder();
+  const workerId = opts.workerId ?? processClaimOwner();
+  return runEmbedBatch({
+    handle,
+    provider,
+    fingerprint,
+    workerId,
+    signal: opts.signal,
+    embed: (fp, claimed) => embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal }),
+    retireFacts: (budget) => retireReplacedVectorFacts({ store: handle.store, ledger: getGovernance(), readStore: (op) => read(handle, op), kindOf: vectorKindOf(listEmbeddables()), pgChunkKind: "", budget }),
+  });
+}
+
+/**
+ * A worker step's shell on either engine: the provider's state learned from
+ * the fingerprint, the queue's hold passed, outage-parked items swept back
+ * now and then, and a full disk (or database) turned into a hold of the
+ * claimed items instead of spent attempts.
+ */
+export async function runEmbedBatch({ handle, provider, fingerprint, workerId, signal, now = Date.now(), embed, retireFacts }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fingerprint: Promise<Fingerprint>; workerId: string; signal?: AbortSignal; now?: number; embed: (fp: Fingerprint, claimed: ClaimedItem[]) => Promise<BatchResult>; retireFacts: (budget: number) => Promise<unknown> }): Promise<BatchResult> {
   let fp: Fingerprint;
   try {
     fp = await fingerprint;
@@ -67,18 +87,17 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
     if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
     throw e;
   }
-  const workerId = opts.workerId ?? processClaimOwner();
-  const hold = await passHold({ provider, signal: opts.signal });
+  const hold = await passHold({ provider, signal, now });
   if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
   const claimed: ClaimedItem[] = [];
   try {
-    if (shouldSweepParked(handle.store)) releaseOutageParkedEmbeddings({ handle });
-    const result = await embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal });
+    if (shouldSweepParked(handle.kind === "pg" ? `pg:${handle.store}` : handle.store)) await releaseOutageParkedEmbeddings({ handle });
+    const result = await embed(fp, claimed);
     if (!result.hold) closeHold({ scope: "disk" });
     await sweepVectorFactsAfterBatch({
       store: handle.store,
       touched: result.embedded + result.dropped,
-      sweep: (budget) => retireReplacedVectorFacts({ store: handle.store, ledger: getGovernance(), readStore: (op) => read(handle, op), kindOf: vectorKindOf(listEmbeddables()), pgChunkKind: "", budget }),
+      sweep: retireFacts,
     });
     return result;
   } catch (e) {
@@ -86,9 +105,9 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
     const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
     try {
       // Often refused too while the disk is full: then this worker takes its claims back at its next claim.
-      holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
+      await holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
     } catch {
-      // the claim stays this worker's (claimEmbedBatch takes its own claims back)
+      // the claim stays this worker's (a claim takes the worker's own claims back)
     }
     log("warn", "the disk is full: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error, retryInMs: h.until - Date.now() });
     return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
@@ -144,30 +163,14 @@ async function embedClaimedBatch({
   const vectors = new Map<number, Float32Array>();
   const misses: typeof work = [];
   for (const w of work) {
-    const row = getCached.get(cacheKey(fp.id, w.text)) as Pick<EmbeddingCacheRow, "vector"> | undefined;
+    const row = getCached.get(cacheKey({ fingerprintId: fp.id, text: w.text })) as Pick<EmbeddingCacheRow, "vector"> | undefined;
     if (row) vectors.set(w.item.id, blobToVector(row.vector));
     else misses.push(w);
   }
   result.cached = work.length - misses.length;
 
   if (misses.length > 0) {
-    // Identical texts within a batch are embedded once too.
-    const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal: opts.signal });
-    result.sent = got.sent;
-    const outcome = splitBatchOutcome({ misses, got });
-    for (const [id, v] of outcome.vectors) vectors.set(id, v);
-    const { refused, held } = outcome;
-    for (const r of refused) {
-      const { parked } = failEmbedItems({ handle, items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS });
-      result.failed += r.items.length;
-      result.parked += parked;
-      result.error = r.error;
-    }
-    if (got.hold) {
-      holdEmbedItems({ handle, items: held, workerId, error: got.hold.error, until: got.hold.until });
-      Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
-    }
-    if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+    await embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal: opts.signal });
     // Cached and embedded items still go through below.
     work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
@@ -200,6 +203,33 @@ async function embedClaimedBatch({
   return result;
 }
 
+/**
+ * Embed a batch's cache misses (identical texts once) into `vectors`; items
+ * refused for themselves are charged an attempt and items a provider outage
+ * left are handed back, in one write (either engine).
+ */
+export async function embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now = Date.now() }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fp: Fingerprint; misses: { item: ClaimedItem; text: string }[]; workerId: string; vectors: Map<number, ArrayLike<number>>; result: BatchResult; signal?: AbortSignal; now?: number }): Promise<void> {
+  const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
+  result.sent = got.sent;
+  const { refused, held, vectors: made } = splitBatchOutcome({ misses, got });
+  for (const [id, v] of made) vectors.set(id, v);
+  if (refused.length === 0 && !got.hold) return;
+  await write(
+    handle,
+    (function* () {
+      for (const r of refused) {
+        const { parked } = yield* failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now });
+        Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
+      }
+      if (got.hold) {
+        yield* holdEmbedItemsOp({ items: held, workerId, error: got.hold.error, until: got.hold.until });
+        Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
+      }
+    })(),
+  );
+  if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+}
+
 function writeVectors({
   handle,
   ...args
@@ -226,7 +256,7 @@ function writeVectors({
       const blob = vectorToBlob(w.vector);
       const { id } = upsert.get(w.item.kind, w.item.refId, args.fp.id, w.vector.length, w.inputHash, blob, now) as Pick<EmbeddingRow, "id">;
       indexVector({ handle, fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
-      putCache.run(cacheKey(args.fp.id, w.text), blob, now);
+      putCache.run(cacheKey({ fingerprintId: args.fp.id, text: w.text }), blob, now);
     }
     completeEmbedItems({ handle, ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
     if (args.work.length > 0) trimCache.run(getConfig().embed.cacheMaxRows);

@@ -1,17 +1,14 @@
 import { sql } from "drizzle-orm";
-import { sha256Hex } from "../common";
 import { getConfig } from "../config";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
-import { getEmbedder } from "../embed/model";
-import { isProviderDownError, recordProviderOutcome } from "../embed/provider-state";
-import { embeddingProvenanceRecords, PROVENANCE_BATCH, retireReplacedVectorFacts, sweepVectorFactsAfterBatch, vectorKindOf } from "../embed/provenance";
-import type { Fingerprint } from "../embed/providers";
-import { failEmbedItemsOp, holdEmbedItems, holdEmbedItemsOp, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type Backlog, type ClaimedItem } from "../embed/queue";
 import { inCallerTx } from "../db/port";
+import { getEmbedder } from "../embed/model";
+import { embeddingProvenanceRecords, PROVENANCE_BATCH, retireReplacedVectorFacts, vectorKindOf } from "../embed/provenance";
+import type { Fingerprint } from "../embed/providers";
+import { releaseDeadWorkerClaims, type Backlog, type ClaimedItem } from "../embed/queue";
 import type { EmbeddingProvider } from "../embed/types";
-import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResult } from "../embed/worker";
-import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
-import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type StaleClaims } from "../embed/healing";
+import { cacheKey, embedMisses, emptyBatchResult, processClaimOwner, runEmbedBatch, type BatchResult } from "../embed/worker";
+import { newClaimOwnerId, type StaleClaims } from "../embed/healing";
 import { pgLedger } from "../governance/audit";
 import type { PgGovernanceExecutor } from "../db/pg";
 import { recordProvenanceBatch } from "../governance/ledger";
@@ -26,30 +23,13 @@ import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-
 import { heartbeatWorker, recordWorkerBatch, registerWorker, stopWorker } from "../embed/worker-state";
 
 /**
- * The embed queue on PostgreSQL (the SQLite twin is lib/embed/{queue,worker}.ts),
- * shared by N app replicas on one database:
- * - ingest queues each new chunk in its own transaction (enqueueChunkEmbeddingsPg),
- *   and a trace or learning is queued in its insert's (enqueueEmbeddingsPg);
- *   the worker reads each kind's text through the kind registry
- *   (./embed-kinds-pg.ts: chunks built in, the others registered by the entry points);
- * - a worker claims ready rows with FOR UPDATE SKIP LOCKED and a lease
- *   (claimed_by, claimed_until), so concurrent workers on any replica claim
- *   disjoint rows, and rows of a replica that died mid-batch are claimed again
- *   once the lease has run out;
- * - the provider is called outside any transaction; then one transaction
- *   deletes the queue rows this worker still owns (a row taken over after the
- *   lease is no longer its own), and for exactly those writes the provenance
- *   rows (public.provenance, the same database), the vectors and the cache.
- *   A vector is therefore written once per claim that completes, with its
- *   provenance in the same commit, and never by a worker that lost its claim;
- * - failures back off exponentially and park after MAX_EMBED_ATTEMPTS (or at
- *   once when a retry cannot help: a wrong dimension, a refused input), with
- *   the error kept on the row.
+ * The embed queue on PostgreSQL, shared by N replicas (docs/ARCHITECTURE.md,
+ * "Embed"). Claims are leases taken with FOR UPDATE SKIP LOCKED; the finish
+ * deletes only the queue rows this worker still owns and writes vectors and
+ * provenance for exactly those, so a worker that lost its claim writes nothing.
  */
 
 export type PgEmbedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
-
-const cacheKey = (fingerprintId: string, text: string) => sha256Hex(`${fingerprintId}\0${text}`);
 
 /** Chunks: their own text, the chunk's sha256 as input hash, vectors in chunk_embeddings. Always registered. */
 const chunkEmbeddablePg: PgEmbeddable = {
@@ -161,34 +141,18 @@ export async function processEmbedBatchPg({
   signal?: AbortSignal;
 }): Promise<BatchResult> {
   // The provider's state as every replica sees it (lib/embed/provider-state.ts), learned from the worker's calls as on SQLite.
-  let fp: Fingerprint;
-  try {
-    fp = await embedder.fingerprint;
-  } catch (e) {
-    if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
-    throw e;
-  }
-  const hold = await passHold({ provider: embedder.provider, signal, now: now() });
-  if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
-  const claimed: ClaimedItem[] = [];
-  try {
-    if (shouldSweepParked(`pg:${handle.store}`)) await releaseOutageParkedEmbeddings({ handle });
-    const result = await embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal });
-    if (!result.hold) closeHold({ scope: "disk" });
-    const kindOf = vectorKindOf(pgEmbeddableKinds().map((kind) => ({ kind, artifactType: getPgEmbeddable(kind)!.artifactType })));
-    await sweepVectorFactsAfterBatch({
-      store: handle.store,
-      touched: result.embedded + result.dropped,
-      sweep: (budget) => withStoreTx({ handle, work: (tx) => retireReplacedVectorFacts({ store: handle.store, ledger: { kind: "pg", db: tx }, readStore: (op) => inCallerTx(tx, op, handle), kindOf, pgChunkKind: CHUNK_KIND, budget }) }),
-    });
-    return result;
-  } catch (e) {
-    if (!isDiskFullError(e)) throw e;
-    const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
-    await holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until }).catch(() => undefined);
-    log("warn", "the database is out of space: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error });
-    return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
-  }
+  // The ledger's facts of vectors a batch replaced or dropped go after it (a sweep that fails is logged and tried again).
+  const kindOf = vectorKindOf(pgEmbeddableKinds().map((kind) => ({ kind, artifactType: getPgEmbeddable(kind)!.artifactType })));
+  return runEmbedBatch({
+    handle,
+    provider: embedder.provider,
+    fingerprint: embedder.fingerprint,
+    workerId,
+    signal,
+    now: now(),
+    embed: (fp, claimed) => embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal }),
+    retireFacts: (budget) => withStoreTx({ handle, work: (tx) => retireReplacedVectorFacts({ store: handle.store, ledger: { kind: "pg", db: tx }, readStore: (op) => inCallerTx(tx, op, handle), kindOf, pgChunkKind: CHUNK_KIND, budget }) }),
+  });
 }
 
 async function embedClaimedBatchPg({
@@ -224,7 +188,7 @@ async function embedClaimedBatchPg({
       const loader = getPgEmbeddable(kind);
       if (loader) byKind.set(kind, await loader.load({ tx, refIds: claimed.filter((c) => c.kind === kind).map((c) => c.refId) }));
     }
-    const keys = [...new Set([...byKind.values()].flatMap((m) => [...m.values()].map((t) => cacheKey(fp.id, t.text))))];
+    const keys = [...new Set([...byKind.values()].flatMap((m) => [...m.values()].map((t) => cacheKey({ fingerprintId: fp.id, text: t.text }))))];
     const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>({ tx, query: sql`select key, embedding from embedding_cache where key in ${keys}` }) : [];
     return { texts: byKind, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
   } });
@@ -240,29 +204,14 @@ async function embedClaimedBatchPg({
   const vectors = new Map<number, ArrayLike<number>>();
   const misses: Work[] = [];
   for (const w of work) {
-    const hit = cached.get(cacheKey(fp.id, w.text));
+    const hit = cached.get(cacheKey({ fingerprintId: fp.id, text: w.text }));
     if (hit) vectors.set(w.item.id, hit);
     else misses.push(w);
   }
   result.cached = work.length - misses.length;
 
   if (misses.length > 0) {
-    // Identical texts within a batch are embedded once too.
-    const got = await embedBatchTexts({ provider: embedder.provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
-    result.sent = got.sent;
-    const outcome = splitBatchOutcome({ misses, got });
-    for (const [id, v] of outcome.vectors) vectors.set(id, v);
-    await withStoreTx({ handle, work: async (tx) => {
-      for (const r of outcome.refused) {
-        const { parked } = await inCallerTx(tx, failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now: now() }));
-        Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
-      }
-      if (got.hold) {
-        await inCallerTx(tx, holdEmbedItemsOp({ items: outcome.held, workerId, error: got.hold.error, until: got.hold.until }));
-        Object.assign(result, { held: outcome.held.length, hold: got.hold, error: got.hold.error });
-      }
-    } });
-    if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+    await embedMisses({ handle, provider: embedder.provider, fp, misses, workerId, vectors, result, signal, now: now() });
     // Cached and embedded items still go through below.
     work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
@@ -314,7 +263,7 @@ async function finishEmbedItemsPg({
   const [chunkWork, kindWork] = [mine.filter((w) => w.item.kind === CHUNK_KIND), mine.filter((w) => w.item.kind !== CHUNK_KIND)];
   await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: chunkWork.map((w) => ({ chunkRowId: w.item.refId, inputHash: w.inputHash, vector: vectors.get(w.item.id)! })), now: at });
   await putKindEmbeddingsPg({ tx, fingerprintId: fp.id, items: kindWork.map((w) => ({ kind: w.item.kind, refId: w.item.refId, inputHash: w.inputHash, vector: vectors.get(w.item.id)! })), now: at });
-  const cacheRows = [...new Map(mine.map((w) => [cacheKey(fp.id, w.text), vectors.get(w.item.id)!])).entries()];
+  const cacheRows = [...new Map(mine.map((w) => [cacheKey({ fingerprintId: fp.id, text: w.text }), vectors.get(w.item.id)!])).entries()];
   for (let i = 0; i < cacheRows.length; i += 1_000) {
     const values = cacheRows.slice(i, i + 1_000).map(([key, v]) => sql`(${key}, ${`{${Array.from(v).join(",")}}`}::real[], ${at})`);
     await tx.execute(sql`insert into embedding_cache (key, embedding, created_at) values ${sql.join(values, sql`, `)} on conflict (key) do nothing`);

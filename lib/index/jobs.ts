@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { and, desc, eq, sql } from "drizzle-orm";
-import { getGovernance, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
+import { getGovernance, getStoreDb, holdingStoreHandles, type GovernanceHandle, type StoreHandle } from "../db/connection";
+import { readLedger, row, rows, tablePair, type LedgerHandle, type OnLedger } from "../db/port";
+import * as pgGovernance from "../db/schema/pg/governance";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
@@ -50,11 +52,11 @@ export const MAX_ATTEMPTS = 3;
 const KEEP_FINISHED = 50;
 export const SWEEP_MS = 30_000;
 
-type JobsState = { owner: string; sweeper: NodeJS.Timeout | null; active: Set<string> };
+type JobsState = { owner: string; sweepers: Map<string, NodeJS.Timeout>; active: Set<string> };
 const g = globalThis as unknown as { __dualmindJobs?: JobsState };
 function state(): JobsState {
   // On globalThis: Next may load this module once per bundle, but the process is one owner.
-  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweeper: null, active: new Set() };
+  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweepers: new Map(), active: new Set() };
   return g.__dualmindJobs;
 }
 
@@ -142,11 +144,14 @@ export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: 
   return now - heartbeatAt > JOB_STALE_MS;
 }
 
-/** A job by id; with `stores` (a token's allow-list), only a job of one of those stores (null = every store). */
-export function getJobById({ id, stores = null }: { id: string; stores?: readonly string[] | null }): Job | null {
-  const row = getGovernance().db.select().from(adminJobs).where(and(eq(adminJobs.id, id), eq(adminJobs.kind, "reindex"))).get();
-  if (!row || (stores !== null && !stores.includes(row.store))) return null;
-  return jobFromRow(row);
+const jobsTable = tablePair(adminJobs, pgGovernance.adminJobs);
+
+/** A job by id, on governance.db or the PostgreSQL ledger; with `stores` (a token's allow-list), only a job of one of those stores (null = every store). */
+export function getJobById<H extends LedgerHandle = GovernanceHandle>({ ledger = getGovernance() as H, id, stores = null }: { ledger?: H; id: string; stores?: readonly string[] | null }): OnLedger<H, Job | null> {
+  return readLedger(ledger, (function* () {
+    const found = yield* row(jobsTable, (t) => and(eq(t.id, id), eq(t.kind, "reindex")));
+    return !found || (stores !== null && !stores.includes(found.store)) ? null : jobFromRow(found);
+  })());
 }
 
 /** What a reindex of the store would go over, as indexed now: memory files and source-root documents (API documents are kept as they are). */
@@ -164,15 +169,15 @@ export function describeReindexScope({ handle }: { handle: StoreHandle }): Reind
   return { store: handle.store, memories: n("memory"), documents: n("document"), apiDocuments: n("api"), running: runningJob(handle.store) !== undefined, truth: "files" };
 }
 
-/** Latest job per store (for the admin panel after a reload). */
-export function listLatestJobs(): Job[] {
-  return getGovernance()
-    .db.select()
-    .from(adminJobs)
-    .where(sql`${adminJobs.kind} = 'reindex' and ${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store} and k.kind = 'reindex')`)
-    .orderBy(adminJobs.store)
-    .all()
-    .map(jobFromRow);
+/** Latest job per store (for the admin panel after a reload), on either ledger. */
+export function listLatestJobs<H extends LedgerHandle = GovernanceHandle>({ ledger = getGovernance() as H }: { ledger?: H } = {}): OnLedger<H, Job[]> {
+  return readLedger(ledger, (function* () {
+    const latest = yield* rows(jobsTable, {
+      where: (t) => sql`${t.kind} = 'reindex' and ${t.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${t.store} and k.kind = 'reindex')`,
+      orderBy: (t) => [t.store],
+    });
+    return latest.map(jobFromRow);
+  })());
 }
 
 function runningJob(store: string): AdminJobRow | undefined {
@@ -403,17 +408,23 @@ export function resumeOrphanedJobs(): string[] {
 
 /** At start-up and then every SWEEP_MS: pick up jobs a crashed process (this one before a restart, or a peer) left running. */
 export function startJobSweeper(): void {
+  startSweeping({ name: "sqlite", sweep: resumeOrphanedJobs });
+}
+
+/** Run `sweep` now (after start-up finishes) and every SWEEP_MS, once per name in the process; a failed sweep is logged. */
+export function startSweeping({ name, sweep }: { name: string; sweep: () => unknown }): void {
   const s = state();
-  if (s.sweeper) return;
-  const sweep = () => {
+  if (s.sweepers.has(name)) return;
+  const run = () => {
     try {
-      resumeOrphanedJobs();
+      void Promise.resolve(sweep()).catch((e: unknown) => log("error", "job sweep failed", { engine: name, error: e instanceof Error ? e.message : String(e) }));
     } catch (e) {
-      log("error", "job sweep failed", { error: e instanceof Error ? e.message : String(e) });
+      log("error", "job sweep failed", { engine: name, error: e instanceof Error ? e.message : String(e) });
     }
   };
   // Not inside register(): start-up finishes first, then the sweep runs.
-  setTimeout(sweep, 0).unref();
-  s.sweeper = setInterval(sweep, SWEEP_MS);
-  s.sweeper.unref();
+  setTimeout(run, 0).unref();
+  const timer = setInterval(run, SWEEP_MS);
+  timer.unref();
+  s.sweepers.set(name, timer);
 }

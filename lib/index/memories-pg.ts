@@ -5,7 +5,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit";
+import { appendAuditPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { inCallerTx, write } from "../db/port";
@@ -20,7 +20,7 @@ import {
   removeMemoryOp,
   categoryPathSchema,
   memoryFromText,
-  memoryHistoryWalk,
+  memoryTarget,
   memoryOfRow,
   memoryPathSchema,
   MEMORY_TRASH_LIST_MAX,
@@ -39,24 +39,15 @@ import {
   type CategoryChild,
   type setCategorySchema,
   type createMemorySchema,
-  type MemoryHistoryEntry,
   type MemoryWithBody,
   type updateMemorySchema,
 } from "./memories";
 
 /**
- * Memories on PostgreSQL. N app replicas share no disk, so here the
- * `memories` table is the truth (on SQLite it is the memory/ folder): each
- * row keeps the memory file's whole text (`content`, frontmatter + body, the
- * format lib/index/memories.ts writes) with its frontmatter fields as
- * columns for queries, and the memory is indexed (document + chunks +
- * tsvector) in the same transaction as the row is written.
- *
- * The git workflow keeps working through a folder: `exportMemoriesPg` writes
- * every memory to `<dir>/<category…>/<slug>.md` (and category descriptions to
- * `_category.md`) byte for byte; `importMemoriesPg` reads such a folder back
- * (a file is stored exactly as read). Export → import into a fresh store →
- * export again is byte-identical (tested).
+ * Memories on PostgreSQL: replicas share no disk, so the `memories` table is
+ * the truth (each row keeps the memory file's whole text, indexed in the same
+ * transaction). `exportMemoriesPg`/`importMemoriesPg` keep the git workflow
+ * through a folder, byte for byte both ways.
  */
 
 /** What a write answers, as on SQLite: the memory with its body, from the text just stored. */
@@ -79,8 +70,6 @@ export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promis
   return rows.length;
 }
 
-const target = (handle: PgStoreHandle, memoryPath: string) => `store:${handle.store}/memory:${memoryPath}`;
-
 async function lockMemory(tx: PgStoreTx, memoryPath: string): Promise<PgMemoryRow | undefined> {
   return (await tx.select().from(memories).where(eq(memories.path, memoryPath)).for("update"))[0];
 }
@@ -101,7 +90,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
     await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
     return withBody((await lockMemory(tx, input.path))!);
   } });
 }
@@ -120,7 +109,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
       await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now, capped: true });
     } });
-    await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
+    await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle, memoryPath: to }) } });
     return withBody((await lockMemory(tx, to))!);
   } });
 }
@@ -134,7 +123,7 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     const id = newTrashId(now);
     if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
     await inCallerTx(tx, removeMemoryOp(memoryPath));
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath), details: { trashId: id } } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } } });
   } });
 }
 
@@ -153,7 +142,7 @@ async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: nu
   ).rows as { id: string; path: string; by_count: boolean }[];
   for (const row of over) {
     await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
-    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: target(handle, row.path), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
+    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
   }
 }
 
@@ -192,7 +181,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
     await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
     return withBody((await lockMemory(tx, to))!);
   } });
 }
@@ -203,7 +192,7 @@ export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now()
   await withStoreTx({ handle, work: async (tx) => {
     const row = await trashRowPg(tx, handle, id, now);
     await tx.execute(sql`delete from memory_trash where id = ${id}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: target(handle, row.path), details: { trashId: id } } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: id } } });
   } });
 }
 
@@ -331,11 +320,4 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
 export async function setCategoryDescriptionPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): Promise<CategoryChild> {
   await write(handle, describeCategoryOp({ store: handle.store, input, actor }));
   return describedCategory({ handle, path: input.path });
-}
-
-/** A memory's change history from the audit log, newest first, moves followed back (the twin of listMemoryHistory). */
-export async function listMemoryHistoryPg({ handle, memoryPath, limit = 50 }: { handle: PgStoreHandle; memoryPath: string; limit?: number }): Promise<MemoryHistoryEntry[]> {
-  const walk = memoryHistoryWalk({ prefix: target(handle, ""), memoryPath, limit });
-  for (let t = walk.next(); t !== null; t = walk.next()) walk.take(await listAuditByTargetsPg({ db: handle.db, targets: [t], limit: limit * 2 }));
-  return walk.entries();
 }

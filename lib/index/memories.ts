@@ -5,7 +5,7 @@ import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, or, sql, type 
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { getConfig } from "../config";
-import { storeDir, type StoreHandle } from "../db/connection";
+import { getGovernance, storeDir, type StoreHandle } from "../db/connection";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dialect, engineStep, insertManyOrIgnore, read, select, sqlRun, tablePair, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -13,7 +13,7 @@ import { categories, memories, type MemoryRow } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { AppError, infrastructureError } from "../errors";
 import { ACTIVITY_PAGE_MAX, activityFilterSchema, listActivity, type ActivityEntry } from "../governance/activity";
-import { appendAudit, listAuditByTargets, type AuditEntry } from "../governance/audit";
+import { appendAudit, listAuditByTargets, pgLedger, type AuditEntry } from "../governance/audit";
 import { pageWithinBudget } from "../governance/limits";
 import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
@@ -308,7 +308,7 @@ export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "ca
 }
 
 /** An audit target naming one memory of a store. */
-function memoryTarget({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): string {
+export function memoryTarget({ handle, memoryPath }: { handle: { store: string }; memoryPath: string }): string {
   return `store:${handle.store}/memory:${memoryPath}`;
 }
 
@@ -701,19 +701,17 @@ function historyEntry(row: AuditHistoryRow, prefix: string): MemoryHistoryEntry 
  * (rows there from before it moved in are left out: another memory may have
  * had that path since).
  */
-export function listMemoryHistory({ handle, memoryPath, limit = 50 }: { handle: StoreHandle; memoryPath: string; limit?: number }): MemoryHistoryEntry[] {
+export async function listMemoryHistory({ handle, memoryPath, limit = 50 }: { handle: AnyStoreHandle; memoryPath: string; limit?: number }): Promise<MemoryHistoryEntry[]> {
+  const ledger = handle.kind === "pg" ? pgLedger(handle.db) : getGovernance();
   const walk = memoryHistoryWalk({ prefix: memoryTarget({ handle, memoryPath: "" }), memoryPath, limit });
-  for (let target = walk.next(); target !== null; target = walk.next()) walk.take(listAuditByTargets({ targets: [target], limit: limit * 2 }));
+  for (let target = walk.next(); target !== null; target = walk.next()) walk.take(await listAuditByTargets({ handle: ledger, targets: [target], limit: limit * 2 }));
   return walk.entries();
 }
 
 type AuditHistoryRow = { id: number; ts: number; actor: string; action: string; target: string | null; details: string | null };
 
-/**
- * The walk behind listMemoryHistory, for both backends (each reads the audit rows its own way):
- * next() names the audit target to read (null when done), take() is given its rows, newest first.
- */
-export function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: string; memoryPath: string; limit: number }) {
+/** The walk behind listMemoryHistory: next() names the audit target to read (null when done), take() is given its rows, newest first. */
+function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: string; memoryPath: string; limit: number }) {
   const out: MemoryHistoryEntry[] = [];
   let cursor: string | null = memoryPath;
   let before = Number.POSITIVE_INFINITY;

@@ -10,20 +10,12 @@ import { awaitingFirstVectors, type QueryVectorPlan } from "../retrieval/readine
 import { readActiveFingerprintPg } from "./reembed-pg";
 
 /**
- * The query-embedding step of the one retrieval pipeline on a PostgreSQL
- * store (the SQLite twin is planQueryVector in ./readiness.ts): the
- * configured provider's fingerprint, the store's readiness for it, then the
- * query's vector (the same cache and timeout). Every "no" is a Fallback in
- * the retrieval vocabulary, so the search answers lexically and says why:
- * - provider_error: the provider is down, slow or answers the wrong dimension;
- * - backlog: more chunks wait for a vector of this model than the watermark,
- *   or none has one yet (awaitingFirstVectors, shared with SQLite);
- * - model_mismatch: the store's active model (store_meta, switched only by a
- *   re-embed: lib/index/reembed-pg.ts) is another one, or its vectors are all
- *   of another model — a re-embed building the configured model's vectors
- *   beside the active ones never makes a search answer from a partial set.
- * The vectors asked about are the chunks' (search), or with `kinds` those
- * kinds' in the kind-generic embeddings table (recall: trace, learning).
+ * The query-embedding step of the retrieval pipeline on a PostgreSQL store
+ * (the SQLite twin is planQueryVector in lib/retrieval/readiness.ts): every
+ * "no" is a Fallback (provider_error, backlog, model_mismatch), so the search
+ * answers lexically and says why. A re-embed building the configured model's
+ * vectors beside the active ones never makes a search answer from a partial
+ * set. The vectors asked about are the chunks', or with `kinds` those kinds'.
  */
 export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgStoreHandle; text: string; kinds?: string[] }): Promise<QueryVectorPlan> {
   const started = performance.now();

@@ -3,7 +3,7 @@ import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner
 import { comparisonOf, type ModelComparison } from "../embed/compare";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
-import { auditedGate, describeStartIntent, reembedJobOf, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult, type SwitchGate } from "../embed/reembed";
+import { auditedGate, describeIntentOf, reembedJobOf, reembedProgressOf, type ReembedEstimate, type ReembedIntent, type ReembedJob, type ReembedProgress, type StartReembedResult, type SwitchGate } from "../embed/reembed";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit";
 import { log } from "../log";
@@ -12,27 +12,13 @@ import { vectorNeighboursPg } from "./vectors-pg";
 
 /**
  * Re-embed on PostgreSQL (the SQLite twin is lib/embed/reembed.ts; same
- * functions, same answers), safe with N app replicas on one database:
- * - the model whose vectors serve the store is kept in store_meta
- *   (`active_fingerprint`, migration 0006). Every model's vectors are rows
- *   keyed by fingerprint (chunk_embeddings, embeddings), so a re-embed builds
- *   the new model's rows beside the active ones; search asks only for the
- *   active model's (a configured model that is not the active one answers
- *   lexically with model_mismatch, as on SQLite) until the switch;
- * - the job is a JSON row in store_meta (`reembed_job`); its items are rows of
- *   the embed queue, so the workers of every replica embed them (FOR UPDATE
- *   SKIP LOCKED with a lease: a replica that dies mid-batch loses its claim
- *   when the lease runs out, another takes the rows over, and a vector is
- *   written once per completed claim). The job's own items are the queue rows
- *   with an id up to `queueIdUntil` (ids, not clocks: replicas' clocks differ);
- *   an item queued again keeps its row and id, so an edit during the job
- *   stays counted;
- * - start, finish and switch take a per-store advisory transaction lock, so
- *   two replicas (or an admin and a worker) never start two jobs or switch
- *   twice; the switch — active model, the other models' vectors deleted, the
- *   job marked done, the audit row — is one transaction: readers see the old
- *   model or the new one, never a mix. Every start, resume, switch and finish
- *   writes a governance audit row in the same transaction.
+ * answers), safe with N replicas on one database. The active model and the
+ * job are rows of store_meta; the job's items are embed queue rows, embedded
+ * by every replica's workers. Its own items are the queue rows with an id up
+ * to `queue_id_until` (ids, not clocks: replicas' clocks differ; an item queued
+ * again keeps its row, so an edit during the job stays counted). Start, finish
+ * and switch take a per-store advisory lock, so replicas never start two jobs
+ * or switch twice; the switch is one transaction (readers see one model).
  */
 
 const JOB_KEY = "reembed_job";
@@ -122,12 +108,7 @@ async function enqueueNeedingVectorsPg(tx: SqlRunner, target: string, now: numbe
 }
 
 async function progressOf(tx: SqlRunner, job: PgReembedJob): Promise<ReembedProgress> {
-  const remaining = job.status === "done" ? 0 : Math.min(job.total, await ownItemsRemainingPg(tx, job));
-  const done = job.total - remaining;
-  const elapsed = ((job.finished_at ?? Date.now()) - job.started_at) / 1000;
-  const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
-  const { queue_id_until: _internal, ...shown } = job;
-  return { ...shown, done, remaining, rate_per_sec: ratePerSec, eta_seconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
+  return reembedProgressOf({ job, queued: job.status === "done" ? 0 : await ownItemsRemainingPg(tx, job) });
 }
 
 /** The store's re-embed, running or the last one finished; null if there never was one. */
@@ -165,24 +146,23 @@ async function estimateIn(tx: SqlRunner, { configured, onlyStale, ratePerSec }: 
 }
 
 /** What a re-embed button would do, in counts, for its confirmation (the twin of describeReembedIntent, same wording). */
-export async function describeReembedIntentPg({ handle, configured, intent }: { handle: PgStoreHandle; configured: Fingerprint; intent: "start" | "start_stale" | "start_hold" | "switch" }): Promise<string> {
-  const n = (x: number) => x.toLocaleString("en-US");
-  const model = `${configured.provider}:${configured.model}`;
+export async function describeReembedIntentPg({ handle, configured, intent }: { handle: PgStoreHandle; configured: Fingerprint; intent: ReembedIntent }): Promise<string> {
   return withStoreTx({ handle, readOnly: true, snapshot: true, work: async (tx) => {
     const job = await readJobPg(tx);
-    if (intent === "switch") {
-      if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
-      const [{ old }] = await rowsOf<{ old: number }>({
-        tx,
-        query: sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job.target_fingerprint_id}) + (select count(*) from embeddings where fingerprint_id <> ${job.target_fingerprint_id}))::int as old`,
-      });
-      return `Switches the store to ${job.target_fingerprint_id} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
-    }
-    if (job && job.status !== "done" && job.target_fingerprint_id === configured.id) {
-      const p = await progressOf(tx, job);
-      return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
-    }
-    return describeStartIntent({ configured, intent, estimate: await estimateIn(tx, { configured, onlyStale: intent === "start_stale" }) });
+    return describeIntentOf<Promise<string>>({
+      configured,
+      intent,
+      job,
+      oldVectors: async () =>
+        (
+          await rowsOf<{ old: number }>({
+            tx,
+            query: sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job!.target_fingerprint_id}) + (select count(*) from embeddings where fingerprint_id <> ${job!.target_fingerprint_id}))::int as old`,
+          })
+        )[0].old,
+      progress: () => progressOf(tx, job!),
+      estimate: (onlyStale) => estimateIn(tx, { configured, onlyStale }),
+    });
   } });
 }
 

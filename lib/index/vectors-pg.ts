@@ -2,44 +2,14 @@ import { sql, type SQL } from "drizzle-orm";
 import type { SqlRunner } from "../db/pg-store";
 
 /**
- * Chunk vectors on PostgreSQL. They are stored L2-normalized as real[]
- * (chunk_embeddings), so cosine similarity is a dot product and any
- * PostgreSQL can answer a KNN, with or without pgvector.
- *
- * With pgvector (the `vector` extension created in the database — by an
- * admin: `CREATE EXTENSION vector` needs rights an app role should not
- * have, so the app never creates it; it only looks for it), each dimension
- * gets a partial HNSW index on the expression `(embedding::vector(dim))`
- * with `vector_cosine_ops` (built by the first vector write of that
- * dimension, see ensureHnswIndexPg), and a KNN is `ORDER BY … <=> query
- * LIMIT k` through it, with no size limit. Filters (prefix, kind, tags,
- * time, model) stay correct: pgvector ≥ 0.8 scans the index iteratively
- * (`hnsw.iterative_scan = strict_order`) until k rows pass them; older
- * versions over-fetch with a larger `hnsw.ef_search` (10 × k). Whenever the index
- * walk returns fewer than k rows while more rows pass the filters, the
- * answer is recomputed by an exact `<=>` scan of the filtered rows, when at
- * most EXACT_SCAN_LIMIT pass them (the same bound as without pgvector: an
- * exact scan is linear); past that the walk's answer stands, short. HNSW is
- * approximate: recall@10 is measured in bench/results/pg-store.md.
- *
- * Without pgvector, the scan is exact and linear in SQL, so it is bounded:
- * when more than EXACT_SCAN_LIMIT vectors of the model pass the filters, the
- * vector leg does not answer and says `vectors_unavailable` (the search then
- * answers lexically and says so) — never a silent empty answer. The limit is
- * set by measurement (bench/pg-store.bench.ts, bench/results/pg-store.md):
- * SQL evaluates the dot product element by element (unnest), so the scan's
- * time grows with the vectors; 5,000 kept a filtered vector search under a
- * second on a small machine.
- *
- * Every function here takes only `execute` (SqlRunner), so the same SQL runs
- * on a node-postgres Drizzle transaction and on a PGlite Drizzle database
- * (tests/pglite-vectors.test.ts: PGlite ships pgvector, the Debian server
- * here does not).
- *
- * The other embeddable kinds (traces, learnings; thoughts and graph nodes
- * later) keep their vectors in the kind-generic `embeddings` table and are
- * searched by the same code through a VectorSpace (kindVectorSpace): the
- * same HNSW-or-bounded-exact-scan rule, per dimension, with its own indexes.
+ * Vectors on PostgreSQL, stored L2-normalized as real[] (cosine = dot
+ * product), so any PostgreSQL answers a KNN: through pgvector's HNSW index
+ * where an admin created the extension (the app never creates it), else by
+ * an exact scan bounded by EXACT_SCAN_LIMIT (past it the vector leg says
+ * `vectors_unavailable`). The rules and the limit's measurement are in
+ * docs/postgresql.md. Every function takes only `execute` (SqlRunner), so the
+ * same SQL runs on PGlite, which ships pgvector (tests/pglite-vectors.test.ts).
+ * Other kinds' vectors (`embeddings`) are searched by the same code through a VectorSpace.
  */
 export const EXACT_SCAN_LIMIT = 5_000;
 

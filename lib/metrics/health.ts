@@ -1,9 +1,7 @@
 import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
-import { withStoreTx } from "../db/pg-store";
-import { recallMetrics } from "../recall/events";
-import { inCallerTx } from "../db/port";
+import { getRecallMetrics } from "../recall/events";
 import { listStoreNamesPg, openStorePg } from "../stores/engines/pg";
 import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 import { providerErrorKind } from "../embed/provider-state";
@@ -100,7 +98,7 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
   if (!pg) return { perStore, rows };
   for (const store of stores) {
     const handle = await openStorePg({ pg: await pg, store });
-    const buckets = await withStoreTx({ handle, readOnly: true, work: (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })) });
+    const buckets = await getRecallMetrics({ handle, bucketMs: window.stepMs, since: window.from, until: window.to });
     const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
     const rated = buckets.reduce((a, b) => a + b.rated, 0);
     const hits = buckets.reduce((a, b) => a + b.hit_rate * b.recalls, 0);

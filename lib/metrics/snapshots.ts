@@ -1,9 +1,9 @@
 import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type GovernanceHandle, type StoreHandle } from "../db/connection";
-import { dialect, sqlRun, writeLedger, type LedgerHandle, type OnLedger } from "../db/port";
-import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
+import { dialect, read, select, sqlRun, writeLedger, type AnyStoreHandle, type LedgerHandle, type On, type Op, type OnLedger } from "../db/port";
 import { getStoreStatus, type StoreStatus } from "../embed/status";
-import { getRecallMetrics, type RecallMetricsBucket } from "../recall/events";
+import { recallMetrics, type RecallMetricsBucket } from "../recall/events";
+import { recallTables } from "../recall/tables";
 import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
 import { storesOnPostgres } from "../stores/on-postgres";
@@ -42,17 +42,22 @@ export type RecallStats = Pick<StoreSnapshot, "recallCount" | "hitRate" | "avgHi
  * than recalls. Hit age = recall time minus the hit trace's or learning's
  * creation, averaged over the minute's hits (old hits mean memory is not refreshed).
  */
-export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: number }): RecallStats {
+export function measureRecallStats<H extends AnyStoreHandle>({ handle, now }: { handle: H; now: number }): On<H, RecallStats> {
+  return read(handle, recallStatsOp(now), { snapshot: true });
+}
+
+function* recallStatsOp(now: number): Op<RecallStats> {
   const w = recallStatsWindows(now);
-  const age = handle.db
-    .select({ ageS: sql<number | null>`avg(${recallEvents.createdAt} - coalesce(${reasoningTraces.createdAt}, ${learnings.createdAt})) / 1000.0` })
-    .from(recallEvents)
-    .innerJoin(recallEventHits, eq(recallEventHits.eventId, recallEvents.id))
-    .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
-    .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
-    .where(between(recallEvents.createdAt, w.minute.since, w.minute.until))
-    .get()!;
-  return recallStatsOf({ minute: getRecallMetrics({ handle, ...w.minute }), hour: getRecallMetrics({ handle, ...w.hour }), ageS: age.ageS });
+  const [age] = yield* select(recallTables, (db, t) =>
+    db
+      .select({ ageS: sql<number | string | null>`avg(${t.events.createdAt} - coalesce(${t.traces.createdAt}, ${t.learnings.createdAt})) / 1000.0` })
+      .from(t.events)
+      .innerJoin(t.hits, eq(t.hits.eventId, t.events.id))
+      .leftJoin(t.traces, and(eq(t.hits.artifact, "trace"), eq(t.traces.id, t.hits.refId)))
+      .leftJoin(t.learnings, and(eq(t.hits.artifact, "learning"), eq(t.learnings.id, t.hits.refId)))
+      .where(between(t.events.createdAt, w.minute.since, w.minute.until)),
+  );
+  return recallStatsOf({ minute: yield* recallMetrics(w.minute), hour: yield* recallMetrics(w.hour), ageS: age?.ageS });
 }
 
 /** The windows of recall quality (both backends): the last full minute, and the last hour for rated precision. */

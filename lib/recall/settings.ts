@@ -56,7 +56,6 @@ export const reflectionSettingsPatchSchema = z
   })
   .strict()
   .partial();
-export type ReflectionSettingsPatch = z.input<typeof reflectionSettingsPatchSchema>;
 
 /** Body of an admin update: the patch and, optionally, why (kept in the audit row). */
 export const reflectionSettingsUpdateSchema = z.object({ settings: reflectionSettingsPatchSchema, reason: z.string().trim().min(1).max(500).optional() }).strict();

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Engine } from "../db/engine";
 import { perEngine } from "../db/engine";
 import type { AnyStoreHandle } from "../db/port";
-import { listDocumentsByPrefix, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
+import { deleteApiDocument, listDocumentsByPrefix, putDocuments, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
   type restoreMemorySchema,
   type TrashedMemory,
@@ -11,6 +11,7 @@ import {
   listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
+  listMemoryHistory,
   type CategoryChild,
   type CategoryPage,
   type createMemorySchema,
@@ -34,19 +35,10 @@ import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
 
 /**
- * The stores behind one interface, as governance() is for the ledger:
- * embedded SQLite (one index.db and memory/ folder per store in DATA_DIR) by
- * default, PostgreSQL (a schema per store, memories table as the truth) when
- * DATABASE_URL is set. Routes and MCP tools call stores() and never pick a
- * backend or open a handle themselves; an unknown store is a 404 on both.
- * The engine is chosen once (lib/db/engine.ts); what differs per engine is
- * in lib/stores/engines/{sqlite,pg}.ts, the rest is written once here.
- *
- * What is not here has its own backend chooser (graphBackend() for
- * thoughts, the graph, working memory and remember; recallBackend();
- * embeddingsBackend() for re-embed and retry-parked). A route not ported to
- * PostgreSQL would answer 501 not_implemented (lib/api/route.ts `postgres`),
- * never from a local index.db the rest of the stores no longer use.
+ * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
+ * routes and MCP tools call stores() and never pick a backend or open a
+ * handle themselves; an unknown store is a 404 on both. What differs per
+ * engine is in lib/stores/engines/{sqlite,pg}.ts, the rest is written once here.
  */
 
 /** A store as the API describes it: on PostgreSQL there are no files (`files` is null). */
@@ -121,7 +113,7 @@ export type StoresBackend = {
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory";
+type WrittenOnce = "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory" | "listMemoryHistory";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -153,6 +145,8 @@ export function storesOn(engine: Engine): StoresBackend {
   return refusingArchivedWrites(
     { backend: {
       ...own,
+      putDocuments: async ({ store, ...a }) => putDocuments({ handle: await on(store), ...a }),
+      deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: await on(store), ...a }),
       listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),
       getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
       readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: await on(store), ...a }),
@@ -161,6 +155,7 @@ export function storesOn(engine: Engine): StoresBackend {
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
       listAllCategories: async ({ store, ...a }) => listAllCategories({ handle: await on(store), ...a }),
       getCategory: async ({ store, ...a }) => getCategory({ handle: await on(store), ...a }),
+      listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: await on(store), ...a }),
     },
     writes: CONTENT_WRITES,
   });

@@ -1,28 +1,24 @@
-import { perEngine, type Engine } from "../db/engine";
-import type { PgHandle } from "../db/pg";
+import { byStore, perEngine, type Engine } from "../db/engine";
+import type { AnyStoreHandle } from "../db/port";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { compareCandidateModel, type ModelComparison } from "../embed/compare";
 import type { Fingerprint } from "../embed/providers";
 import { retryParkedEmbeddings } from "../embed/queue";
 import { startEmbedWorker } from "../embed/worker";
-import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type SwitchGate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
+import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type ReembedIntent, type SwitchGate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
-import { openStore } from "./stores";
+import { storeEngineOf } from "./backend";
 import { startStoresEmbedWorkerPg } from "./engines/pg";
-import { openStorePg } from "./engines/pg";
 
 /**
  * A store's embedding administration — re-embed (estimate, start, progress,
- * held switch, comparison of the candidate model), the retry of parked
- * items and a worker to run the queue here — behind one interface for the REST routes and the store page's
- * actions, as recallBackend() is for recall: the SQLite functions
- * (lib/embed/reembed.ts, compare.ts, queue.ts) unchanged, or their PostgreSQL
- * twins (lib/index/reembed-pg.ts, embed-queue-pg.ts) with DATABASE_URL. An
- * unknown store is a 404 on both.
+ * held switch, comparison of the candidate model), the retry of parked items
+ * and a worker to run the queue here — behind one interface for the REST
+ * routes and the store page's actions. An unknown store is a 404 on both.
  */
 
 type StoreArg = { store: string };
-export type ReembedIntent = "start" | "start_stale" | "start_hold" | "switch";
+export type { ReembedIntent };
 
 export type EmbeddingsBackend = {
   getReembedProgress: (a: StoreArg) => Promise<ReembedProgress | null>;
@@ -39,40 +35,25 @@ export type EmbeddingsBackend = {
   runEmbedWorker: (a: { signal: AbortSignal; idleMs?: number }) => Promise<void>;
 };
 
-/** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
-const sqliteEmbeddings: EmbeddingsBackend = {
-  getReembedProgress: async ({ store }) => getReembedProgress({ handle: openStore({ store }) }),
-  estimateReembed: async ({ store, ...a }) => estimateReembed({ handle: openStore({ store }), ...a }),
-  describeReembedIntent: async ({ store, ...a }) => describeReembedIntent({ handle: openStore({ store }), ...a }),
-  startReembed: async ({ store, ...a }) => startReembed({ handle: openStore({ store }), ...a }),
-  switchHeldReembed: async ({ store, ...a }) => switchHeldReembed({ handle: openStore({ store }), ...a }),
-  compareCandidateModel: async ({ store, ...a }) => compareCandidateModel({ handle: openStore({ store }), ...a }),
-  retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddings({ handle: openStore({ store }), ...a }),
-  runEmbedWorker: (a) => startEmbedWorker(a),
-};
-
-/** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
-function pgEmbeddings(pgHandle: Promise<PgHandle>): EmbeddingsBackend {
-  const open = async (store: string) => openStorePg({ pg: await pgHandle, store });
-  return {
-    getReembedProgress: async ({ store }) => getReembedProgressPg({ handle: await open(store) }),
-    estimateReembed: async ({ store, ...a }) => estimateReembedPg({ handle: await open(store), ...a }),
-    describeReembedIntent: async ({ store, ...a }) => describeReembedIntentPg({ handle: await open(store), ...a }),
-    startReembed: async ({ store, ...a }) => startReembedPg({ handle: await open(store), ...a }),
-    switchHeldReembed: async ({ store, ...a }) => switchHeldReembedPg({ handle: await open(store), ...a }),
-    compareCandidateModel: async ({ store, ...a }) => compareCandidateModelPg({ handle: await open(store), ...a }),
-    retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddings({ handle: await open(store), ...a }),
-    // The worker `npm run worker` runs beside the server (this process's pool, every PostgreSQL store).
-    runEmbedWorker: (a) => startStoresEmbedWorkerPg(a),
-  };
-}
-
 /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
 const EMBEDDING_WRITES = ["startReembed", "switchHeldReembed", "retryParkedEmbeddings"] as const;
 
-/** A store's embedding administration on one engine (re-embed still has a PostgreSQL twin). */
+/** A store's embedding administration on one engine: re-embed's PostgreSQL twin is picked here, the rest is written once. */
 export function embeddingsOn(engine: Engine): EmbeddingsBackend {
-  return refusingArchivedWrites({ backend: engine.kind === "pg" ? pgEmbeddings(engine.pg) : sqliteEmbeddings, writes: EMBEDDING_WRITES });
+  const on = byStore(storeEngineOf(engine).open);
+  const pg = engine.kind === "pg";
+  const backend: EmbeddingsBackend = {
+    getReembedProgress: pg ? on(getReembedProgressPg) : on(getReembedProgress),
+    estimateReembed: pg ? on(estimateReembedPg) : on(estimateReembed),
+    describeReembedIntent: pg ? on(describeReembedIntentPg) : on(describeReembedIntent),
+    startReembed: pg ? on(startReembedPg) : on(startReembed),
+    switchHeldReembed: pg ? on(switchHeldReembedPg) : on(switchHeldReembed),
+    compareCandidateModel: pg ? on(compareCandidateModelPg) : on(compareCandidateModel),
+    retryParkedEmbeddings: on((a: { handle: AnyStoreHandle; actor: string }) => retryParkedEmbeddings(a)),
+    // On PostgreSQL the worker `npm run worker` runs beside the server (this process's pool, every PostgreSQL store).
+    runEmbedWorker: (a) => (pg ? startStoresEmbedWorkerPg(a) : startEmbedWorker(a)),
+  };
+  return refusingArchivedWrites({ backend, writes: EMBEDDING_WRITES });
 }
 
 /** The embeddings backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */

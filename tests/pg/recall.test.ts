@@ -5,7 +5,7 @@ import { resetConfigForTests } from "@/lib/config";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { listAuditTail, pgLedger } from "@/lib/governance/audit";
-import { measureRecallStatsPg } from "@/lib/metrics/engines/pg";
+import { measureRecallStats } from "@/lib/metrics/snapshots";
 import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
 import { storesOn, type StoresBackend } from "@/lib/stores/backend";
 import { recallOn, type RecallBackend } from "@/lib/recall/backend";
@@ -243,13 +243,13 @@ describe("recall quality in a PostgreSQL store's health", () => {
     await a.createStore({ input: { name: "quality" }, actor: "test" });
     await a.recordTrace({ store: "quality", agentId: "q", input: { intent: { verb: "rotate", target: "tls certificate" }, shard_type: "ops", outcome: "failure", key_issue: "the certificate expired on a Sunday" } });
     const handle = await openStorePg({ pg: replicas.a(), store: "quality" });
-    const before = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }) });
+    const before = await measureRecallStats({ handle, now: Date.now() + 60_000 });
     expect(before).toMatchObject({ recallCount: 0, hitRate: null, precision: null });
     const hit = await a.recall({ store: "quality", agentId: "q", input: { query: "rotate the tls certificate", signals: "lexical" } });
     await b.recall({ store: "quality", agentId: "q", input: { query: "sourdough starter feeding", signals: "lexical" } });
     expect(hit.traces.length).toBeGreaterThan(0);
     // One minute on, both recalls are in the last full minute: one found something, one did not.
-    const after = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }) });
+    const after = await measureRecallStats({ handle, now: Date.now() + 60_000 });
     expect(after).toMatchObject({ recallCount: 2, hitRate: 0.5, precision: null });
     expect(after.avgHitAgeS).toBeGreaterThanOrEqual(0);
     expect(after.recallP95Ms).toBeGreaterThanOrEqual(after.recallP50Ms!);

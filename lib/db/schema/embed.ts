@@ -30,7 +30,6 @@ export const embedQueue = sqliteTable(
     index("embed_queue_pending_age_idx").on(t.parkedAt, t.enqueuedAt),
   ],
 );
-export type EmbedQueueRow = InferSelectModel<typeof embedQueue>;
 
 /**
  * Live status counters per (name, kind), kept exact by triggers in the same
@@ -47,7 +46,6 @@ export const statusCounters = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.name, t.kind] })],
 );
-export type StatusCounterRow = InferSelectModel<typeof statusCounters>;
 
 /**
  * Change log of `embeddings`, appended by triggers in the same transaction as
@@ -60,7 +58,6 @@ export const embeddingLog = sqliteTable("embedding_log", {
   fingerprintId: text("fingerprint_id").notNull(),
   kind: text("kind").notNull(),
 });
-export type EmbeddingLogRow = InferSelectModel<typeof embeddingLog>;
 
 /** The durable copy of every vector (float32 BLOB), with what made it. */
 export const embeddings = sqliteTable(
@@ -94,7 +91,6 @@ export const embeddingModels = sqliteTable("embedding_models", {
   info: text("info").notNull(),
   firstSeenAt: integer("first_seen_at").notNull(),
 });
-export type EmbeddingModelRow = InferSelectModel<typeof embeddingModels>;
 
 /**
  * Recent vector/hybrid queries with the vector leg's top results and the
@@ -113,4 +109,3 @@ export const searchLog = sqliteTable(
   },
   (t) => [index("search_log_ts_idx").on(t.ts)],
 );
-export type SearchLogRow = InferSelectModel<typeof searchLog>;

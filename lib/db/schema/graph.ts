@@ -148,10 +148,8 @@ function evidenceTable(name: string, targetColumn: string, target: () => AnySQLi
 }
 
 export const kgFrameEvidence = evidenceTable("kg_frame_evidence", "frame_id", () => kgFrames.id);
-export type KgFrameEvidenceRow = InferSelectModel<typeof kgFrameEvidence>;
 
 export const kgRelationEvidence = evidenceTable("kg_relation_evidence", "relation_id", () => kgRelations.id);
-export type KgRelationEvidenceRow = InferSelectModel<typeof kgRelationEvidence>;
 
 /** A small per-store scratchpad; rows past expires_at are never returned and are swept on write. */
 export const workingMemory = sqliteTable(

@@ -86,5 +86,3 @@ export const categories = sqliteTable(
   },
   (t) => [index("categories_parent_idx").on(t.parentPath)],
 );
-export type CategoryRow = typeof categories.$inferSelect;
-export type MetaRow = typeof meta.$inferSelect;

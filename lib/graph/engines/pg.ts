@@ -10,20 +10,12 @@ import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/contex
 import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
 
 /**
- * Remember's reads on PostgreSQL, each source (the store's schema, or
- * core's, read-only) in one read-only transaction:
- * - vectors: thoughts' and nodes' vectors in `embeddings` (kinds "thought"
- *   and "node", queued with their writes), KNN through the one PostgreSQL
- *   KNN (pgvector HNSW where installed, else the bounded exact scan), only
- *   vectors of the row's current text; cosine of a candidate = the dot
- *   product of the normalized vectors. When the exact scan refuses (too
- *   many vectors, no pgvector), the answer is lexical with reason vectors_unavailable.
- * - lexical: FTS5's bm25 from the stored token counts (lib/index/engines/pg-words.ts),
- *   or, while rows written before those statistics wait for the backfill,
- *   Σ idf(lexeme) × ts_rank(tsv, lexeme, 1) over the generated tsvector of
- *   thoughts (content) and nodes (name, display name, tags), each word a bound
- *   plainto_tsquery (never concatenated into tsquery text). Every full-text
- *   statement runs within the query budget (422 query_too_expensive with a hint).
+ * Remember's reads on PostgreSQL, each source (the store, or core read-only)
+ * in one read-only transaction: vectors in `embeddings` through the one
+ * PostgreSQL KNN (only vectors of a row's current text); lexical by FTS5's
+ * bm25 from the stored token counts, or Σ idf × ts_rank per lexeme while rows
+ * wait for those statistics (each word a bound plainto_tsquery, never tsquery
+ * text). Every full-text statement runs within the query budget.
  */
 
 /** Where each kind lives: its table (code constants), the column its vector's ref_id points at, and its text's hash. */

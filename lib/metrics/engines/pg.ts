@@ -1,13 +1,10 @@
-import { and, between, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { getConfig } from "../../config";
 import pgDriver from "pg";
 import { getPg, type PgHandle } from "../../db/pg";
 import { activeStoreNamesPg } from "../../db/store-lifecycle";
-import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
-import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../../db/schema/pg/store";
-import { recallMetrics } from "../../recall/events";
-import { inCallerTx } from "../../db/port";
-import { recallStatsOf, recallStatsWindows, saveStoreSnapshots, snapshotOf, type RecallStats, type StoreSnapshot } from "../snapshots";
+import { rowsOf, withStoreTx, type PgStoreHandle } from "../../db/pg-store";
+import { measureRecallStats, saveStoreSnapshots, snapshotOf, type StoreSnapshot } from "../snapshots";
 import type { MetricsRead } from "../series";
 import type { KindCounts, LiveCounts } from "../../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../../embed/status";
@@ -54,7 +51,7 @@ export async function snapshotAllStoresPg({ pg: handle, now = Date.now() }: { pg
     try {
       const storeHandle = await openStorePg({ pg: handle, store });
       const status = await getStoreStatusPg({ handle: storeHandle, now });
-      const recall = await withStoreTx({ handle: storeHandle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now }) });
+      const recall = await measureRecallStats({ handle: storeHandle, now });
       snapshots.push(snapshotOf({ store, status, recall, now }));
     } catch (e) {
       failed.push({ store, error: (e as Error).message });
@@ -65,22 +62,11 @@ export async function snapshotAllStoresPg({ pg: handle, now = Date.now() }: { pg
 }
 
 /**
- * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
- * same verdict (deriveStoreStatus, same precedence and wording) from the
- * same numbers, read from the store's schema instead of SQLite's counters:
- * - backlog: the embed queue (pending, parked, oldest);
- * - drift: every embeddable row (chunks, traces, learnings, thoughts, graph
- *   nodes) against the vectors of the active model — fresh (a vector of its
- *   current text), stale (of older text), missing;
- * - the active model: the one store_meta names (migration 0006; a re-embed
- *   switches it: lib/index/reembed-pg.ts); for a store that names none yet,
- *   the configured one when any vector is of it, else the model most vectors
- *   are of (a model change = drifted);
- * - the provider: as every replica last saw it (PostgreSQL's provider_state,
- *   one row all replicas write and read: lib/embed/provider-state.ts);
- * - the queue: claims held by a worker that stopped beating (shared registry).
- * Counting is one pass over those rows and their vectors (no live
- * counters on PostgreSQL yet): O(rows) per status, a few ms at 10k.
+ * The one store status (lib/embed/status.ts) for a PostgreSQL store: the same
+ * verdict from the same numbers, counted from the store's schema (no live
+ * counters here). The active model is the one store_meta names; for a store
+ * that names none yet, the configured one when any vector is of it, else the
+ * model most vectors are of (a model change = drifted).
  */
 export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
   const watermark = getConfig().embed.backlogWatermark;
@@ -210,35 +196,16 @@ export async function getStorePageEmbeddingsPg({ store }: { store: string }): Pr
  * quality measured now (PostgreSQL keeps no snapshots, so `recall.as_of` is now).
  */
 export async function storeHealthPartsPg({ store }: { store: string }) {
-  const pg = await pgHandleOrThrow();
-  const handle = await openStorePg({ pg, store });
-  const status = await getStoreStatusPg({ handle });
-  const embeddings = await getEmbeddingStatusPg({ handle, status });
+  const { status, embeddings, workers } = await getStorePageEmbeddingsPg({ store });
+  const handle = await openStorePg({ pg: await pgHandleOrThrow(), store });
   const support = await withStoreTx({ handle, readOnly: true, work: (tx) => pgvectorSupportPg({ db: tx }) });
   const now = Date.now();
-  const recall = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now }) });
+  const recall = await measureRecallStats({ handle, now });
   return {
     status,
     embeddings,
-    workers: await listWorkerStates({ handle: pg }),
+    workers,
     vectorIndex: { available: true, reason: support.pgvector ? `pgvector ${support.pgvector}` : `exact cosine scan of up to ${EXACT_SCAN_LIMIT} vectors (pgvector is not installed in this database)` },
     recall: { ts: now, ...recall },
   };
-}
-
-/**
- * measureRecallStats' twin (lib/metrics/snapshots.ts), over the store's
- * PostgreSQL recall log with the same windows: count, hit rate, hit age and
- * latency over the last full minute, rated precision over the last hour.
- */
-export async function measureRecallStatsPg({ tx, now }: { tx: PgStoreTx; now: number }): Promise<RecallStats> {
-  const w = recallStatsWindows(now);
-  const [age] = await tx
-    .select({ ageS: sql<number | null>`(avg(${recallEvents.createdAt} - coalesce(${reasoningTraces.createdAt}, ${learnings.createdAt})) / 1000.0)::float8` })
-    .from(recallEvents)
-    .innerJoin(recallEventHits, eq(recallEventHits.eventId, recallEvents.id))
-    .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
-    .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
-    .where(between(recallEvents.createdAt, w.minute.since, w.minute.until));
-  return recallStatsOf({ minute: await inCallerTx(tx, recallMetrics(w.minute)), hour: await inCallerTx(tx, recallMetrics(w.hour)), ageS: age?.ageS });
 }

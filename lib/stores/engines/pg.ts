@@ -8,15 +8,15 @@ import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../../db/store-names
 import { AppError, dbErrorCode, isAppError } from "../../errors";
 import { appendAuditPg, hasAuditEntry, pgLedger } from "../../governance/audit";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryHistoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
 import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, removeStoreFromAllowListsPg, storeNotArchivedSql } from "../../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
-import { type Job, JOB_STALE_MS, jobFromRow, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
+import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, MAX_ATTEMPTS, startSweeping } from "../../index/jobs";
 import { log } from "../../log";
 import { inCallerTx } from "../../db/port";
-import { deleteApiDocument, deleteDocumentOp, putDocuments } from "../../index/ingest";
+import { deleteDocumentOp } from "../../index/ingest";
 import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
 import type { StoreEngine, StoreInfo } from "../backend";
@@ -210,15 +210,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
   return { deleted: name };
 }
 
-/** archiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
-export async function archiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
-  return setArchivedPg({ pg, name, actor, archive: true });
-}
-
-export async function unarchiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
-  return setArchivedPg({ pg, name, actor, archive: false });
-}
-
+/** archiveStore and unarchiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
 async function setArchivedPg({ pg, name, actor, archive }: { pg: PgHandle; name: string; actor: string; archive: boolean }): Promise<{ store: string; archived: boolean }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
   if (archive) assertStoreRemovable({ name, what: "archived" });
@@ -296,11 +288,9 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
     createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
     deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
-    archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
-    unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
+    archiveStore: async (a) => setArchivedPg({ pg: await pgHandle, ...a, archive: true }),
+    unarchiveStore: async (a) => setArchivedPg({ pg: await pgHandle, ...a, archive: false }),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
-    putDocuments: async ({ store, ...a }) => putDocuments({ handle: (await open(store)).handle, ...a }),
-    deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: (await open(store)).handle, ...a }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
@@ -316,7 +306,6 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     getTrashedMemory: async ({ store, ...a }) => getTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
     restoreMemory: async ({ store, ...a }) => restoreMemoryPg({ handle: (await open(store)).handle, ...a }),
     purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
-    listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
     listUnindexableFiles: async () => [],
@@ -332,8 +321,8 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
       const { pg, handle } = await open(store);
       return runReindexJobToEndPg({ pg, handle, actor, reason });
     },
-    getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
-    listLatestJobs: async () => listLatestJobsPg({ pg: await pgHandle }),
+    getJob: async (a) => getJobById({ ledger: pgLedger((await pgHandle).db), ...a }),
+    listLatestJobs: async () => listLatestJobs({ ledger: pgLedger((await pgHandle).db) }),
   };
 }
 
@@ -363,14 +352,7 @@ export function startStoresEmbedWorkerPg({ signal, idleMs, mode }: { signal?: Ab
   });
 }
 
-/**
- * The PostgreSQL twin of startJobSweeper (lib/index/jobs.ts): at start-up
- * and every SWEEP_MS, take over and run every reindex whose replica went
- * silent (heartbeat older than JOB_STALE_MS), on any store. Without it a job
- * a killed replica left running stayed "running" until someone asked for
- * that store's reindex again. Claims use FOR UPDATE SKIP LOCKED
- * (takeOverStaleJobPg), so replicas sweeping at once never take one job twice.
- */
+/** startJobSweeper's twin: take over every reindex whose replica went silent, on any store (claims skip locked rows, so sweeping replicas never take one job twice). */
 export async function resumeStaleJobsPg(): Promise<string[]> {
   const handle = getPg();
   if (!handle) return [];
@@ -389,27 +371,14 @@ export async function resumeStaleJobsPg(): Promise<string[]> {
   return resumed;
 }
 
-let sweeper: NodeJS.Timeout | null = null;
-
 export function startJobSweeperPg(): void {
-  if (sweeper) return;
-  const sweep = () => void resumeStaleJobsPg().catch((e: unknown) => log("error", "job sweep on PostgreSQL failed", { error: e instanceof Error ? e.message : String(e) }));
-  // Not inside register(): start-up finishes first, then the sweep runs.
-  setTimeout(sweep, 0).unref();
-  sweeper = setInterval(sweep, SWEEP_MS);
-  sweeper.unref();
+  startSweeping({ name: "pg", sweep: resumeStaleJobsPg });
 }
 
 /**
- * Admin job claims on PostgreSQL, where N replicas share one admin_jobs table
- * (the SQLite twin is lib/index/jobs.ts).
- * - start: one running job per (kind, store), by the partial unique index;
- *   concurrent asks get the same job and exactly one of them runs it;
- * - take over: a running job whose owner has not beaten its heartbeat for
- *   JOB_STALE_MS is claimed with FOR UPDATE SKIP LOCKED, so replicas sweeping
- *   at once each claim different jobs and none is claimed twice;
- * - every write of a running job is conditional on still owning it.
- * Replicas share no pids, so liveness is the heartbeat alone.
+ * Admin job claims on PostgreSQL, where replicas share admin_jobs and no pids:
+ * one running job per (kind, store) by a partial unique index, a stale job
+ * claimed with FOR UPDATE SKIP LOCKED, every write conditional on still owning it.
  */
 export type ClaimedJob = { row: AdminJobRow; run: boolean };
 
@@ -555,21 +524,10 @@ export async function finishJobPg({
 }
 
 /**
- * verify and reindex on PostgreSQL, where the memories table is the truth
- * (lib/index/memories-pg.ts) and a memory's document + chunks are derived
- * from its stored text, as a SQLite store's are from its memory/ folder:
- * - verify compares the memories rows (the "files") with their documents,
- *   without writing: a memory with no document (not indexed), a document
- *   whose sha256 is not its memory's (hash mismatch), a memory document with
- *   no memory (missing file), chunks of another chunking version (stale);
- * - reindex rebuilds the derived rows from the memories in one transaction
- *   (a crash leaves the previous index), as an admin job claimed in
- *   admin_jobs (the claims above: one running per store across
- *   replicas). API documents are kept as they are, as on SQLite.
- * The tsvector is a generated column and the bm25 statistics are written with
- * each chunk (engines/pg-fulltext.ts): fts_missing counts the chunks still
- * waiting for their statistics (a store from before them, until the backfill
- * job ends); fts_extra is always 0 (a deleted chunk's go by trigger).
+ * verify and reindex on PostgreSQL, where the memories table is the truth:
+ * verify compares the memories with their documents without writing; reindex
+ * rebuilds the derived rows from the memories in one transaction. fts_extra is
+ * always 0 (a deleted chunk's statistics go by trigger).
  */
 
 const LIST_CAP = 100;
@@ -695,28 +653,11 @@ export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: 
   const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
   if (claimed.run) await runReindexJobPg({ pg, handle, jobId: claimed.row.id });
   for (;;) {
-    const job = await getJobByIdPg({ pg, id: claimed.row.id, stores: null });
+    const job = await getJobById({ ledger: pgLedger(pg.db), id: claimed.row.id });
     if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
     if (job.status !== "running") return job;
     const taken = Date.now() - job.heartbeat_at > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
     if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
     else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
-}
-
-/** A job by id; a store-limited caller sees only its stores' jobs (another's answers like an unknown one). */
-export async function getJobByIdPg({ pg, id, stores }: { pg: PgHandle; id: string; stores: readonly string[] | null }): Promise<Job | null> {
-  const [row] = await pg.db.select().from(adminJobs).where(and(eq(adminJobs.id, id), eq(adminJobs.kind, "reindex")));
-  if (!row || (stores !== null && !stores.includes(row.store))) return null;
-  return jobFromRow(row);
-}
-
-/** Each store's latest admin job (the Admin page's reindex list), as listLatestJobs answers on SQLite. */
-export async function listLatestJobsPg({ pg }: { pg: PgHandle }): Promise<Job[]> {
-  const rows = await pg.db
-    .select()
-    .from(adminJobs)
-    .where(sql`${adminJobs.kind} = 'reindex' and ${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store} and k.kind = 'reindex')`)
-    .orderBy(adminJobs.store);
-  return rows.map(jobFromRow);
 }

@@ -1,7 +1,6 @@
 import type { StoreHandle } from "../../db/connection";
 import { listStoreNames } from "../../db/store-names";
-import { deleteApiDocument, putDocuments } from "../../index/ingest";
-import { createMemory, deleteMemory, getMemoryByPath, getTrashedMemory, listMemoryHistory, listMemoryTrash, purgeTrashedMemory, restoreMemory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
+import { createMemory, deleteMemory, getMemoryByPath, getTrashedMemory, listMemoryTrash, purgeTrashedMemory, restoreMemory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob } from "../../index/jobs";
 import { lastUnindexableFiles } from "../../index/reindex";
 import { searchStore } from "../../index/search";
@@ -31,8 +30,6 @@ export const sqliteStoreEngine: StoreEngine = {
   archiveStore: async (a) => archiveStore(a),
   unarchiveStore: async (a) => unarchiveStore(a),
   describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
-  putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
-  deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
   search: async ({ store, input }) => {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
@@ -46,7 +43,6 @@ export const sqliteStoreEngine: StoreEngine = {
   getTrashedMemory: async ({ store, ...a }) => getTrashedMemory({ handle: openStore({ store }), ...a }),
   restoreMemory: async ({ store, ...a }) => restoreMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemory({ handle: openStore({ store }), ...a }),
-  listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
   setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
   verifyStore: ({ store }) => verifyStoreAsync({ handle: openStore({ store }) }),
   listUnindexableFiles: async ({ store }) => lastUnindexableFiles({ handle: openStore({ store }) }),

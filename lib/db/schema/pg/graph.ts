@@ -1,5 +1,5 @@
 import { bigint, boolean, check, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { sql, type InferSelectModel } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS, ENTITY_TYPES } from "../graph";
 
 /**
@@ -26,7 +26,6 @@ export const chains = pgTable("chains", {
   /** Kept equal to count(thoughts in the chain) by every write, in the same transaction (the chain row is locked first). */
   thoughtCount: integer("thought_count").notNull().default(0),
 });
-export type PgChainRow = InferSelectModel<typeof chains>;
 
 export const thoughts = pgTable(
   "thoughts",
@@ -60,7 +59,6 @@ export const thoughts = pgTable(
     index("thoughts_novelty_pending_idx").on(t.seq).where(sql`novelty is null`),
   ],
 );
-export type PgThoughtRow = InferSelectModel<typeof thoughts>;
 
 export const kgNodes = pgTable(
   "kg_node",
@@ -81,7 +79,6 @@ export const kgNodes = pgTable(
   },
   (t) => [uniqueIndex("kg_node_id_uq").on(t.id), uniqueIndex("kg_node_name_type_uq").on(t.name, t.entityType), index("kg_node_type_idx").on(t.entityType, t.updatedAt)],
 );
-export type PgKgNodeRow = InferSelectModel<typeof kgNodes>;
 
 export const kgFrames = pgTable(
   "kg_frame",
@@ -97,7 +94,6 @@ export const kgFrames = pgTable(
   },
   (t) => [index("kg_frame_node_idx").on(t.nodeId, t.column)],
 );
-export type PgKgFrameRow = InferSelectModel<typeof kgFrames>;
 
 export const kgRelations = pgTable(
   "kg_relation",
@@ -125,7 +121,6 @@ export const kgRelations = pgTable(
     check("kg_relation_weight_range", sql`${t.weight} between 0 and 1 and ${t.confidence} between 0 and 1`),
   ],
 );
-export type PgKgRelationRow = InferSelectModel<typeof kgRelations>;
 
 /** Links a frame or relation to a thought that supports (or contradicts) it; both sides cascade on delete (hand-written in 0005). */
 function evidenceTable(name: string, targetColumn: string) {
@@ -157,4 +152,3 @@ export const workingMemory = pgTable(
   },
   (t) => [index("working_memory_expires_idx").on(t.expiresAt)],
 );
-export type PgWorkingMemoryRow = InferSelectModel<typeof workingMemory>;
