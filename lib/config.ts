@@ -123,6 +123,7 @@ const envSchema = z.object({
   DUALMIND_MCP_BATCH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(1024 * 1024 * 1024).default(4 * 1024 * 1024),
   DUALMIND_RECALL_EVENTS_MAX_ROWS: z.coerce.number().int().min(100).max(100_000_000).default(100_000),
   DUALMIND_RECALL_EVENTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  DUALMIND_RECALL_LOG_MAX_BYTES: z.coerce.number().int().min(256 * 1024).max(Number.MAX_SAFE_INTEGER).default(64 * 1024 * 1024),
   DUALMIND_ACTIVITY_COUNTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   DUALMIND_AUDIT_DETAIL_MAX_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(8192),
   DUALMIND_ALERTS_PER_AGENT_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(10),
@@ -213,6 +214,8 @@ export type LimitsConfig = {
   mcpBatchMaxBytes: number;
   recallEventsMaxRows: number;
   recallEventsMaxDays: number;
+  /** Bytes of recall log (events with their hits) kept per store, oldest dropped first (lib/recall/events.ts). */
+  recallLogMaxBytes: number;
   /** Hourly per-agent retrieval counts older than this many days are dropped. */
   activityCountsMaxDays: number;
   /** Largest audit `details` JSON kept whole; larger is stored truncated and marked. */
@@ -340,6 +343,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       mcpBatchMaxBytes: e.DUALMIND_MCP_BATCH_MAX_BYTES,
       recallEventsMaxRows: e.DUALMIND_RECALL_EVENTS_MAX_ROWS,
       recallEventsMaxDays: e.DUALMIND_RECALL_EVENTS_MAX_DAYS,
+      recallLogMaxBytes: e.DUALMIND_RECALL_LOG_MAX_BYTES,
       activityCountsMaxDays: e.DUALMIND_ACTIVITY_COUNTS_MAX_DAYS,
       auditDetailMaxBytes: e.DUALMIND_AUDIT_DETAIL_MAX_BYTES,
       alertsPerAgentPerHour: e.DUALMIND_ALERTS_PER_AGENT_PER_HOUR,
@@ -449,6 +453,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of answers one MCP request (a batch) may carry together (tool results with their structuredContent, and resources read); the first call always answers, a later one past it, and every one after, is refused with 422 naming this variable before doing its work" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
+  { variable: "DUALMIND_RECALL_LOG_MAX_BYTES", default: "67108864", meaning: "bytes of recall log kept per store (each event counts 128 bytes plus its text, each hit 64 bytes plus its summary, cut to 300 characters); past it the oldest events are dropped at the recall that crosses it (64 MiB)" },
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
   { variable: "DUALMIND_AUDIT_DETAIL_MAX_BYTES", default: "8192", meaning: "largest audit-row details kept whole; larger details are stored cut and marked `truncated`" },
   { variable: "DUALMIND_ALERTS_PER_AGENT_PER_HOUR", default: "10", meaning: "alert webhook POSTs one agent's actions may cause per hour; the rest are not sent, and each health event says so" },
