@@ -75,10 +75,12 @@ type Engine = "sqlite" | "pg";
  * - `postings`: PostgreSQL's full-text and word-list tables, one row per
  *   distinct word of a chunk, counted per row (with its index entries) by
  *   statement triggers, since their number follows the words, not the bytes.
+ * PostgreSQL's are a fifth above what live rows take: a rewrite leaves dead
+ * rows and index pages that vacuum makes reusable, not smaller.
  */
 export const DERIVED_COST: Record<Engine, { row: number; text: number; vector: number; vectorRow: number; postings: Record<string, number> }> = {
   sqlite: { row: 384, text: 3, vector: 9, vectorRow: 256, postings: {} },
-  pg: { row: 512, text: 8, vector: 12, vectorRow: 512, postings: { fts_postings: 192, fts_terms: 96, word_postings: 128, word_terms: 128 } },
+  pg: { row: 640, text: 10, vector: 14, vectorRow: 640, postings: { fts_postings: 232, fts_terms: 116, word_postings: 154, word_terms: 154 } },
 };
 /** The dimension assumed when the provider does not name one (DUALMIND_EMBED_DIM unset for an external provider). */
 const FALLBACK_DIMENSION = 1536;
@@ -289,3 +291,20 @@ export async function recountStoreUsagePg({ tx, schema }: { tx: SqlRunner; schem
 export async function checkStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<StoreUsageCheck> {
   return toCheck((await tx.execute(sql.raw(checkSql("pg", (t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)))).rows[0] as Record<string, unknown> | undefined);
 }
+
+// --- The embedding cache -------------------------------------------------
+
+/**
+ * The embedding cache (vectors by model and text, kept after their rows are
+ * gone) holds no more vectors than the store does: each derived row counts one
+ * cached copy (derivedVectorBytes), so rewriting documents again and again
+ * cannot grow the cache past what the limit counted. The embed worker trims
+ * it, oldest first, in the write that adds to it.
+ */
+export const EMBEDDING_CACHE_EXCESS_SQL: Record<Engine, string> = {
+  sqlite: "select (select count(*) from embedding_cache) - (select count(*) from embeddings) as excess",
+  pg: "select (select count(*) from embedding_cache) - (select count(*) from chunk_embeddings) - (select count(*) from embeddings) as excess",
+};
+
+/** The statement that drops the `excess` oldest cached vectors (a checked integer). */
+export const embeddingCacheTrimSql = (excess: number) => `delete from embedding_cache where key in (select key from embedding_cache order by created_at, key limit ${Math.max(0, Math.trunc(excess))})`;

@@ -18,6 +18,7 @@ import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
+import { EMBEDDING_CACHE_EXCESS_SQL, embeddingCacheTrimSql } from "../db/store-usage";
 
 export const MAX_EMBED_ATTEMPTS = 6;
 
@@ -221,6 +222,8 @@ function writeVectors({
       indexVector({ handle, fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
       putCache.run(cacheKey(args.fp.id, w.text), blob, now);
     }
+    const excess = Number(sqlite.prepare(EMBEDDING_CACHE_EXCESS_SQL.sqlite).pluck().get());
+    if (excess > 0) sqlite.prepare(embeddingCacheTrimSql(excess)).run();
     completeEmbedItems({ handle, ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
   }).immediate();
 }

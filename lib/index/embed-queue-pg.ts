@@ -24,6 +24,7 @@ import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
 import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-state";
 import { heartbeatWorker, recordWorkerBatch, registerWorker, stopWorker } from "../embed/worker-state";
+import { EMBEDDING_CACHE_EXCESS_SQL, embeddingCacheTrimSql } from "../db/store-usage";
 
 /**
  * The embed queue on PostgreSQL (the SQLite twin is lib/embed/{queue,worker}.ts),
@@ -313,6 +314,8 @@ async function finishEmbedItemsPg({
     const values = cacheRows.slice(i, i + 1_000).map(([key, v]) => sql`(${key}, ${`{${Array.from(v).join(",")}}`}::real[], ${at})`);
     await tx.execute(sql`insert into embedding_cache (key, embedding, created_at) values ${sql.join(values, sql`, `)} on conflict (key) do nothing`);
   }
+  const [{ excess }] = await rowsOf<{ excess: string }>({ tx, query: sql.raw(EMBEDDING_CACHE_EXCESS_SQL.pg) });
+  if (Number(excess) > 0) await tx.execute(sql.raw(embeddingCacheTrimSql(Number(excess))));
   return mine.length;
 }
 
