@@ -1,9 +1,16 @@
+import Database from "better-sqlite3";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyPragmas, getStoreDb, loadVectorExtension } from "@/lib/db/connection";
 import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import { recallBackend } from "@/lib/recall/backend";
 import { RECALL_LOG_SUMMARY_CHARS } from "@/lib/recall/events";
 import { onPg, seedStore, seedToken, seedTrace, storeSql, useTestBackend, type TestEnv } from "./backend";
-import { callRoute } from "./helpers";
+import { callRoute, migrationsUpTo } from "./helpers";
 
 /**
  * The recall log is bounded by bytes, not only by rows: a read token's recalls
@@ -72,5 +79,30 @@ describe("DUALMIND_RECALL_LOG_MAX_BYTES", () => {
   it.skipIf(onPg)("SQLite: the pages the log really takes stay within twice the limit", async () => {
     const [row] = await storeSql<{ b: unknown }>("recall-log", "select coalesce(sum(pgsize), 0) as b from dbstat where name like 'recall_event%'");
     expect(Number(row.b)).toBeLessThanOrEqual(2 * LIMIT);
+  });
+
+  it.skipIf(onPg)("SQLite: a log written before the byte count gets each event's bytes and running sum when the store opens", async () => {
+    const dir = path.join(env.dataDir, "stores", "old-log");
+    fs.mkdirSync(path.join(dir, "memory"), { recursive: true });
+    const sqlite = new Database(path.join(dir, "index.db"));
+    applyPragmas(sqlite);
+    loadVectorExtension(sqlite);
+    migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "index", last: "0019_store_usage", scratch: fs.mkdtempSync(path.join(os.tmpdir(), "dm-recall-log-")) }) });
+    const event = sqlite.prepare("insert into recall_events (agent_id, query, mode, latency_ms, cache_hit, hit_count, warning, created_at) values ('a', ?, 'lexical', 1, 0, 2, 0, 1) returning id");
+    const hit = sqlite.prepare("insert into recall_event_hits (event_id, rank, artifact, ref_id, score, summary) values (?, ?, 'trace', 1, 0.5, ?)");
+    for (const q of ["first", "second"]) {
+      const { id } = event.get(q) as { id: number };
+      hit.run(id, 1, "s".repeat(100));
+      hit.run(id, 2, "t".repeat(50));
+    }
+    sqlite.close();
+    const rows = getStoreDb({ store: "old-log" }).sqlite.prepare("select query, bytes, bytes_through from recall_events order by id").all();
+    // 128 + agent (1) + query + two hits of 64 + their summaries (100 and 50).
+    const first = 128 + 1 + 5 + 64 + 100 + 64 + 50;
+    const second = 128 + 1 + 6 + 64 + 100 + 64 + 50;
+    expect(rows).toEqual([
+      { query: "first", bytes: first, bytes_through: first },
+      { query: "second", bytes: second, bytes_through: first + second },
+    ]);
   });
 });
