@@ -19,10 +19,10 @@ import type { SqlRunner } from "./pg-store";
  * What is derived from those rows counts too, so the limit bounds the store's
  * files, not only its text: a document's chunks, and each row that is
  * embedded and full-text indexed (chunks, thoughts, graph nodes, traces,
- * learnings), count DERIVED_ROW_BYTES plus DERIVED_TEXT_FACTOR times their
- * text (full-text and word-list entries) plus one vector at the configured
- * dimension (derivedVectorBytes: the stored vector and its copy in the
- * embedding cache, the ANN entry and the SimHash code). They count when the
+ * learnings), count a derived row's overhead, their text again for its
+ * full-text and word-list entries, and one vector at the configured
+ * dimension (DERIVED_COST, per engine; PostgreSQL's full-text rows count per
+ * row, by statement triggers). They count when the
  * row is written, before the embed worker runs, so the worker's writes are
  * never refused and a write that would not fit is refused whole. The
  * constants were measured (SECURITY.md states the bound: the store's files
@@ -267,7 +267,16 @@ end $f$`,
 }
 
 /** The version of the triggers as this process counts (they hold the configured dimension's vector bytes). */
-const pgVersion = () => sha256Hex([...pgStatements("s"), recountSql("pg", (t) => `s.${quoteIdent(t)}`)].join(";\n")).slice(0, 16);
+const pgVersions = new Map<number | undefined, string>();
+function pgVersion(): string {
+  const dimension = getConfig().embed.dimension;
+  let version = pgVersions.get(dimension);
+  if (version === undefined) {
+    version = sha256Hex([...pgStatements("s"), recountSql("pg", (t) => `s.${quoteIdent(t)}`)].join(";\n")).slice(0, 16);
+    pgVersions.set(dimension, version);
+  }
+  return version;
+}
 
 /** Whether a store schema's triggers are this version's (its store_meta `store_usage_version`). */
 export function pgStoreUsageCurrent(version: string | undefined): boolean {
