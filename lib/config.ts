@@ -86,7 +86,6 @@ const envSchema = z.object({
   DUALMIND_EMBED_API_KEY: z.string().min(1).optional(),
   DUALMIND_EMBED_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   DUALMIND_EMBED_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
-  DUALMIND_EMBED_CACHE_MAX_ROWS: z.coerce.number().int().min(1000).max(100_000_000).default(100_000),
   DUALMIND_EMBED_DOC_PREFIX: z.string().max(200).default(""),
   DUALMIND_EMBED_QUERY_PREFIX: z.string().max(200).default(""),
   DUALMIND_TRANSFORMERS_ALLOW_REMOTE: boolFromEnv.default(false),
@@ -124,6 +123,7 @@ const envSchema = z.object({
   DUALMIND_MCP_BATCH_MAX_BYTES: z.coerce.number().int().min(64 * 1024).max(1024 * 1024 * 1024).default(4 * 1024 * 1024),
   DUALMIND_RECALL_EVENTS_MAX_ROWS: z.coerce.number().int().min(100).max(100_000_000).default(100_000),
   DUALMIND_RECALL_EVENTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  DUALMIND_RECALL_LOG_MAX_BYTES: z.coerce.number().int().min(256 * 1024).max(Number.MAX_SAFE_INTEGER).default(64 * 1024 * 1024),
   DUALMIND_ACTIVITY_COUNTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   DUALMIND_AUDIT_DETAIL_MAX_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(8192),
   DUALMIND_ALERTS_PER_AGENT_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(10),
@@ -216,6 +216,8 @@ export type LimitsConfig = {
   mcpBatchMaxBytes: number;
   recallEventsMaxRows: number;
   recallEventsMaxDays: number;
+  /** Bytes of recall log (events with their hits) kept per store, oldest dropped first (lib/recall/events.ts). */
+  recallLogMaxBytes: number;
   /** Hourly per-agent retrieval counts older than this many days are dropped. */
   activityCountsMaxDays: number;
   /** Largest audit `details` JSON kept whole; larger is stored truncated and marked. */
@@ -264,7 +266,6 @@ export type EmbedConfig = {
   apiKey: string | undefined;
   timeoutMs: number;
   batchSize: number;
-  cacheMaxRows: number;
   documentPrefix: string;
   queryPrefix: string;
   allowRemoteModels: boolean;
@@ -346,6 +347,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       mcpBatchMaxBytes: e.DUALMIND_MCP_BATCH_MAX_BYTES,
       recallEventsMaxRows: e.DUALMIND_RECALL_EVENTS_MAX_ROWS,
       recallEventsMaxDays: e.DUALMIND_RECALL_EVENTS_MAX_DAYS,
+      recallLogMaxBytes: e.DUALMIND_RECALL_LOG_MAX_BYTES,
       activityCountsMaxDays: e.DUALMIND_ACTIVITY_COUNTS_MAX_DAYS,
       auditDetailMaxBytes: e.DUALMIND_AUDIT_DETAIL_MAX_BYTES,
       alertsPerAgentPerHour: e.DUALMIND_ALERTS_PER_AGENT_PER_HOUR,
@@ -373,7 +375,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       apiKey: e.DUALMIND_EMBED_API_KEY,
       timeoutMs: e.DUALMIND_EMBED_TIMEOUT_MS,
       batchSize: e.DUALMIND_EMBED_BATCH_SIZE,
-      cacheMaxRows: e.DUALMIND_EMBED_CACHE_MAX_ROWS,
       documentPrefix: e.DUALMIND_EMBED_DOC_PREFIX,
       queryPrefix: e.DUALMIND_EMBED_QUERY_PREFIX,
       allowRemoteModels: e.DUALMIND_TRANSFORMERS_ALLOW_REMOTE,
@@ -435,7 +436,6 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_EMBED_API_KEY", default: "unset", meaning: "bearer key for the openai provider" },
   { variable: "DUALMIND_EMBED_TIMEOUT_MS", default: "30000", meaning: "per-request timeout for the openai provider" },
   { variable: "DUALMIND_EMBED_BATCH_SIZE", default: "32", meaning: "texts per embedding request / worker batch" },
-  { variable: "DUALMIND_EMBED_CACHE_MAX_ROWS", default: "100000", meaning: "vectors kept per store by text (so identical text is embedded once); past it the oldest are let go as the worker adds new ones" },
   { variable: "DUALMIND_EMBED_DOC_PREFIX", default: "empty", meaning: "text prepended to documents (e.g. `passage: ` for e5 models)" },
   { variable: "DUALMIND_EMBED_QUERY_PREFIX", default: "empty", meaning: "text prepended to queries (e.g. `query: `)" },
   { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },
@@ -452,13 +452,14 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_STORES_PER_TOKEN", default: "20", meaning: "stores one agent may create (counted from the audit log); one more → 422 naming this variable" },
   { variable: "DUALMIND_MAX_STORE_DOCUMENTS", default: "100000", meaning: "documents (API documents and memories) one store holds; a write adding one more → 422 naming this variable (reindex from disk is not refused)" },
   { variable: "DUALMIND_MAX_EVALUATIONS", default: "2", meaning: "self-recall evaluations running at once across all stores (each is a burst of searches); one more → 429 naming this variable" },
-  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "bytes one store holds, every kind of row counted (64 bytes a row plus its text: documents and memories, categories, thoughts, chains, graph nodes, frames, relations, evidence links, working memory, traces, learnings; 1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference, a delete frees room)" },
+  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "bytes one store takes, every kind of row counted (64 bytes a row plus its text: documents and memories, categories, thoughts, chains, graph nodes, frames, relations, evidence links, working memory, traces, learnings) and what is derived from them (chunks, full-text and word-list entries, a vector for each embedded row at the configured dimension), so the store's files stay within 1.25 times it beyond an empty store's (1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference, a delete frees room)" },
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
   { variable: "DUALMIND_MCP_BATCH_MAX_BYTES", default: "4194304", meaning: "bytes of answers one MCP request (a batch) may carry together (tool results with their structuredContent, and resources read); the first call always answers, a later one past it, and every one after, is refused with 422 naming this variable before doing its work" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
   { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
+  { variable: "DUALMIND_RECALL_LOG_MAX_BYTES", default: "67108864", meaning: "bytes of recall log kept per store (each event counts 128 bytes plus its text, each hit 64 bytes plus its summary, cut to 300 characters); past it the oldest events are dropped at the recall that crosses it (64 MiB)" },
   { variable: "DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", default: "90", meaning: "hourly per-agent search, recall and remember counts (the activity summary) older than this are dropped" },
   { variable: "DUALMIND_AUDIT_DETAIL_MAX_BYTES", default: "8192", meaning: "largest audit-row details kept whole; larger details are stored cut and marked `truncated`" },
   { variable: "DUALMIND_ALERTS_PER_AGENT_PER_HOUR", default: "10", meaning: "alert webhook POSTs one agent's actions may cause per hour; the rest are not sent, and each health event says so" },

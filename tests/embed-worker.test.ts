@@ -12,8 +12,6 @@ import { BuiltinProvider } from "@/lib/embed/providers/builtin";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { storeHealthReportFor } from "@/lib/metrics/health";
-import { stores } from "@/lib/stores/backend";
-import { putDocumentsSchema } from "@/lib/index/ingest";
 import { drainEmbeddingsWith, governanceSql, itSqliteOnly, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { useTempDataDir } from "./helpers";
 
@@ -265,26 +263,6 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
     const hashes = (await storeSql<{ h: string }>(store, "select chunk_sha256 as h from chunks")).map((r) => r.h).sort();
     expect(proofs.map((p) => p.input_hash).sort()).toEqual(hashes);
     expect(new Set(proofs.map((p) => `${p.model_name} ${p.fingerprint}`))).toEqual(new Set([`builtin:dualmind-hash-v1 ${fp.id}`]));
-  });
-
-  it("the vectors kept by text stay within DUALMIND_EMBED_CACHE_MAX_ROWS however often a store's text is rewritten, and the newest round's stay", async () => {
-    env = await useTestBackend({ DUALMIND_EMBED_CACHE_MAX_ROWS: "1000" });
-    resetEmbedderForTests();
-    await seedStore(store);
-    const round = async (r: number) => {
-      const documents = Array.from({ length: 600 }, (_, i) => ({ path: `rewrite/${i}.md`, content: `# note ${i}\n\nround ${r} of note ${i}: ${"tide ".repeat(4)}` }));
-      for (const half of [documents.slice(0, 300), documents.slice(300)]) await stores().putDocuments({ store, input: putDocumentsSchema.parse({ documents: half }), actor: "test" });
-      await drainEmbeddingsWith([store]);
-    };
-    for (let r = 0; r < 4; r++) await round(r);
-    const kept = async () => Number((await storeSql<{ n: number | string }>(store, "select count(*) as n from embedding_cache"))[0].n);
-    expect(await kept()).toBeLessThanOrEqual(1000);
-    expect(await kept()).toBeGreaterThanOrEqual(600);
-    // The last round's text is still kept: writing it again adds no row to the cache (every text is in it already).
-    const before = await kept();
-    await round(3);
-    expect(await kept()).toBe(before);
-    expect(Number((await storeSql<{ n: number | string }>(store, "select count(*) as n from chunks"))[0].n)).toBe(600);
   });
 
   it("a refused input parks with the error visible while a provider outage parks nothing; an admin's retry is audited once, and the items then embed", async () => {

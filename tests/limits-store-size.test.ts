@@ -8,14 +8,14 @@ import { reindexStore } from "@/lib/index/reindex";
 import { handleMcpPost } from "@/lib/mcp/http";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
-import { callRoute } from "./helpers";
+import { callRoute, restartWith } from "./helpers";
 
 /** Per-store quotas: documents (API documents and memories) and text bytes, on REST and MCP writes. */
 let env: TestEnv;
 let token = "";
 
 beforeAll(async () => {
-  env = await useTestBackend({ DUALMIND_MAX_STORE_DOCUMENTS: "3", DUALMIND_MAX_STORE_BYTES: "4096" });
+  env = await useTestBackend({ DUALMIND_MAX_STORE_DOCUMENTS: "3", DUALMIND_MAX_STORE_BYTES: String(1024 * 1024) });
   await seedStore("docs");
   await seedStore("mems");
   await seedStore("bytes");
@@ -28,6 +28,7 @@ afterAll(async () => env?.cleanup());
 const putDoc = (store: string, path: string, content: string) => callRoute(putDocumentRoute, { method: "PUT", token, params: { store }, body: { path, content } });
 const createMemory = (store: string, path: string, body: string) => callRoute(createMemoryRoute, { token, params: { store }, body: { path, body } });
 const updateMemory = (store: string, path: string, body: string) => callRoute(updateMemoryRoute, { method: "PUT", token, params: { store }, body: { path, body } });
+const counted = async (store: string) => Number((await storeSql<{ bytes: unknown }>(store, "select bytes from store_usage where id = 1"))[0].bytes);
 const usage = async (store: string) => {
   const [row] = await storeSql<{ n: unknown; bytes: unknown }>(store, "select count(*) as n, coalesce(sum(bytes), 0) as bytes from documents");
   return { documents: Number(row.n), bytes: Number(row.bytes) };
@@ -93,10 +94,14 @@ describe("DUALMIND_MAX_STORE_BYTES", () => {
   it("an update counts the difference; one past the budget is 422 and leaves the old text; a delete frees room", async () => {
     expect((await createMemory("bytes", "big/one", "x".repeat(1500))).status).toBe(201);
     expect((await putDoc("bytes", "notes/big.md", "y".repeat(1500))).status).toBe(200);
-    const before = await usage("bytes");
-    expect(before.bytes).toBeGreaterThan(3000);
-    // Replacing 1500 bytes by 2000 stays under 4096 only because the old text is not counted twice.
+    const before = await counted("bytes");
     expect((await updateMemory("bytes", "big/one", "z".repeat(2000))).status).toBe(200);
+    const after = await counted("bytes");
+    // Replacing 1500 bytes by 2000 counts the difference, not the whole text again.
+    expect(after - before).toBeGreaterThan(0);
+    expect(after - before).toBeLessThan(before / 2);
+    // The limit now leaves no room to grow: the total as it stands, and a little.
+    restartWith({ DUALMIND_MAX_STORE_BYTES: String(after + 100) });
     const refused = await updateMemory("bytes", "big/one", "w".repeat(3000));
     expect(refused.status).toBe(422);
     expect(refused.json.error.message).toContain("DUALMIND_MAX_STORE_BYTES");
@@ -108,7 +113,7 @@ describe("DUALMIND_MAX_STORE_BYTES", () => {
     expect(newDoc.json.error.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
     expect((await callRoute(deleteDocumentRoute, { method: "DELETE", token, params: { store: "bytes" }, url: "http://127.0.0.1/x?path=notes/big.md" })).status).toBe(200);
     expect((await putDoc("bytes", "notes/more.md", "v".repeat(1000))).status).toBe(200);
-    expect((await usage("bytes")).bytes).toBeLessThanOrEqual(4096);
+    expect(await counted("bytes")).toBeLessThanOrEqual(after + 100);
   });
 });
 

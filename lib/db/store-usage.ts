@@ -14,11 +14,22 @@ import type { SqlRunner } from "./pg-store";
  * memories too), categories, chains, thoughts, graph nodes, frames, relations,
  * evidence links, working memory, traces and learnings. A row counts
  * ROW_OVERHEAD_BYTES plus the UTF-8 bytes of the text it holds, so rows with
- * little text (an evidence link) still use up room. Not counted, because each
- * has its own bound: recall and search logs (written by reads, kept to
- * DUALMIND_RECALL_EVENTS_MAX_ROWS and their days), the memory trash
- * (DUALMIND_MEMORY_TRASH_MAX_BYTES), and what is derived from counted rows
- * (chunks, full-text and vector indexes, the embed queue).
+ * little text (an evidence link) still use up room.
+ *
+ * What is derived from those rows counts too, so the limit bounds the store's
+ * files, not only its text: a document's chunks, and each row that is
+ * embedded and full-text indexed (chunks, thoughts, graph nodes, traces,
+ * learnings), count a derived row's overhead, their text again for its
+ * full-text and word-list entries, and one vector at the configured
+ * dimension (DERIVED_COST, per engine; PostgreSQL's full-text rows count per
+ * row, by statement triggers). They count when the
+ * row is written, before the embed worker runs, so the worker's writes are
+ * never refused and a write that would not fit is refused whole. The
+ * constants were measured (SECURITY.md states the bound: the store's files
+ * stay within 1.25 times the limit beyond an empty store's). Not counted,
+ * because each has its own bound: recall and search logs (written by reads,
+ * kept to DUALMIND_RECALL_LOG_MAX_BYTES and their rows and days) and the
+ * memory trash (DUALMIND_MEMORY_TRASH_MAX_BYTES).
  *
  * Triggers on each counted table add what a write adds and take away what a
  * delete removes, in the write's own transaction, whatever code wrote it; a
@@ -41,37 +52,83 @@ export const ROW_OVERHEAD_BYTES = 64;
 /** Identifiers here are fixed table names and validated schema names, quoted. */
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** A counted table: the text columns whose bytes count, and (documents) a number column counted as bytes. */
-type Counted = { table: string; text: string[]; number?: string };
+/**
+ * A counted table: the text columns whose bytes count, (documents) a number
+ * column counted as bytes, and (`derived`) the text that is embedded and
+ * full-text indexed, whose derived rows count too.
+ */
+type Counted = { table: string; text: string[]; number?: string; derived?: string[] };
+
+type Engine = "sqlite" | "pg";
+
+/**
+ * What derived rows take, per engine, as measured (filling stores with prose,
+ * with short lines, with distinct short words, with memories and with
+ * thoughts, then embedding them):
+ * - `row`: what a derived row adds beyond its text and vector (the chunk or
+ *   queue row's ids and hashes, index entries);
+ * - `text`: bytes per byte of indexed text (SQLite: FTS5 and word lists;
+ *   PostgreSQL: the row's text search columns and their indexes);
+ * - `vector`: bytes per dimension of one embedded row's vectors (float32 in
+ *   the store and again in the embedding cache, the ANN or HNSW entry), plus
+ *   `vectorRow` for their rows;
+ * - `postings`: PostgreSQL's full-text and word-list tables, one row per
+ *   distinct word of a chunk, counted per row (with its index entries) by
+ *   statement triggers, since their number follows the words, not the bytes.
+ * PostgreSQL's are a fifth above what live rows take: a rewrite leaves dead
+ * rows and index pages that vacuum makes reusable, not smaller.
+ */
+export const DERIVED_COST: Record<Engine, { row: number; text: number; vector: number; vectorRow: number; postings: Record<string, number> }> = {
+  sqlite: { row: 384, text: 3, vector: 9, vectorRow: 256, postings: {} },
+  pg: { row: 640, text: 10, vector: 14, vectorRow: 640, postings: { fts_postings: 232, fts_terms: 116, word_postings: 154, word_terms: 154 } },
+};
+/** The dimension assumed when the provider does not name one (DUALMIND_EMBED_DIM unset for an external provider). */
+const FALLBACK_DIMENSION = 1536;
+
+/** What one embedded row's vectors count on `engine`, at the configured dimension. */
+function derivedVectorBytes(engine: Engine, dimension = getConfig().embed.dimension ?? FALLBACK_DIMENSION): number {
+  return DERIVED_COST[engine].vector * dimension + DERIVED_COST[engine].vectorRow;
+}
 
 const COUNTED: readonly Counted[] = [
   { table: "documents", text: ["path"], number: "bytes" },
+  { table: "chunks", text: [], derived: ["text"] },
   { table: "categories", text: ["path", "description"] },
   { table: "chains", text: ["id"] },
-  { table: "thoughts", text: ["id", "content", "tags", "category", "chain_id", "created_by"] },
-  { table: "kg_node", text: ["id", "name", "display_name", "scope", "attributes", "tags", "created_by"] },
+  { table: "thoughts", text: ["id", "content", "tags", "category", "chain_id", "created_by"], derived: ["content"] },
+  { table: "kg_node", text: ["id", "name", "display_name", "scope", "attributes", "tags", "created_by"], derived: ["name", "display_name", "tags"] },
   { table: "kg_frame", text: ["id", "node_id", "properties", "created_by"] },
   { table: "kg_relation", text: ["id", "from_id", "to_id", "relationship_type", "attributes", "created_by"] },
   { table: "kg_frame_evidence", text: ["frame_id", "thought_id", "created_by"] },
   { table: "kg_relation_evidence", text: ["relation_id", "thought_id", "created_by"] },
   { table: "working_memory", text: ["key", "value", "updated_by"] },
-  { table: "reasoning_traces", text: ["agent_id", "intent_verb", "intent_target", "shard_type", "key_files", "key_issue", "error_tags", "summary_descriptor"] },
-  { table: "learnings", text: ["agent_id", "predicate", "args", "description", "semantic_handle"] },
+  { table: "reasoning_traces", text: ["agent_id", "intent_verb", "intent_target", "shard_type", "key_files", "key_issue", "error_tags", "summary_descriptor"], derived: ["summary_descriptor"] },
+  { table: "learnings", text: ["agent_id", "predicate", "args", "description", "semantic_handle"], derived: ["semantic_handle"] },
 ];
 
 
 /** The bytes a row of `c` counts, over the row named `row` (new, old, or the table itself in a recount). Both engines read it as written. */
-function sizeOf(c: Counted, row: string): string {
-  const parts = [String(ROW_OVERHEAD_BYTES), ...c.text.map((col) => `coalesce(octet_length(cast(${row}."${col}" as text)), 0)`)];
+function sizeOf(engine: Engine, c: Counted, row: string): string {
+  const bytes = (col: string) => `coalesce(octet_length(cast(${row}."${col}" as text)), 0)`;
+  const parts = [String(ROW_OVERHEAD_BYTES), ...c.text.map(bytes)];
   if (c.number) parts.push(`coalesce(${row}."${c.number}", 0)`);
+  const cost = DERIVED_COST[engine];
+  if (c.derived) parts.push(String(cost.row + derivedVectorBytes(engine)), ...c.derived.map((col) => `${cost.text + (c.text.includes(col) ? 0 : 1)} * ${bytes(col)}`));
   return `(${parts.join(" + ")})`;
+}
+
+/** The bytes of every counted row of a store, recounted from its tables; `q` qualifies a table name. */
+function recountedBytes(engine: Engine, q: (table: string) => string): string {
+  const rows = COUNTED.map((c) => `(select coalesce(sum(${sizeOf(engine, c, quoteIdent(c.table))}), 0) from ${q(c.table)} ${quoteIdent(c.table)})`);
+  const postings = Object.entries(DERIVED_COST[engine].postings).map(([table, each]) => `(select count(*) * ${each} from ${q(table)})`);
+  return [...rows, ...postings].join(" + ");
 }
 
 const isDocuments = (c: Counted) => (c.table === "documents" ? 1 : 0);
 
 /** The statement that sets the total from the rows (install, reindex); `q` qualifies a table name. */
-function recountSql(q: (table: string) => string): string {
-  const bytes = COUNTED.map((c) => `(select coalesce(sum(${sizeOf(c, quoteIdent(c.table))}), 0) from ${q(c.table)} ${quoteIdent(c.table)})`).join(" + ");
+function recountSql(engine: Engine, q: (table: string) => string): string {
+  const bytes = recountedBytes(engine, q);
   return `update ${q("store_usage")} set bytes = ${bytes}, documents = (select count(*) from ${q("documents")}) where id = 1`;
 }
 
@@ -81,8 +138,8 @@ export type StoreUsageCheck = { bytes: number; documents: number; recounted_byte
 /** Whether the running total equals a recount from the rows. */
 export const usageAgrees = (u: StoreUsageCheck) => u.bytes === u.recounted_bytes && u.documents === u.recounted_documents;
 
-function checkSql(q: (table: string) => string): string {
-  const bytes = COUNTED.map((c) => `(select coalesce(sum(${sizeOf(c, quoteIdent(c.table))}), 0) from ${q(c.table)} ${quoteIdent(c.table)})`).join(" + ");
+function checkSql(engine: Engine, q: (table: string) => string): string {
+  const bytes = recountedBytes(engine, q);
   return `select u.bytes, u.documents, ${bytes} as recounted_bytes, (select count(*) from ${q("documents")}) as recounted_documents from ${q("store_usage")} u where u.id = 1`;
 }
 
@@ -99,8 +156,8 @@ function sqliteTriggers(): string[] {
   return COUNTED.flatMap((c) => {
     const t = quoteIdent(c.table);
     const name = (op: string) => quoteIdent(`store_usage_${c.table}_${op}`);
-    const grow = sizeOf(c, "new");
-    const shrink = sizeOf(c, "old");
+    const grow = sizeOf("sqlite", c, "new");
+    const shrink = sizeOf("sqlite", c, "old");
     return [
       `CREATE TRIGGER ${name("ins")} after insert on ${t} begin update store_usage set bytes = bytes + ${grow}, documents = documents + ${isDocuments(c)} where id = 1; ${sqliteRefusal}; end`,
       `CREATE TRIGGER ${name("del")} after delete on ${t} begin update store_usage set bytes = bytes - ${shrink}, documents = documents - ${isDocuments(c)} where id = 1; end`,
@@ -109,7 +166,8 @@ function sqliteTriggers(): string[] {
   });
 }
 
-const SQLITE_TRIGGERS = sqliteTriggers().sort();
+/** The triggers as this process counts (they hold the configured dimension's vector bytes). */
+const sqliteTriggersNow = () => sqliteTriggers().sort();
 
 /** Connections whose writes mirror files on disk (a reindex): the limit is not applied while they run. */
 const mirroring = new WeakSet<Database.Database>();
@@ -123,12 +181,13 @@ export function installStoreUsage(sqlite: Database.Database): void {
   sqlite.function(SQLITE_LIMIT_FN, { deterministic: false }, () => (mirroring.has(sqlite) ? null : getConfig().limits.maxStoreBytes));
   // The triggers as the file holds them, not a version it claims: an imported index.db cannot leave them out.
   const installed = () => sqlite.prepare("select name, sql from sqlite_master where type = 'trigger' and name like 'store\\_usage\\_%' escape '\\'").all() as { name: string; sql: string }[];
-  if (installed().map((t) => t.sql).sort().join("\n") === SQLITE_TRIGGERS.join("\n")) return;
+  const triggers = sqliteTriggersNow();
+  if (installed().map((t) => t.sql).sort().join("\n") === triggers.join("\n")) return;
   sqlite
     .transaction(() => {
       for (const { name } of installed()) sqlite.exec(`drop trigger ${quoteIdent(name)}`);
-      for (const ddl of SQLITE_TRIGGERS) sqlite.exec(ddl);
-      sqlite.exec(recountSql(quoteIdent));
+      for (const ddl of triggers) sqlite.exec(ddl);
+      sqlite.exec(recountSql("sqlite", quoteIdent));
     })
     .immediate();
 }
@@ -145,11 +204,11 @@ export function mirroringDisk<T>({ sqlite, fn }: { sqlite: Database.Database; fn
 
 /** Set the total from the rows (inside the caller's write, e.g. a reindex). */
 export function recountStoreUsage(sqlite: Database.Database): void {
-  sqlite.exec(recountSql(quoteIdent));
+  sqlite.exec(recountSql("sqlite", quoteIdent));
 }
 
 export function checkStoreUsage(sqlite: Database.Database): StoreUsageCheck {
-  return toCheck(sqlite.prepare(checkSql(quoteIdent)).get() as Record<string, unknown> | undefined);
+  return toCheck(sqlite.prepare(checkSql("sqlite", quoteIdent)).get() as Record<string, unknown> | undefined);
 }
 
 /** The stored total; a query both engines run as written, inside the caller's transaction. */
@@ -157,17 +216,9 @@ export const STORE_USAGE_SQL = "select documents, bytes from store_usage where i
 
 // --- PostgreSQL ----------------------------------------------------------
 
-function pgStatements(schema: string): string[] {
-  const q = (table: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
-  return COUNTED.flatMap((c) => {
-    const fn = q(`store_usage_${c.table}`);
-    return [
-      `create or replace function ${fn}() returns trigger language plpgsql as $f$
-declare delta bigint := 0; docs integer := 0; total bigint; most bigint;
-begin
-  if tg_op <> 'DELETE' then delta := delta + ${sizeOf(c, "new")}; docs := docs + ${isDocuments(c)}; end if;
-  if tg_op <> 'INSERT' then delta := delta - ${sizeOf(c, "old")}; docs := docs - ${isDocuments(c)}; end if;
-  if delta = 0 and docs = 0 then return null; end if;
+/** The end of every PostgreSQL counting function: add `delta` and `docs` to the total, and refuse growth past the limit. */
+function pgApply(q: (table: string) => string): string {
+  return `if delta = 0 and docs = 0 then return null; end if;
   update ${q("store_usage")} set bytes = bytes + delta, documents = documents + docs where id = 1 returning bytes into total;
   if delta > 0 then
     most := nullif(current_setting('dualmind.max_store_bytes', true), '')::bigint;
@@ -175,34 +226,97 @@ begin
       raise exception '${STORE_BYTES_REFUSAL}:%:%', total, most using errcode = '${STORE_BYTES_SQLSTATE}';
     end if;
   end if;
-  return null;
+  return null;`;
+}
+
+function pgStatements(schema: string): string[] {
+  const q = (table: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  const declare = "declare delta bigint := 0; docs integer := 0; total bigint; most bigint;";
+  const perRow = COUNTED.flatMap((c) => {
+    const fn = q(`store_usage_${c.table}`);
+    return [
+      `create or replace function ${fn}() returns trigger language plpgsql as $f$
+${declare}
+begin
+  if tg_op <> 'DELETE' then delta := delta + ${sizeOf("pg", c, "new")}; docs := docs + ${isDocuments(c)}; end if;
+  if tg_op <> 'INSERT' then delta := delta - ${sizeOf("pg", c, "old")}; docs := docs - ${isDocuments(c)}; end if;
+  ${pgApply(q)}
 end $f$`,
       `drop trigger if exists store_usage on ${q(c.table)}`,
       `create trigger store_usage after insert or update or delete on ${q(c.table)} for each row execute function ${fn}()`,
     ];
   });
+  // Posting tables: one statement trigger per insert and per delete, counting the statement's rows.
+  const perStatement = Object.entries(DERIVED_COST.pg.postings).flatMap(([table, each]) =>
+    (["insert", "delete"] as const).flatMap((op) => {
+      const fn = q(`store_usage_${table}_${op}`);
+      const rows = op === "insert" ? "new_rows" : "old_rows";
+      return [
+        `create or replace function ${fn}() returns trigger language plpgsql as $f$
+${declare}
+begin
+  select ${op === "insert" ? "" : "-"}count(*) * ${each} into delta from ${rows};
+  ${pgApply(q)}
+end $f$`,
+        `drop trigger if exists store_usage_${op} on ${q(table)}`,
+        `create trigger store_usage_${op} after ${op} on ${q(table)} referencing ${op === "insert" ? "new" : "old"} table as ${rows} for each statement execute function ${fn}()`,
+      ];
+    }),
+  );
+  return [...perRow, ...perStatement];
 }
 
-const PG_VERSION = sha256Hex([...pgStatements("s"), recountSql((t) => `s.${quoteIdent(t)}`)].join(";\n")).slice(0, 16);
+/** The version of the triggers as this process counts (they hold the configured dimension's vector bytes). */
+const pgVersions = new Map<number | undefined, string>();
+function pgVersion(): string {
+  const dimension = getConfig().embed.dimension;
+  let version = pgVersions.get(dimension);
+  if (version === undefined) {
+    version = sha256Hex([...pgStatements("s"), recountSql("pg", (t) => `s.${quoteIdent(t)}`)].join(";\n")).slice(0, 16);
+    pgVersions.set(dimension, version);
+  }
+  return version;
+}
 
 /** Whether a store schema's triggers are this version's (its store_meta `store_usage_version`). */
 export function pgStoreUsageCurrent(version: string | undefined): boolean {
-  return version === PG_VERSION;
+  return version === pgVersion();
 }
 
 /** PostgreSQL: install or renew a store schema's triggers and recount (inside the caller's migration transaction). */
 export async function installStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
   const [row] = (await tx.execute(sql`select value from ${sql.identifier(schema)}.store_meta where key = 'store_usage_version'`)).rows as { value: string }[];
-  if (row?.value === PG_VERSION) return;
+  const version = pgVersion();
+  if (row?.value === version) return;
   for (const statement of pgStatements(schema)) await tx.execute(sql.raw(statement));
-  await tx.execute(sql.raw(recountSql((t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
-  await tx.execute(sql`insert into ${sql.identifier(schema)}.store_meta (key, value) values ('store_usage_version', ${PG_VERSION}) on conflict (key) do update set value = excluded.value`);
+  await tx.execute(sql.raw(recountSql("pg", (t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
+  await tx.execute(sql`insert into ${sql.identifier(schema)}.store_meta (key, value) values ('store_usage_version', ${version}) on conflict (key) do update set value = excluded.value`);
 }
 
 export async function recountStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
-  await tx.execute(sql.raw(recountSql((t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
+  await tx.execute(sql.raw(recountSql("pg", (t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
 }
 
 export async function checkStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<StoreUsageCheck> {
-  return toCheck((await tx.execute(sql.raw(checkSql((t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)))).rows[0] as Record<string, unknown> | undefined);
+  return toCheck((await tx.execute(sql.raw(checkSql("pg", (t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)))).rows[0] as Record<string, unknown> | undefined);
 }
+
+// --- The embedding cache -------------------------------------------------
+
+/**
+ * The embedding cache (vectors by model and text, kept after their rows are
+ * gone) holds no more vectors than the store does: each derived row counts one
+ * cached copy (derivedVectorBytes), so rewriting documents again and again
+ * cannot grow the cache past what the limit counted. The embed worker trims
+ * it, oldest first, in the write that adds to it.
+ */
+export const EMBEDDING_CACHE_EXCESS_SQL: Record<Engine, string> = {
+  sqlite: "select (select count(*) from embedding_cache) - (select count(*) from embeddings) as excess",
+  pg: "select (select count(*) from embedding_cache) - (select count(*) from chunk_embeddings) - (select count(*) from embeddings) as excess",
+};
+
+/** Cached vectors one write lets go of at most: a cache far past the bound (an upgrade) shrinks over a few batches. */
+const CACHE_TRIM_MAX = 2_000;
+
+/** The statement that drops the `excess` oldest cached vectors (a checked integer), at most CACHE_TRIM_MAX of them. */
+export const embeddingCacheTrimSql = (excess: number) => `delete from embedding_cache where key in (select key from embedding_cache order by created_at, key limit ${Math.min(CACHE_TRIM_MAX, Math.max(0, Math.trunc(excess)))})`;

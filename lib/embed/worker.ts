@@ -20,6 +20,7 @@ import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, retireReplacedVectorFacts, sweepVectorFactsAfterBatch, vectorKindOf, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
+import { EMBEDDING_CACHE_EXCESS_SQL, embeddingCacheTrimSql } from "../db/store-usage";
 
 export const MAX_EMBED_ATTEMPTS = 6;
 
@@ -248,7 +249,6 @@ function writeVectors({
      returning id`,
   );
   const putCache = sqlite.prepare("insert or ignore into embedding_cache(key, vector, created_at) values (?, ?, ?)");
-  const trimCache = sqlite.prepare(`delete from embedding_cache where rowid in (select rowid from embedding_cache where rowid <= (select max(rowid) from embedding_cache) - ? order by rowid limit ${CACHE_TRIM_BATCH})`);
   sqlite.transaction(() => {
     rememberFingerprint({ handle, fingerprint: args.fp });
     if (args.work.length > 0) ensureVecIndex({ handle, fingerprintId: args.fp.id, dim: args.fp.dimension });
@@ -258,17 +258,11 @@ function writeVectors({
       indexVector({ handle, fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
       putCache.run(cacheKey({ fingerprintId: args.fp.id, text: w.text }), blob, now);
     }
+    const excess = Number(sqlite.prepare(EMBEDDING_CACHE_EXCESS_SQL.sqlite).pluck().get());
+    if (excess > 0) sqlite.prepare(embeddingCacheTrimSql(excess)).run();
     completeEmbedItems({ handle, ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
-    if (args.work.length > 0) trimCache.run(getConfig().embed.cacheMaxRows);
   }).immediate();
 }
-
-/**
- * The cache by text keeps its newest DUALMIND_EMBED_CACHE_MAX_ROWS rows (rowids grow with each insert, so every row
- * past the window is older than all in it): a store whose text keeps changing cannot grow it for ever. At most
- * CACHE_TRIM_BATCH go per batch, so a cache far past the bound shrinks over a few batches.
- */
-const CACHE_TRIM_BATCH = 2_000;
 
 /**
  * The worker walks every store on disk by name. It opens each with

@@ -21,6 +21,7 @@ import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
 import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-state";
 import { heartbeatWorker, recordWorkerBatch, registerWorker, stopWorker } from "../embed/worker-state";
+import { EMBEDDING_CACHE_EXCESS_SQL, embeddingCacheTrimSql } from "../db/store-usage";
 
 /**
  * The embed queue on PostgreSQL, shared by N replicas (docs/ARCHITECTURE.md,
@@ -268,10 +269,8 @@ async function finishEmbedItemsPg({
     const values = cacheRows.slice(i, i + 1_000).map(([key, v]) => sql`(${key}, ${`{${Array.from(v).join(",")}}`}::real[], ${at})`);
     await tx.execute(sql`insert into embedding_cache (key, embedding, created_at) values ${sql.join(values, sql`, `)} on conflict (key) do nothing`);
   }
-  // The cache by text keeps its newest DUALMIND_EMBED_CACHE_MAX_ROWS rows; a cache far past it shrinks over a few batches.
-  if (cacheRows.length > 0) {
-    await tx.execute(sql`delete from embedding_cache where key in (select key from embedding_cache order by created_at, key limit least(2000, greatest(0, (select count(*) from embedding_cache) - ${getConfig().embed.cacheMaxRows})))`);
-  }
+  const [{ excess }] = await rowsOf<{ excess: string }>({ tx, query: sql.raw(EMBEDDING_CACHE_EXCESS_SQL.pg) });
+  if (Number(excess) > 0) await tx.execute(sql.raw(embeddingCacheTrimSql(Number(excess))));
   return mine.length;
 }
 

@@ -1,6 +1,6 @@
-import { and, asc, between, count, desc, eq, gt, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, asc, between, count, desc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { insert, insertMany, read, rows, select, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { insert, insertMany, read, rows, select, sqlRows, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import type { RecallEventHitRow, RecallEventRow } from "../db/schema/recall";
 import { AppError } from "../errors";
 import { audit } from "../index/engine-steps";
@@ -11,8 +11,15 @@ import { getConfig } from "../config";
 
 /** Query text kept in the recall log: enough to read and rate a recall, not a place to store 2,000 characters per call. */
 export const RECALL_LOG_QUERY_CHARS = 500;
-/** Every this many recalls, the log is trimmed to its retention (DUALMIND_RECALL_EVENTS_MAX_ROWS / _MAX_DAYS). */
+/** Every this many recalls, the log is trimmed to its row and day retention (DUALMIND_RECALL_EVENTS_MAX_ROWS / _MAX_DAYS). */
 export const RECALL_PRUNE_EVERY = 100;
+/** A hit's summary kept in the log: enough to rate it; the artifact itself holds the rest. */
+export const RECALL_LOG_SUMMARY_CHARS = 300;
+/** What an event row and a hit row count beyond their text (ids, numbers, index entries). */
+const EVENT_ROW_BYTES = 128;
+const HIT_ROW_BYTES = 64;
+/** The most events one recall drops to bring the log back under DUALMIND_RECALL_LOG_MAX_BYTES (a lowered limit catches up over the next recalls). */
+export const RECALL_TRIM_BATCH = 500;
 
 /**
  * The recall log, one repository over both engines (lib/db/port.ts): every
@@ -20,17 +27,36 @@ export const RECALL_PRUNE_EVERY = 100;
  */
 const { events: eventsTable, hits: hitsTable } = recallTables;
 
+const utf8 = (s: string | null) => (s === null ? 0 : Buffer.byteLength(s));
+
+function* deleteEvents(where: SQL): Op<void> {
+  yield* sqlRun(sql`delete from recall_event_hits where event_id in (select id from recall_events where ${where})`);
+  yield* sqlRun(sql`delete from recall_events where ${where}`);
+}
+
 /**
- * The retention deletes after event `id`: rows beyond the newest
- * DUALMIND_RECALL_EVENTS_MAX_ROWS, and rows older than
- * DUALMIND_RECALL_EVENTS_MAX_DAYS, with their hits. None between trims.
+ * The retention deletes after event `id`, in its write. Every
+ * RECALL_PRUNE_EVERY recalls: rows beyond the newest
+ * DUALMIND_RECALL_EVENTS_MAX_ROWS and rows older than
+ * DUALMIND_RECALL_EVENTS_MAX_DAYS, with their hits. At every recall: when the
+ * log's bytes (the newest event's running sum, less the oldest's before it,
+ * two key lookups) pass DUALMIND_RECALL_LOG_MAX_BYTES, the oldest events that
+ * bring it back under, at most RECALL_TRIM_BATCH of them.
  */
-function* trimRecallLog(id: number, now = Date.now()): Op<void> {
-  if (id % RECALL_PRUNE_EVERY !== 0) return;
-  const { recallEventsMaxRows, recallEventsMaxDays } = getConfig().limits;
-  const [upTo, before] = [id - recallEventsMaxRows, now - recallEventsMaxDays * 86_400_000];
-  yield* sqlRun(sql`delete from recall_event_hits where event_id in (select id from recall_events where id <= ${upTo} or created_at < ${before})`);
-  yield* sqlRun(sql`delete from recall_events where id <= ${upTo} or created_at < ${before}`);
+function* trimRecallLog(id: number, bytesThrough: number, now = Date.now()): Op<void> {
+  const { recallEventsMaxRows, recallEventsMaxDays, recallLogMaxBytes } = getConfig().limits;
+  if (id % RECALL_PRUNE_EVERY === 0) {
+    const [upTo, before] = [id - recallEventsMaxRows, now - recallEventsMaxDays * 86_400_000];
+    yield* deleteEvents(sql`id <= ${upTo} or created_at < ${before}`);
+  }
+  const [oldest] = yield* sqlRows<{ before: unknown }>(sql`select bytes_through - bytes as before from recall_events order by id limit 1`);
+  const keepAbove = bytesThrough - recallLogMaxBytes;
+  if (!oldest || Number(oldest.before) >= keepAbove) return;
+  // The first event (by its running sum, indexed) reaching keepAbove is the newest one over; no more than RECALL_TRIM_BATCH, never the one just logged.
+  const [over] = yield* sqlRows<{ id: unknown }>(sql`select id from recall_events where bytes_through >= ${keepAbove} order by bytes_through limit 1`);
+  const [batch] = yield* sqlRows<{ id: unknown }>(sql`select id from recall_events order by id limit 1 offset ${RECALL_TRIM_BATCH - 1}`);
+  const cut = Math.min(Number(over?.id ?? id), Number(batch?.id ?? id), id - 1);
+  yield* deleteEvents(sql`id <= ${cut}`);
 }
 
 export type RecallEventInput = {
@@ -45,20 +71,24 @@ export type RecallEventInput = {
 };
 
 /** A recall's row, and its hits' rows once the event has its id (both backends). */
-export function recallEventRows(event: RecallEventInput, now = Date.now()) {
+export function recallEventRows(event: RecallEventInput, now = Date.now(), bytesBefore = 0) {
   const topScore = event.hits.reduce<number | null>((m, h) => (m === null || h.score > m ? h.score : m), null);
+  const query = event.query.slice(0, RECALL_LOG_QUERY_CHARS);
+  const hits = event.hits.map((h) => ({ ...h, summary: h.summary.slice(0, RECALL_LOG_SUMMARY_CHARS) }));
+  const bytes = EVENT_ROW_BYTES + utf8(event.agentId) + utf8(query) + utf8(event.fallbackReason) + hits.reduce((n, h) => n + HIT_ROW_BYTES + utf8(h.summary), 0);
   return {
-    event: { agentId: event.agentId, query: event.query.slice(0, RECALL_LOG_QUERY_CHARS), mode: event.mode, fallbackReason: event.fallbackReason, latencyMs: event.latencyMs, cacheHit: event.cacheHit, hitCount: event.hits.length, topScore, warning: event.warning, createdAt: now },
-    hits: (eventId: number) => event.hits.map((h, i) => ({ eventId, rank: i + 1, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary })),
+    event: { agentId: event.agentId, query, mode: event.mode, fallbackReason: event.fallbackReason, latencyMs: event.latencyMs, cacheHit: event.cacheHit, hitCount: hits.length, topScore, warning: event.warning, createdAt: now, bytes, bytesThrough: bytesBefore + bytes },
+    hits: (eventId: number) => hits.map((h, i) => ({ eventId, rank: i + 1, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary })),
   };
 }
 
-/** One recall and its hits, as a step of the caller's write. Returns the event id the response carries. */
+/** One recall and its hits, as a step of the caller's write, within the log's retention. Returns the event id the response carries. */
 export function* recallEventLogged(event: RecallEventInput): Op<number> {
-  const r = recallEventRows(event);
+  const [newest] = yield* sqlRows<{ bytes_through: unknown }>(sql`select bytes_through from recall_events order by id desc limit 1`);
+  const r = recallEventRows(event, Date.now(), Number(newest?.bytes_through ?? 0));
   const { id } = yield* insert(eventsTable, r.event);
   yield* insertMany(hitsTable, r.hits(id));
-  yield* trimRecallLog(id);
+  yield* trimRecallLog(id, r.event.bytesThrough);
   return id;
 }
 

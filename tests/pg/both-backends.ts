@@ -25,6 +25,8 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-store-list.test.ts",
   "tests/limits-store-size.test.ts",
   "tests/limits-store-bytes.test.ts",
+  "tests/limits-recall-log.test.ts",
+  "tests/limits-store-disk.test.ts",
   "tests/store-lifecycle.test.ts",
   "tests/store-delete-safety.test.ts",
   "tests/store-archive-action.test.ts",

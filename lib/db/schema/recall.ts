@@ -83,8 +83,11 @@ export const recallEvents = sqliteTable(
     topScore: real("top_score"),
     warning: integer("warning", { mode: "boolean" }).notNull(),
     createdAt: integer("created_at").notNull(),
+    /** This event's bytes with its hits', and the sum over every event logged up to this one (lib/recall/events.ts). */
+    bytes: integer("bytes").notNull().default(0),
+    bytesThrough: integer("bytes_through").notNull().default(0),
   },
-  (t) => [index("recall_events_created_idx").on(t.createdAt)],
+  (t) => [index("recall_events_created_idx").on(t.createdAt), index("recall_events_bytes_through_idx").on(t.bytesThrough)],
 );
 export type RecallEventRow = InferSelectModel<typeof recallEvents>;
 

@@ -307,8 +307,11 @@ export const recallEvents = pgTable(
     topScore: doublePrecision("top_score"),
     warning: boolean("warning").notNull(),
     createdAt: epochMs("created_at").notNull(),
+    /** This event's bytes with its hits', and the sum over every event logged up to this one (lib/recall/events.ts). */
+    bytes: bigint("bytes", { mode: "number" }).notNull().default(0),
+    bytesThrough: bigint("bytes_through", { mode: "number" }).notNull().default(0),
   },
-  (t) => [index("recall_events_created_idx").on(t.createdAt)],
+  (t) => [index("recall_events_created_idx").on(t.createdAt), index("recall_events_bytes_through_idx").on(t.bytesThrough)],
 );
 export type PgRecallEventRow = InferSelectModel<typeof recallEvents>;
 

@@ -1,0 +1,143 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DELETE as deleteDocumentRoute, PUT as putDocumentRoute } from "@/app/api/v1/stores/[store]/documents/route";
+import { POST as createMemoryRoute } from "@/app/api/v1/stores/[store]/memories/route";
+import { POST as think } from "@/app/api/v1/stores/[store]/thoughts/route";
+import { getStoreDb, storeDir } from "@/lib/db/connection";
+import { getPg } from "@/lib/db/pg";
+import { storeSchemaName } from "@/lib/db/pg-store";
+import { drainEmbeddings, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
+
+/**
+ * DUALMIND_MAX_STORE_BYTES bounds what a store really takes on disk, derived
+ * rows included (chunks, full-text and word lists, vectors, the embed queue):
+ * a store filled to the limit, then embedded, grows by at most 1.25 times the
+ * limit beyond its empty size (SECURITY.md, "Limits"), whatever the text.
+ * SQLite: index.db and its WAL after a checkpoint, the ANN files and the
+ * memory files; PostgreSQL: every relation of the store's schema.
+ */
+const LIMIT = 2 * 1024 * 1024;
+const BOUND = 1.25;
+let env: TestEnv;
+let token = "";
+
+beforeAll(async () => {
+  env = await useTestBackend({ DUALMIND_MAX_STORE_BYTES: String(LIMIT) });
+  token = await seedToken({ label: "w", agent_id: "disk-filler", scopes: ["write"] });
+});
+afterAll(async () => env?.cleanup());
+
+const WORDS = "the of and to in is was that for on with as by at from his her which an be this are have had not but were they their one all we there been has when who would more out if about into than them can only other some time its could these two may then first any new very my".split(" ");
+let seed = 7;
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+/** Sentences of common words and numbers, with paragraph breaks. */
+function prose(bytes: number): string {
+  let s = "";
+  while (s.length < bytes) {
+    s += Array.from({ length: 12 }, () => WORDS[Math.floor(rnd() * WORDS.length)] + (rnd() < 0.3 ? String(Math.floor(rnd() * 1000)) : "")).join(" ") + ". ";
+    if (rnd() < 0.1) s += "\n\n";
+  }
+  return s;
+}
+/** Words that never repeat: the most full-text rows per byte. */
+const distinct = (i: number, words: number) => Array.from({ length: words }, (_, j) => `${String.fromCharCode(97 + (j % 26))}${i}x${j}`).join(" ");
+
+function du(p: string): number {
+  if (!fs.existsSync(p)) return 0;
+  const st = fs.statSync(p);
+  return st.isDirectory() ? fs.readdirSync(p).reduce((n, f) => n + du(path.join(p, f)), 0) : st.size;
+}
+
+/** What the store takes on disk. */
+async function onDisk(store: string): Promise<number> {
+  if (onPg) {
+    const [r] = await storeSql<{ b: unknown }>(
+      store,
+      `select coalesce(sum(pg_total_relation_size(c.oid)), 0) as b from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relkind in ('r', 'm')`,
+      [storeSchemaName(store)],
+    );
+    return Number(r.b);
+  }
+  getStoreDb({ store }).sqlite.pragma("wal_checkpoint(TRUNCATE)");
+  const dir = storeDir(store);
+  return du(path.join(dir, "index.db")) + du(path.join(dir, "index.db-wal")) + du(path.join(dir, "index.ann")) + du(path.join(dir, "memory"));
+}
+
+type Answer = { status: number; json: { error?: { message: string; details: { limit?: string }[] } } };
+
+/** Write with `write(i)` until the byte limit refuses one (422 naming it); then let the embed worker catch up. */
+async function fill(store: string, write: (i: number) => Promise<Answer>): Promise<{ written: number; grew: number }> {
+  await seedStore(store);
+  const empty = await onDisk(store);
+  for (let i = 0; i < 400; i++) {
+    const r = await write(i);
+    if (r.status < 300) continue;
+    expect(r.status).toBe(422);
+    expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+    await drainEmbeddings([store]);
+    return { written: i, grew: (await onDisk(store)) - empty };
+  }
+  throw new Error(`store ${store} never filled`);
+}
+
+const putDoc = (store: string, p: string, content: string) => callRoute(putDocumentRoute, { method: "PUT", token, params: { store }, body: { path: p, content } }) as Promise<Answer>;
+
+describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
+  it("prose documents: filled to the limit and embedded, the store grew by at most 1.25 × the limit", async () => {
+    const { written, grew } = await fill("disk-prose", (i) => putDoc("disk-prose", `p/d${i}.md`, prose(4000)));
+    expect(written).toBeGreaterThan(2);
+    expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
+  });
+
+  it("short-line documents (a chunk for every few bytes): the same bound", async () => {
+    const { written, grew } = await fill("disk-lines", (i) => putDoc("disk-lines", `l/d${i}.txt`, `${i}\n` + "a\n".repeat(1000)));
+    expect(written).toBeGreaterThan(2);
+    expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
+  });
+
+  it("documents of words that never repeat (the most full-text rows): the same bound", async () => {
+    const { written, grew } = await fill("disk-words", (i) => putDoc("disk-words", `w/d${i}.txt`, distinct(i, 600)));
+    expect(written).toBeGreaterThan(2);
+    expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
+  });
+
+  it("memories (their files counted too): the same bound", async () => {
+    const { written, grew } = await fill("disk-mems", (i) => callRoute(createMemoryRoute, { token, params: { store: "disk-mems" }, body: { path: `n/m${i}`, body: prose(4000) } }) as Promise<Answer>);
+    expect(written).toBeGreaterThan(2);
+    expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
+  });
+
+  it("thoughts (each embedded and indexed): the same bound", async () => {
+    const { written, grew } = await fill("disk-thoughts", (i) => callRoute(think, { token, params: { store: "disk-thoughts" }, body: { content: `thought ${i}: ${prose(300)}` } }) as Promise<Answer>);
+    expect(written).toBeGreaterThan(2);
+    expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
+  });
+
+  it("rewriting a full store's documents again and again, each time new text, keeps the bound (the embedding cache keeps no more vectors than the store)", async () => {
+    const store = "disk-rewrite";
+    const { written, grew } = await fill(store, (i) => putDoc(store, `r/d${i}.md`, prose(4000)));
+    expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
+    const empty = (await onDisk(store)) - grew;
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < written; i++) {
+        expect((await putDoc(store, `r/d${i}.md`, prose(4000))).status).toBeLessThan(500);
+        await drainEmbeddings([store]);
+        // PostgreSQL: the rows a rewrite leaves dead take room until vacuum makes it reusable (autovacuum; here after each write).
+        if (onPg) await (await getPg()!).pool.query("vacuum");
+      }
+    }
+    const [cache] = await storeSql<{ n: unknown }>(store, "select count(*) as n from embedding_cache");
+    const [chunks] = await storeSql<{ n: unknown }>(store, "select count(*) as n from chunks");
+    expect(Number(cache.n)).toBeLessThanOrEqual(Number(chunks.n));
+    expect((await onDisk(store)) - empty).toBeLessThanOrEqual(BOUND * LIMIT);
+  });
+
+  it("a delete frees the room its derived rows took", async () => {
+    const refused = await putDoc("disk-prose", "p/again.md", prose(4000));
+    expect(refused.status).toBe(422);
+    for (const p of ["p/d0.md", "p/d1.md"]) expect((await callRoute(deleteDocumentRoute, { method: "DELETE", token, params: { store: "disk-prose" }, url: `http://127.0.0.1/x?path=${p}` })).status).toBe(200);
+    expect((await putDoc("disk-prose", "p/again.md", prose(4000))).status).toBe(200);
+  });
+});
