@@ -7,6 +7,7 @@ import { GET as listSessions, POST as createSession } from "@/app/api/v1/dialect
 import { POST as postMessage } from "@/app/api/v1/dialectic/sessions/[id]/messages/route";
 import { GET as proofs, POST as provenance } from "@/app/api/v1/provenance/route";
 import { PUT as putDocuments } from "@/app/api/v1/stores/[store]/documents/route";
+import { POST as createMemory } from "@/app/api/v1/stores/[store]/memories/route";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { handleMcpPost } from "@/lib/mcp/http";
@@ -186,6 +187,11 @@ describe("governance limits", () => {
       const refused = await write();
       expect(refused.status).toBe(507);
       expect(limitOf(refused.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES");
+      // Memory writes too (each audit row carries the change's diff), and nothing is written.
+      const memory = await callRoute(createMemory, { token: t, params: { store: "default" }, body: { path: "full/after", body: "after the ledger filled" } });
+      expect(memory.status).toBe(507);
+      expect(limitOf(memory.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES");
+      expect(await governanceSql("select id from audit_log where target like ?", ["%memory:full/after"])).toEqual([]);
     } finally {
       await small.cleanup();
     }

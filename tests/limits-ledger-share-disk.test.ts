@@ -148,12 +148,12 @@ describe("the migration that counts the rows on disk", () => {
     const kept = await totals();
     expect(Object.keys(kept).length).toBeGreaterThan(10);
     // The migration's recount, run again over the same rows.
-    const file = onPg ? "drizzle/pg/governance/0010_agent_usage_on_disk.sql" : "drizzle/governance/0018_agent_usage_on_disk.sql";
-    const recount = readFileSync(file, "utf8")
-      .split("--> statement-breakpoint")
+    const files = onPg ? ["drizzle/pg/governance/0010_agent_usage_on_disk.sql", "drizzle/pg/governance/0011_agent_usage_audit_rows.sql"] : ["drizzle/governance/0018_agent_usage_on_disk.sql", "drizzle/governance/0019_agent_usage_audit_rows.sql"];
+    const recount = files
+      .flatMap((file) => readFileSync(file, "utf8").split("--> statement-breakpoint"))
       .map((x) => x.trim())
       .filter((x) => /^(DELETE FROM|INSERT INTO) .agent_ledger_usage/.test(x));
-    expect(recount.length).toBe(8);
+    expect(recount.length).toBe(9);
     for (const statement of recount) await governanceSql(statement);
     expect(await totals()).toEqual(kept);
   });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as createTask } from "@/app/api/v1/tasks/route";
 import { POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
 import { governance } from "@/lib/backend/governance";
-import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { POST as createMemory, PUT as updateMemory } from "@/app/api/v1/stores/[store]/memories/route";
+import { governanceSql, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 /** One agent cannot fill the ledger for everyone: its own share (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) stops it first. */
@@ -46,6 +47,29 @@ describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
     const [usage] = await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", ["greedy"]);
     expect(Number(usage.bytes)).toBeGreaterThan(SHARE - 30_000);
     expect(Number(usage.bytes)).toBeLessThanOrEqual(SHARE);
+  });
+
+  it("the audit rows of an agent's memory writes count toward its share: rewriting one memory stops there with 422, and other agents still write", async () => {
+    await seedStore("notes");
+    const rewriter = await seedToken({ label: "rw", agent_id: "rewriter", scopes: ["write"], stores: ["notes"] });
+    const bystander = await seedToken({ label: "by", agent_id: "bystander", scopes: ["write"], stores: ["notes"] });
+    const body = (i: number) => Array.from({ length: 110 }, (_, l) => `line ${l} of version ${i % 2}`).join("\n");
+    expect((await callRoute(createMemory, { token: rewriter, params: { store: "notes" }, body: { path: "work/flip", body: body(0) } })).status).toBe(201);
+    // Each update's audit row carries the body's diff: the store's bytes stay flat while the ledger grows.
+    let refused: { status: number; json: { error?: { details?: { limit?: string }[] } } } | undefined;
+    let updates = 0;
+    for (let i = 1; i <= 200 && !refused; i++) {
+      const r = await callRoute(updateMemory, { method: "PUT", token: rewriter, params: { store: "notes" }, body: { path: "work/flip", body: body(i) } });
+      if (r.status === 200) updates++;
+      else refused = r;
+    }
+    expect(updates).toBeGreaterThan(2);
+    expect(refused?.status).toBe(422);
+    expect(limitOf(refused!.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    // Refused means nothing written: the memory and the audit log are as the last accepted update left them.
+    const [{ n }] = await governanceSql<{ n: unknown }>("select count(*) as n from audit_log where actor = 'agent:rewriter' and action = 'memory.update'");
+    expect(Number(n)).toBe(updates);
+    expect((await callRoute(createMemory, { token: bystander, params: { store: "notes" }, body: { path: "work/mine", body: "still room for me" } })).status).toBe(201);
   });
 
   it("the server's own provenance (the embed worker's, for every store) is not held to an agent's share: vectors keep their facts past it", async () => {

@@ -137,7 +137,7 @@ describe("a moved memory's old path", () => {
     expect(await findMemoryRedirect({ store, memoryPath: "old/note" })).toMatchObject({ path: "kept/note" });
     // Another store's busy history since: 450,000 audit rows, past the lookup's windows of the log.
     await governanceSql(
-      "with recursive n(i) as (select 1 union all select i + 1 from n where i < 450000) insert into audit_log (id, ts, actor, action, target, details, prev_hash, hash) select (select max(id) from audit_log) + i, 1, 'agent:busy', 'memory.update', 'store:busy/memory:x', null, 'x', 'x' from n",
+      "with recursive n(i) as (select 1 union all select i + 1 from n where i < 450000) insert into audit_log (id, ts, actor, action, target, details, prev_hash, hash) select (select max(id) from audit_log) + i, 1, 'user:busy', 'memory.update', 'store:busy/memory:x', null, 'x', 'x' from n",
     );
     expect(await findMemoryRedirect({ store, memoryPath: "old/note" })).toBeNull();
     // A move inside the newest part of the log is still followed.

@@ -100,6 +100,15 @@ export function* assertAuditRoom({ actor }: { actor: string }): Op<void> {
   if (!auditRoom || now - auditRoom.at > 1000) auditRoom = { at: now, bytes: yield* ledgerBytes({ fromStoreWrite: true }) };
   const max = getConfig().limits.governanceMaxBytes;
   if (auditRoom.bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${auditRoom.bytes} bytes, past its most of ${max}; agents' store writes (each adds an audit row) are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
+  // The audit rows of an agent's store writes count toward its share too (a trigger on audit_log): past it, its store
+  // writes are refused like its ledger writes, so rewriting one memory cannot fill the ledger for every agent.
+  const agentId = actor.slice("agent:".length);
+  const share = getConfig().limits.governanceMaxBytesPerAgent;
+  const used = yield* engineStep({
+    sqlite: () => Number((getGovernance().sqlite.prepare("select bytes from agent_ledger_usage where agent_id = ?").get(agentId) as { bytes?: unknown } | undefined)?.bytes ?? 0),
+    pg: async (tx) => Number(((await tx.execute(sql`select bytes from public.agent_ledger_usage where agent_id = ${agentId}`)).rows[0] as { bytes?: unknown } | undefined)?.bytes ?? 0),
+  });
+  if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${used} bytes of the ledger (its ledger rows and the audit rows of its store writes), past its share of ${share}; its writes are refused until the share is raised` });
 }
 
 /**

@@ -5,7 +5,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg } from "../governance/audit";
+import { audit } from "./engine-steps";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { inCallerTx, write } from "../db/port";
@@ -90,7 +90,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
     await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
+    await inCallerTx(tx, audit({ actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) }), handle);
     return withBody((await lockMemory(tx, input.path))!);
   } });
 }
@@ -109,7 +109,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
       await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now, capped: true });
     } });
-    await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle, memoryPath: to }) } });
+    await inCallerTx(tx, audit({ actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle, memoryPath: to }) }), handle);
     return withBody((await lockMemory(tx, to))!);
   } });
 }
@@ -123,7 +123,7 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     const id = newTrashId(now);
     if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
     await inCallerTx(tx, removeMemoryOp(memoryPath));
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } } });
+    await inCallerTx(tx, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }), handle);
   } });
 }
 
@@ -142,7 +142,7 @@ async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: nu
   ).rows as { id: string; path: string; by_count: boolean }[];
   for (const row of over) {
     await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
-    await appendAuditPg({ db: tx, entry: { actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } } });
+    await inCallerTx(tx, audit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } }), handle);
   }
 }
 
@@ -181,7 +181,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
     await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
+    await inCallerTx(tx, audit({ actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) }), handle);
     return withBody((await lockMemory(tx, to))!);
   } });
 }
@@ -192,7 +192,7 @@ export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now()
   await withStoreTx({ handle, work: async (tx) => {
     const row = await trashRowPg(tx, handle, id, now);
     await tx.execute(sql`delete from memory_trash where id = ${id}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: id } } });
+    await inCallerTx(tx, audit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: id } }), handle);
   } });
 }
 
@@ -279,7 +279,7 @@ export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStore
   return withStoreTx({ handle, work: async (tx) => {
     const out = await importMemoryFolderPg({ tx, dir });
     if (out.added + out.changed + out.categories > 0) {
-      await appendAuditPg({ db: tx, entry: { actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } } });
+      await inCallerTx(tx, audit({ actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } }), handle);
     }
     return out;
   } });

@@ -8,7 +8,7 @@ import { getConfig } from "../config";
 import { getGovernance, storeDir, type StoreHandle } from "../db/connection";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { dialect, engineStep, insertManyOrIgnore, read, select, sqlRun, tablePair, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { dialect, engineStep, inCallerTx, insertManyOrIgnore, read, select, sqlRun, tablePair, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { categories, memories, type MemoryRow } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { AppError, infrastructureError } from "../errors";
@@ -323,7 +323,7 @@ export function memoryTarget({ handle, memoryPath }: { handle: { store: string }
  * A move (`replaces`: the old path) drops the old path's index rows in the
  * same transaction, and removes the old file once the new one is in place.
  */
-function writeMemory({ handle, memoryPath, content, audit, replaces }: { handle: StoreHandle; memoryPath: string; content: string; audit: AuditEntry; replaces?: string }): Memory {
+function writeMemory({ handle, memoryPath, content, audit: entry, replaces }: { handle: StoreHandle; memoryPath: string; content: string; audit: AuditEntry; replaces?: string }): Memory {
   const file = memoryFile({ handle, memoryPath });
   const oldFile = replaces === undefined ? null : memoryFile({ handle, memoryPath: replaces });
   const tmp = writeTempBeside(file, content);
@@ -334,7 +334,8 @@ function writeMemory({ handle, memoryPath, content, audit, replaces }: { handle:
           indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs, capped: true });
           if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
         } });
-        appendAudit(audit);
+        // Through the audit step: an agent's write is refused while the ledger is full or its share used up.
+        inCallerTx(handle, audit(entry));
       })
       .immediate();
   } catch (e) {
@@ -606,7 +607,7 @@ export function purgeTrashedMemory({ handle, id, actor }: { handle: StoreHandle;
   const files = trashFiles(handle, id);
   fs.rmSync(files.text, { force: true });
   fs.rmSync(files.meta, { force: true });
-  appendAudit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry.path }), details: { trashId: id } });
+  inCallerTx(handle, audit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry.path }), details: { trashId: id } }));
 }
 
 /**
@@ -636,7 +637,7 @@ export function deleteMemory({ handle, memoryPath, actor, now = Date.now() }: { 
     handle.sqlite
       .transaction(() => {
         removeMemoryIndex({ handle, memoryPath });
-        appendAudit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } });
+        inCallerTx(handle, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }));
       })
       .immediate();
   } catch (e) {
