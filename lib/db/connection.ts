@@ -61,6 +61,8 @@ export function applyPragmas(sqlite: Database.Database): void {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
+  // A checkpointed WAL is cut back to this size, not kept at its largest (a burst of rewrites left tens of MB on disk).
+  sqlite.pragma("journal_size_limit = 4194304");
 }
 
 /** Load sqlite-vec; failure is reported, never fatal (lexical search keeps working). */
