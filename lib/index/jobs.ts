@@ -125,13 +125,9 @@ function pidIsGone(pid: number): boolean {
 }
 
 /**
- * Is the process that owns a running job gone?
- * - This process: gone when the job is not actually running here (its final
- *   write failed, say), so it can be run again.
- * - This host: a dead pid, or our own pid under another instance tag (a
- *   container restarted with the same pid), says so at once; a live pid is
- *   trusted unless silent for JOB_STALE_LOCAL_MS (pid reuse).
- * - Another host: a heartbeat older than JOB_STALE_MS.
+ * Is the process that owns a running job gone? This process: when the job is not actually running here. This host:
+ * a dead pid, or our own pid under another instance tag (a restarted container), at once; a live pid is trusted
+ * unless silent for JOB_STALE_LOCAL_MS (pid reuse). Another host: a heartbeat older than JOB_STALE_MS.
  */
 export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: string; owner: string; heartbeatAt: number; now?: number }): boolean {
   if (owner === jobOwner()) return !state().active.has(id);
@@ -354,10 +350,8 @@ function claimReindexJob({ store, actor, reason }: { store: string; actor: strin
 }
 
 /**
- * Start a reindex in the background and return at once; poll getJobById.
- * If the store already has a running reindex (here or in another process
- * sharing the data dir) that job is returned instead; if its owner died, this
- * process takes it over. Audited when started, with who asked.
+ * Start a reindex in the background and return at once (poll getJobById). A running reindex of the store (here or
+ * in another process sharing the data dir) is returned instead, or taken over if its owner died. Audited.
  */
 export function startReindexJob({ handle, actor, reason }: { handle: StoreHandle; actor: string; reason?: string }): Job {
   const decided = claimReindexJob({ store: handle.store, actor, reason });
@@ -368,10 +362,8 @@ export function startReindexJob({ handle, actor, reason }: { handle: StoreHandle
 const WAIT_POLL_MS = 250;
 
 /**
- * The same job, run to the end before returning (the CLI): a row in
- * admin_jobs and an audit entry like the API's, so both agree. A reindex of
- * the store already running elsewhere is waited for (and taken over if its
- * process dies meanwhile), not started twice.
+ * The same job run to the end before returning (the CLI), with the same row and audit entry; a reindex of the store
+ * already running elsewhere is waited for (and taken over if its process dies), not started twice.
  */
 export async function runReindexJob({ handle, actor, reason, onProgress }: { handle: StoreHandle; actor: string; reason?: string; onProgress?: (p: ReindexProgress) => void }): Promise<Job> {
   const decided = claimReindexJob({ store: handle.store, actor, reason });

@@ -36,46 +36,10 @@ import { arrayLiteral, bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from
 import { DOCUMENT_WORDS, rowsBm25Pg, startDocumentTermsBackfillPg } from "./engines/pg-words";
 
 /**
- * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
- * answer shape, same reasons, same fusion (lib/retrieval).
- *
- * Full-text: the query's words are taken exactly as for FTS5 (matchTerms:
- * letters, digits and marks only, stopwords dropped from natural-language
- * queries), made tokens by FTS5's own tokenizer and matched against the
- * stored tokens of each chunk (all words, or any). chunks.tsv, generated as
- * to_tsvector('english', text) with a GIN index, gets the tsquery of one
- * plainto_tsquery('english', $n) per word (a bound parameter), joined with
- * && (match=all) or || (match=any). User text never becomes SQL or tsquery
- * syntax: `a & !b`, quotes, `:*` and backslashes are just non-word
- * characters that split words.
- *
- * Ranking: FTS5's bm25, the SQLite side's own numbers, from full-text
- * statistics kept at write time with FTS5's tokens (engines/pg-fulltext.ts:
- * each chunk's count of each token, lengths, row counts); the top k comes
- * from scoring every match of a selective query, from the words' postings
- * joined on the chunk when all words are asked for and one is not common,
- * or from impact-ordered postings with a proven bound for a broad one, never
- * from ranking every
- * match of a common word. The same content and query give SQLite's top 10
- * and scores (tests/pg/fts-bm25.test.ts). While a store's statistics are
- * being built (a store from before them: the backfill job), the ranking is
- * the older bm25-like one: Σ over the query's lexemes of idf(lexeme) ×
- * ts_rank(tsv, lexeme, 1) (queryStats, rankExpression; MRR@10 0.597 where
- * bm25 scored 0.627 on the document-level known-item set). The whole-document
- * leg of group=document is FTS5's bm25 of the candidate documents as SQLite's
- * documents_fts scores them (path, title and whole text, unstemmed), from the
- * whole-document statistics kept at write time (engines/pg-words.ts); while
- * those are being built, the ts_rank form over the candidates' text.
- * Each of the best candidates is then weighed as on SQLite: × the exact-form
- * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
- * its text (search.ts weighWrittenForms).
- * The tsvector (english) still matches the fallback ranking and highlights the snippets (ts_headline).
- *
- * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
- * as on SQLite) as their statement_timeout: one that overruns is cancelled by
- * the server and the search answers 422 query_too_expensive with a hint —
- * except a hybrid search whose vectors answered, which answers from them
- * alone with fallback query_budget (as on SQLite).
+ * Search on PostgreSQL (the SQLite twin is ./search.ts): same input, answer shape, reasons and fusion; full-text
+ * ranked by FTS5's own bm25 from statistics kept at write time (engines/pg-fulltext.ts, engines/pg-words.ts), or
+ * while they are built by an idf-weighted ts_rank (docs/postgresql.md). User words are bound parameters, one
+ * plainto_tsquery each, never tsquery syntax. The statements run within the query budget as their statement_timeout.
  */
 
 /**
@@ -136,11 +100,7 @@ type LexicalRow = {
 type TermStat = { q: string; df: number };
 type QueryStats = { /** The whole query's tsquery text (what `match` reports); null when no word is left (all stopwords, say). */ tsq: string | null; terms: TermStat[]; chunks: number };
 
-/**
- * In one statement: the query's tsquery as text, and for each distinct
- * lexeme its document frequency among the store's chunks (GIN counts), for
- * the idf weights of the ranking. Every word is a bound parameter.
- */
+/** In one statement: the query's tsquery as text, and each distinct lexeme's document frequency (for the idf weights). */
 async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<QueryStats> {
   const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
   const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>({
@@ -157,11 +117,7 @@ async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<Q
 /** bm25's inverse document frequency: rare words weigh more than common ones. */
 const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
 
-/**
- * The score of a chunk: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1)
- * — ts_rank grows with the lexeme's occurrences and saturates (like bm25's tf
- * term), normalization 1 divides by 1 + log(length) (like bm25's length norm).
- */
+/** A chunk's fallback score: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1) (saturating tf, length-normalised like bm25). */
 function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
   return sql.join(
     stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
@@ -169,11 +125,7 @@ function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
   );
 }
 
-/**
- * The best `take` chunks by score (rankExpression) that pass the filters,
- * with their details, and headlines for ranks [headlines.from, headlines.to]
- * (the rows that can be on the page), in one statement.
- */
+/** The best `take` chunks by rankExpression that pass the filters, with details and the page's headlines, in one statement. */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
   const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
@@ -319,11 +271,8 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
 type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's detail) or the fallback ts_rank (why). */ engine: { bm25: boolean; detail: string } | null; store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
- * Search a store (and core, read-only, when given) in any mode. `vector` is
- * the caller's vector step for mode vector/hybrid (the query embedded with the
- * store's model, or the fallback that says why not); without it those modes
- * answer lexically with reason vectors_unavailable. group=document groups
- * with the SQLite path's own grouping (search.ts groupByDocument).
+ * Search a store (and core, read-only, when given) in any mode. `vector` is the caller's vector step for mode
+ * vector/hybrid; without it those modes answer lexically with reason vectors_unavailable.
  */
 export async function searchStorePg(args: {
   handle: PgStoreHandle;

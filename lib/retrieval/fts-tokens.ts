@@ -171,12 +171,7 @@ export function clearIndexStateMemos(): void {
   stateMemos.clear();
 }
 
-/**
- * `compute()` once per index state of schema.table (FTS5's structure record,
- * rewritten by every committed change from any connection): for values that
- * walk a doclist (a common word's row count). Not kept for in-memory
- * databases (no file to key them by).
- */
+/** `compute()` once per index state of schema.table (its structure record), for values that walk a doclist; not kept for in-memory databases. */
 export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: Database.Database; schema: string; table: string; key: string; compute: () => T }): T {
   const file = databaseFileOf({ db, schema });
   const state = file ? indexStateOf({ db, schema, table }) : null;
@@ -191,12 +186,7 @@ export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: D
   return value;
 }
 
-/**
- * A token's rows and instances in schema.table (fts5vocab 'row': `doc`,
- * `cnt`), once per index state; null when the vocabulary table cannot be
- * made on this connection. The table is made only when the numbers are not
- * known yet (a request's own reader seldom needs it).
- */
+/** A token's rows and instances in schema.table (fts5vocab 'row'), once per index state; null when the vocabulary table cannot be made. */
 export function tokenStats({ db, schema, table, token }: { db: Database.Database; schema: string; table: string; token: string }): { rows: number; instances: number } | null {
   try {
     return memoByIndexState({
@@ -218,12 +208,7 @@ export function tokenStats({ db, schema, table, token }: { db: Database.Database
 }
 const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
 
-/**
- * The rows a quoted one-token phrase matches, from the vocabulary (tokenStats):
- * the same number as counting the phrase's matches, without FTS5's per-row
- * cursor. Null when the phrase is not one token under the table's tokenizer
- * or the vocabulary table cannot be made (the caller counts).
- */
+/** The rows a quoted one-token phrase matches, from the vocabulary (tokenStats); null when not one token or no vocabulary table (the caller counts). */
 export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
   const token = phraseTokens({ tokenize: tableShape({ db, schema, table }).tokenize, phrases: [phrase] })?.[0];
   if (token === undefined) return null;
