@@ -1,12 +1,13 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
 import { AppError, isAppError } from "../errors";
-import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, RRF_K, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
   bandSearchHits,
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
+  fuseCandidates,
   groupByDocument,
   lexicalOverBudgetFallback,
   POOL,
@@ -81,6 +82,12 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   return where;
 }
 
+/** The query's words as a text[] of bound parameters. */
+const wordArray = (terms: string[]): SQL => sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+/** The query's tsquery as text ('' → null) and each word's own tsquery text, in word order: columns `tsq` and `perWord`. */
+const queryTextColumns = (terms: string[], query: SQL): SQL =>
+  sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${wordArray(terms)}) with ordinality as u(w, i) order by i)) as "perWord"`;
+
 type LexicalRow = {
   id: number;
   score: number;
@@ -102,7 +109,7 @@ type QueryStats = { /** The whole query's tsquery text (what `match` reports); n
 
 /** In one statement: the query's tsquery as text, and each distinct lexeme's document frequency (for the idf weights). */
 async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<QueryStats> {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  const words = wordArray(terms);
   const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>({
     tx,
     query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
@@ -152,8 +159,7 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
  * statement (an init plan) the query's tsquery (headlines) and each word's own (the whole-document leg's fallback).
  */
 function lexicalColumns({ terms, query, headlines }: { terms: string[]; query: SQL; headlines: { from: number; to: number } }): SQL {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  return sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i)) as "perWord",
+  return sql`${queryTextColumns(terms, query)},
     c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
     case when r.rn between ${headlines.from} and ${headlines.to} and numnode(${query}) > 0 then ts_headline('english', c.text, ${query}, ${HEADLINE_OPTIONS}) end as snip,
     case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"`;
@@ -176,11 +182,7 @@ function lexicalRowsOf({ hits, first }: { hits: Bm25Hit[]; first: Record<string,
 
 /** The query's tsquery and each word's own, for an answer no statement ranked (no chunk holds the query's tokens). */
 async function queryTexts({ tx, terms, query }: { tx: PgStoreTx; terms: string[]; query: SQL }): Promise<{ tsq: string | null; perWord: string[] }> {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  const [row] = await rowsOf<{ tsq: string | null; perWord: string[] }>({
-    tx,
-    query: sql`select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"`,
-  });
+  const [row] = await rowsOf<{ tsq: string | null; perWord: string[] }>({ tx, query: sql`select ${queryTextColumns(terms, query)}` });
   return row;
 }
 
@@ -404,18 +406,14 @@ async function searchStoresPg({
                 const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
                 if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
                 leg.lexical = texts.rows;
-                const wholeLengths = new Map(leg.lexical.map((r) => [r.id, r.fullText?.length]));
-                weighLexical(leg.lexical, terms);
-                // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
-                if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths: wholeLengths, where });
-                return;
+              } else {
+                leg.engine = { bm25: false, detail: top.reason };
+                if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
+                const stats = await queryStats(ltx, terms, query);
+                leg.tsq = stats.tsq;
+                if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
+                if (leg.stats) leg.lexical = await lexicalLeg({ tx: ltx, stats: leg.stats, where, take, headlines: pageHeadlines });
               }
-              leg.engine = { bm25: false, detail: top.reason };
-              if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
-              const stats = await queryStats(ltx, terms, query);
-              leg.tsq = stats.tsq;
-              if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
-              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
               const lengths = new Map(leg.lexical.map((r) => [r.id, r.fullText?.length]));
               weighLexical(leg.lexical, terms);
               // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
@@ -456,8 +454,7 @@ async function searchStoresPg({
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
   const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs, context: r.context, matched: r.matched }))));
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
-  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs, context: r.context, matched: r.matched }]));
-  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
+  const snipOf = new Map(lexical.map((r) => [r.key, r.snip]));
   if (fp) {
     // The vector leg ran (the query was embedded): what it found, or why it could not answer.
     const belowFloorNow = legs.reduce((n, l) => n + l.belowFloor, 0);
@@ -490,27 +487,19 @@ async function searchStoresPg({
   const fusionStarted = performance.now();
   const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
 
-  const candidates: Candidate[] = [...new Set([...lexical.map((r) => r.key), ...vectorRanked.map((r) => r.key)])].flatMap((key) => {
-    const detail = detailOf(key);
-    if (!detail) return [];
-    const f = ftsPos.get(key);
-    const v = vecPos.get(key);
-    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, input.recency_tau_days);
-    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.similarity ?? 0) : (f?.score ?? 0);
-    if (answeredBy === "vector" && !v) return [];
-    return [
-      {
-        key,
-        store: key.slice(0, key.indexOf(":")),
-        detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor({ raw: f.snip, where: detail })) } : null,
-        vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
-        decay,
-        score: raw * (decay ?? 1),
-      },
-    ];
+  const candidates = fuseCandidates({
+    lexical,
+    vector: vectorRanked.map((r) => ({ key: r.key, similarity: r.score })),
+    detailOf,
+    answeredBy,
+    weights,
+    now,
+    tauDays: input.recency_tau_days,
+    snippetOf: (key, detail) => {
+      const raw = snipOf.get(key);
+      return raw == null ? { snippet: "", highlights: [] } : snippetFor({ raw, where: detail });
+    },
   });
-  candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
   recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
 
   const toHit = (c: Candidate): SearchHit => {
@@ -554,7 +543,7 @@ async function searchStoresPg({
     for (const h of handles) {
       const leg = legs.find((l) => l.store === h.store)!;
       if (!leg.tsq) continue;
-      const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
+      const ids = shown.filter((c) => c.store === h.store && c.fts && snipOf.get(c.key) === null).map((c) => c.detail.id);
       if (ids.length === 0) continue;
       const snips = await onStore(h, (tx) => headlines(tx, leg.tsq!, ids));
       for (const c of shown) {

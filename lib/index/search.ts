@@ -372,6 +372,38 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** The lexical leg's scoring, as explain names it: FTS5's bm25 (SQLite), or the idf-weighted ts_rank of search-pg.ts (PostgreSQL). */
 export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
 
+/**
+ * Fusion, one rule for both backends: a candidate per chunk key of either leg (each ranked best first), scored by
+ * what answered (weighted reciprocal rank, cosine or the lexical score) × recency, best first. `snippetOf`: a
+ * lexical hit's snippet when the backend has it already.
+ */
+export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays, snippetOf }: {
+  lexical: Pick<LexicalHit, "key" | "score" | "exactForms" | "nearPairs" | "context" | "matched">[];
+  vector: { key: string; similarity: number; distance?: number }[];
+  detailOf: (key: string) => ChunkDetail | undefined;
+  answeredBy: SearchInput["mode"];
+  weights: { fts: number; vec: number };
+  now: number;
+  tauDays: number | undefined;
+  snippetOf?: (key: string, detail: ChunkDetail) => { snippet: string; highlights: [number, number][] };
+}): Candidate[] {
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const vecPos = new Map(vector.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const candidates = [...new Set([...lexical.map((r) => r.key), ...vector.map((r) => r.key)])].flatMap((key): Candidate[] => {
+    const detail = detailOf(key);
+    if (!detail) return []; // deleted since it was indexed
+    const f = ftsPos.get(key);
+    const v = vecPos.get(key);
+    if (answeredBy === "vector" && !v) return [];
+    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, tauDays);
+    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
+    const fts = f && { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), ...(snippetOf?.(key, detail) ?? { snippet: "", highlights: [] }) };
+    const vec = v && { rank: v.rank, distance: v.r.distance ?? 1 - v.r.similarity, similarity: v.r.similarity };
+    return [{ key, store: key.slice(0, key.indexOf(":")), detail, fts: fts ?? null, vector: vec ?? null, decay, score: raw * (decay ?? 1) }];
+  });
+  return candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
+}
+
 export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
@@ -544,36 +576,13 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   // Fusion: one score per chunk.
   const t0 = performance.now();
   const answeredBy: SearchInput["mode"] = lexicalOverBudget ? "vector" : vectors ? input.mode : "fts";
-  const ftsPos = new Map(ftsRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
-  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
   const details = new Map<string, ChunkDetail>(ftsRanked.map((r) => [r.key, r.row]));
   for (const h of handles) {
     const ids = vectorRanked.filter((r) => r.store === h.store && !details.has(r.key)).map((r) => r.id);
     for (const [id, d] of detailsFor({ handle: h, ids })) details.set(`${h.store}:${id}`, d);
   }
-  const keys = [...new Set([...ftsRanked.map((r) => r.key), ...vectorRanked.map((r) => r.key)])];
-  const candidates: Candidate[] = keys.flatMap((key) => {
-    const detail = details.get(key);
-    if (!detail) return []; // deleted since it was indexed
-    const f = ftsPos.get(key);
-    const v = vecPos.get(key);
-    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, input.recency_tau_days);
-    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
-    return [
-      {
-        key,
-        store: key.slice(0, key.indexOf(":")),
-        detail,
-        // The snippet is made for the shown hits only (withShownSnippets).
-        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), snippet: "", highlights: [] } : null,
-        vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
-        decay,
-        score: raw * (decay ?? 1),
-      },
-    ];
-  });
-  const order = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
-  candidates.sort((a, b) => order({ ...a, id: a.detail.id }, { ...b, id: b.detail.id }));
+  // The snippet is made for the shown hits only (withShownSnippets).
+  const candidates = fuseCandidates({ lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key), answeredBy, weights, now, tauDays: input.recency_tau_days });
   recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
 
   const toHit = (c: Candidate): SearchHit => {
