@@ -5,13 +5,9 @@ import { rowsOf, type PgStoreTx, type SqlRunner } from "../db/pg-store";
 export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number | null };
 
 /**
- * One embeddable kind on PostgreSQL (the twin of lib/embed/embeddables.ts):
- * how the embed worker reads the current text of queued items of this kind.
- * Chunks are built in (lib/index/embed-queue-pg.ts); every other kind's
- * vector goes to the kind-generic `embeddings` table. A kind joins by
- * registering here from lib/embeddable-kinds.ts (EMBEDDABLE_KINDS_PG), as
- * traces and learnings do; the worker claims only registered kinds, so a
- * process that did not register one leaves its queue rows to one that did.
+ * One embeddable kind on PostgreSQL (the twin of lib/embed/embeddables.ts): how the embed worker reads the current
+ * text of queued items of this kind (chunks are built in; other kinds' vectors go to `embeddings`). Kinds register
+ * from lib/embeddable-kinds.ts; the worker claims only registered kinds.
  */
 export type PgEmbeddable = {
   kind: string;

@@ -304,13 +304,9 @@ export async function drainEmbedQueuesPg({
 }
 
 /**
- * The long-running loop for PostgreSQL stores (the twin of startEmbedWorker):
- * every replica may run one; claims keep them apart. `listStores`,
- * `openStore` and `registry` (the governance database, where the worker's
- * row in embed_workers is beaten) come from the entry point (lib/stores sits
- * above this module). While idle, it checks once per heartbeat whether a
- * re-embed is left to finish (its last vectors written by a replica that
- * died before finishing it).
+ * The long-running loop for PostgreSQL stores (the twin of startEmbedWorker): every replica may run one; claims keep
+ * them apart. `listStores`, `openStore` and `registry` come from the entry point (lib/stores sits above). While idle,
+ * it checks once per heartbeat for a re-embed left to finish by a replica that died.
  */
 export function startEmbedWorkerPg({
   listStores,

@@ -103,43 +103,46 @@ type LexicalRow = {
   matched?: boolean;
 };
 
-/** One query word's lexeme(s) in a store: its tsquery text and how many chunks contain it. */
+/** One query word's lexeme(s): its tsquery text and how many rows of the table contain it. */
 type TermStat = { q: string; df: number };
-type QueryStats = { /** The whole query's tsquery text (what `match` reports); null when no word is left (all stopwords, say). */ tsq: string | null; terms: TermStat[]; chunks: number };
+export type QueryStats = { /** The whole query's tsquery text (what `match` reports); null when no word is left (all stopwords, say). */ tsq: string | null; terms: TermStat[]; rows: number };
 
-/** In one statement: the query's tsquery as text, and each distinct lexeme's document frequency (for the idf weights). */
-async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<QueryStats> {
-  const words = wordArray(terms);
+/**
+ * The ts_rank fallback's statistics, in one statement: the query's tsquery as text, and each distinct lexeme of the
+ * words (in word order) with its row count in `table` (GIN counts) for the idf weights; search's and remember's.
+ */
+export async function queryStatsPg({ tx, table = sql`chunks`, terms, query }: { tx: PgStoreTx; table?: SQL; terms: string[]; query: SQL }): Promise<QueryStats> {
   const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>({
     tx,
-    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${wordArray(terms)}) with ordinality as u(w, i)),
       kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
-      select (${query})::text as tsq, kept.q, (select count(*) from chunks c where c.tsv @@ kept.q::tsquery)::int as df, (select count(*) from chunks)::int as n
+      select (${query})::text as tsq, kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
       from (select 1) one left join kept on true order by kept.i`,
   });
   const tsq = rows[0]?.tsq ?? "";
-  return { tsq: tsq === "" ? null : tsq, terms: rows.flatMap((r) => (r.q === null ? [] : [{ q: r.q, df: r.df ?? 0 }])), chunks: rows[0]?.n ?? 0 };
+  return { tsq: tsq === "" ? null : tsq, terms: rows.flatMap((r) => (r.q === null ? [] : [{ q: r.q, df: r.df ?? 0 }])), rows: rows[0]?.n ?? 0 };
 }
 
-/** bm25's inverse document frequency: rare words weigh more than common ones. */
-const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-
-/** A chunk's fallback score: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1) (saturating tf, length-normalised like bm25). */
-function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
+/**
+ * A row's fallback score: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1) (saturating tf, length-normalised
+ * like bm25); idf is bm25's, Math.log being enough for a ranking that is not FTS5's anyway.
+ */
+export function tsRankExpressionPg({ stats, tsv = sql`c.tsv` }: { stats: Pick<QueryStats, "terms" | "rows">; tsv?: SQL }): SQL {
+  const idf = (df: number) => Math.log(1 + (stats.rows - df + 0.5) / (df + 0.5));
   return sql.join(
-    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
+    stats.terms.map((t) => sql`${idf(t.df)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
     sql` + `,
   );
 }
 
-/** The best `take` chunks by rankExpression that pass the filters, with details and the page's headlines, in one statement. */
+/** The best `take` chunks by tsRankExpressionPg that pass the filters, with details and the page's headlines, in one statement. */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
   const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
     tx,
     query: sql`with q as (select ${stats.tsq}::tsquery as query),
       ranked as (
-        select c.id, ${rankExpression(stats)} as score from q, chunks c join documents d on d.doc_id = c.doc_id
+        select c.id, ${tsRankExpressionPg({ stats })} as score from q, chunks c join documents d on d.doc_id = c.doc_id
         where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
         order by score desc, c.id limit ${take}),
       numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
@@ -229,14 +232,14 @@ async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: P
 
 /**
  * The whole-document leg of group=document (SQLite: documents_fts bm25 of the candidates' documents): each
- * candidate document's chunks joined in order and scored as one text, with the chunk leg's weights (rankExpression).
+ * candidate document's chunks joined in order and scored as one text, with the chunk leg's weights (tsRankExpressionPg).
  * No document index: the tsvector is made per query, for the candidates only (DOCUMENT_POOL-bounded), within the budget.
  */
 async function wholeDocumentScores(tx: PgStoreTx, stats: QueryStats & { tsq: string }, paths: string[]): Promise<Map<string, number>> {
   if (paths.length === 0 || stats.terms.length === 0) return new Map();
   const rows = await rowsOf<{ path: string; score: number }>({
     tx,
-    query: sql`select x.path, ${rankExpression(stats, sql`x.tsv`)} as score from (
+    query: sql`select x.path, ${tsRankExpressionPg({ stats, tsv: sql`x.tsv` })} as score from (
         select d.path, to_tsvector('english', string_agg(c.text, ' ' order by c.chunk_index)) as tsv
         from documents d join chunks c on c.doc_id = d.doc_id where d.path in ${paths} group by d.path) x
       where x.tsv @@ ${stats.tsq}::tsquery`,
@@ -404,12 +407,12 @@ async function searchStoresPg({
                 // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.
                 const seen = new Set<string>();
                 const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
-                if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
+                if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, rows: top.stats.rows };
                 leg.lexical = texts.rows;
               } else {
                 leg.engine = { bm25: false, detail: top.reason };
                 if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
-                const stats = await queryStats(ltx, terms, query);
+                const stats = await queryStatsPg({ tx: ltx, terms, query });
                 leg.tsq = stats.tsq;
                 if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
                 if (leg.stats) leg.lexical = await lexicalLeg({ tx: ltx, stats: leg.stats, where, take, headlines: pageHeadlines });
