@@ -9,7 +9,7 @@ import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
-import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningFields, type LearningInput } from "./descriptors";
+import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { sha256Hex } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
@@ -65,29 +65,6 @@ function* learningById(id: number): Op<Learning> {
   return found;
 }
 
-/** A learning as it is stored, on both backends: validated, sanitized fields and the handle's hash (the dedup key). */
-export function prepareLearning(input: LearningInput): { fields: LearningFields; hash: string } {
-  const fields = normalizeLearning(learningInputSchema.parse(input));
-  return { fields, hash: sha256Hex(fields.semanticHandle) };
-}
-
-/** A new learning's row (args as an object: SQLite stores it as JSON text). */
-export function newLearningRow({ agentId, fields, hash, now }: { agentId: string; fields: LearningFields; hash: string; now: number }) {
-  return {
-    agentId,
-    predicate: fields.predicate,
-    args: fields.args,
-    description: fields.description,
-    confidence: fields.confidence,
-    semanticHandle: fields.semanticHandle,
-    handleVersion: HANDLE_VERSION,
-    handleHash: hash,
-    seenCount: 1,
-    createdAt: now,
-    lastSeenAt: now,
-  };
-}
-
 /** The API's learning, on both backends. */
 export function learningOf(r: LearningRecord): Learning {
   return {
@@ -138,7 +115,8 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
  * last_seen, and keeps the higher confidence, instead of adding a vector.
  */
 export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: LearningInput }): On<H, RecordLearningResult> {
-  const { fields, hash } = prepareLearning(input);
+  const fields = normalizeLearning(learningInputSchema.parse(input));
+  const hash = sha256Hex(fields.semanticHandle);
   return write(
     handle,
     (function* (): Op<RecordLearningResult> {
@@ -150,7 +128,8 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
       const deduped = yield* seenAgain();
       if (deduped) return deduped;
       const engine = yield* dialect();
-      const inserted = yield* insertOrIgnore(table, { ...newLearningRow({ agentId, fields, hash, now }), args: encodedJson(engine, fields.args) }, (t) => [t.handleHash]);
+      const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
+      const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
       // Another replica inserted the same handle meanwhile: count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
       yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
@@ -188,17 +167,6 @@ export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget
 }
 
 /**
- * A learning of an older handle version, brought up to date (both backends'
- * backfill): a synthesized handle (it starts with "Learning: ") is rendered by
- * today's rules; a handle the agent gave is kept as written. With its hash.
- */
-export function rerenderLearningHandle(r: { semanticHandle: string; predicate: string; args: Record<string, unknown>; description: string }): { text: string; hash: string } {
-  const synthesized = r.semanticHandle.startsWith("Learning: ");
-  const text = synthesized ? renderLearningHandle({ predicate: r.predicate, args: r.args, description: r.description }) : r.semanticHandle;
-  return { text, hash: sha256Hex(text) };
-}
-
-/**
  * Bring handles of an older version up to date, in the caller's transaction
  * (re-embed calls this first, so the vectors it queues are made from today's
  * text). Synthesized handles (they start with "Learning: ") are re-rendered; a
@@ -209,7 +177,8 @@ export function rerenderLearningHandle(r: { semanticHandle: string; predicate: s
 function* learningHandlesBackfilled(): Op<number> {
   const stale = yield* rows(table, { where: (t) => ne(t.handleVersion, HANDLE_VERSION), orderBy: (t) => [asc(t.id)], lock: "update" });
   for (const r of stale) {
-    const { text, hash } = rerenderLearningHandle({ ...r, args: decodedJson<Record<string, unknown>>(r.args) });
+    const text = r.semanticHandle.startsWith("Learning: ") ? renderLearningHandle({ predicate: r.predicate, args: decodedJson<Record<string, unknown>>(r.args), description: r.description }) : r.semanticHandle;
+    const hash = sha256Hex(text);
     const twin = yield* row(table, (t) => and(eq(t.handleHash, hash), ne(t.id, r.id)));
     if (twin) {
       yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint"), confidence: atLeast("confidence", r.confidence) }, (t) => eq(t.id, twin.id));
