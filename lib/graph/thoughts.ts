@@ -1,6 +1,6 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
-import { and, asc, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, exists, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { rowsOf, withStoreTx, type PgStoreTx } from "../db/pg-store";
@@ -12,7 +12,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
 import { blobToVector, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 import { pushTo } from "../collections";
@@ -45,20 +45,10 @@ export const NOVELTY_WINDOW = 50;
 /** Weight of the newest feedback in the utility moving average. */
 export const UTILITY_ALPHA = 0.3;
 
-/** The PostgreSQL embed worker reads a thought's content by its seq; the content hash is the input hash (no chunking rules: no version). */
-export const thoughtEmbeddablePg: PgEmbeddable = tableEmbeddablePg({ kind: THOUGHT_KIND, artifactType: THOUGHT_KIND, table: "thoughts", idColumn: "seq", textColumn: "content", hashColumn: "content_hash" });
-
-export const thoughtEmbeddable: Embeddable = {
-  kind: THOUGHT_KIND,
-  artifactType: THOUGHT_KIND,
-  load({ handle, refIds }) {
-    const rows = handle.db.select({ seq: thoughts.seq, text: thoughts.content, inputHash: thoughts.contentHash }).from(thoughts).where(inArray(thoughts.seq, refIds)).all();
-    return new Map(rows.map(({ seq, ...text }) => [seq, text]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: thoughts.seq, inputHash: thoughts.contentHash }).from(thoughts).all();
-  },
-};
+/** A thought's content by its seq; the content hash is the input hash (no chunking rules: no version). */
+const THOUGHT_TABLE = { kind: THOUGHT_KIND, artifactType: THOUGHT_KIND, table: "thoughts", idColumn: "seq", textColumn: "content", hashColumn: "content_hash" };
+export const thoughtEmbeddablePg: PgEmbeddable = tableEmbeddablePg(THOUGHT_TABLE);
+export const thoughtEmbeddable: Embeddable = tableEmbeddable(THOUGHT_TABLE);
 
 export const chainIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "chain ids are 1-128 chars of letters, digits, . _ : -");
 

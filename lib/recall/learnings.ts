@@ -1,11 +1,11 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
-import { and, asc, desc, eq, getTableColumns, inArray, ne, sql, type Column } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, ne, sql, type Column } from "drizzle-orm";
 import { z } from "zod";
 import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { learnings, type LearningRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
-import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
@@ -85,28 +85,10 @@ export function learningOf(r: LearningRecord): Learning {
   };
 }
 
-export const learningEmbeddable: Embeddable = {
-  kind: LEARNING_KIND,
-  artifactType: "learning",
-  load({ handle, refIds }) {
-    const rows = handle.db.select({ id: learnings.id, text: learnings.semanticHandle, inputHash: learnings.handleHash }).from(learnings).where(inArray(learnings.id, refIds)).all();
-    return new Map(rows.map(({ id, ...text }) => [id, text]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: learnings.id, inputHash: learnings.handleHash }).from(learnings).all();
-  },
-  chunkingVersion({ handle, refId }) {
-    return handle.db.select({ v: learnings.handleVersion }).from(learnings).where(eq(learnings.id, refId)).get()?.v ?? null;
-  },
-  backfill: ({ handle }) => inCallerTx(handle, learningHandlesBackfilled()),
-};
-
-/** The PostgreSQL embed worker reads a learning's handle by its id; the handle hash is the input hash. */
-export const learningEmbeddablePg: PgEmbeddable = {
-  ...tableEmbeddablePg({ kind: LEARNING_KIND, artifactType: "learning", table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash", versionColumn: "handle_version" }),
-  backfill: ({ tx }) => inCallerTx(tx, learningHandlesBackfilled()),
-};
-
+// Vectors are made from the stored handle, and its hash is the input hash.
+const LEARNING_TABLE = { kind: LEARNING_KIND, artifactType: "learning", table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash", versionColumn: "handle_version" };
+export const learningEmbeddable: Embeddable = { ...tableEmbeddable(LEARNING_TABLE), backfill: ({ handle }) => inCallerTx(handle, learningHandlesBackfilled()) };
+export const learningEmbeddablePg: PgEmbeddable = { ...tableEmbeddablePg(LEARNING_TABLE), backfill: ({ tx }) => inCallerTx(tx, learningHandlesBackfilled()) };
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
 

@@ -5,7 +5,7 @@ import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, se
 import { reasoningTraces, type ReasoningTraceRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
-import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
@@ -68,31 +68,9 @@ export function traceOf(r: TraceRecord): Trace {
 }
 
 // Vectors are made from the stored descriptor, and its hash is the input hash.
-export const traceEmbeddable: Embeddable = {
-  kind: TRACE_KIND,
-  artifactType: "reasoning_trace",
-  load({ handle, refIds }) {
-    const rows = handle.db
-      .select({ id: reasoningTraces.id, text: reasoningTraces.summaryDescriptor, inputHash: reasoningTraces.descriptorHash })
-      .from(reasoningTraces)
-      .where(inArray(reasoningTraces.id, refIds))
-      .all();
-    return new Map(rows.map(({ id, ...text }) => [id, text]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: reasoningTraces.id, inputHash: reasoningTraces.descriptorHash }).from(reasoningTraces).all();
-  },
-  chunkingVersion({ handle, refId }) {
-    return handle.db.select({ v: reasoningTraces.descriptorVersion }).from(reasoningTraces).where(eq(reasoningTraces.id, refId)).get()?.v ?? null;
-  },
-  backfill: ({ handle }) => inCallerTx(handle, traceDescriptorsBackfilled()),
-};
-
-/** The PostgreSQL embed worker reads a trace's descriptor by its id; the descriptor hash is the input hash. */
-export const traceEmbeddablePg: PgEmbeddable = {
-  ...tableEmbeddablePg({ kind: TRACE_KIND, artifactType: "reasoning_trace", table: "reasoning_traces", textColumn: "summary_descriptor", hashColumn: "descriptor_hash", versionColumn: "descriptor_version" }),
-  backfill: ({ tx }) => inCallerTx(tx, traceDescriptorsBackfilled()),
-};
+const TRACE_TABLE = { kind: TRACE_KIND, artifactType: "reasoning_trace", table: "reasoning_traces", textColumn: "summary_descriptor", hashColumn: "descriptor_hash", versionColumn: "descriptor_version" };
+export const traceEmbeddable: Embeddable = { ...tableEmbeddable(TRACE_TABLE), backfill: ({ handle }) => inCallerTx(handle, traceDescriptorsBackfilled()) };
+export const traceEmbeddablePg: PgEmbeddable = { ...tableEmbeddablePg(TRACE_TABLE), backfill: ({ tx }) => inCallerTx(tx, traceDescriptorsBackfilled()) };
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
 
