@@ -146,12 +146,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
   );
 }
 
-/**
- * Whether any trace waits for its vector after backpressure. Only the id is
- * read, so the index on embed_skipped_at answers it alone (for whole rows
- * SQLite's planner prefers scanning the table, which finds nothing when no
- * trace was skipped: a read of every trace on every write).
- */
+/** Whether any trace waits for its vector after backpressure; only the id is read, so the embed_skipped_at index answers alone (SQLite would scan the table for whole rows). */
 function* anySkippedTrace(): Op<boolean> {
   const found = yield* select({ t: table }, (db, { t }) => db.select({ id: t.id }).from(t).where(isNotNull(t.embedSkippedAt)).limit(1));
   return found.length > 0;
@@ -165,11 +160,7 @@ function* pendingEmbeddingsUpTo(limit: number): Op<number> {
 
 export const CATCH_UP_BATCH = 50;
 
-/**
- * Once the backlog is back under half the watermark, traces that backpressure
- * stored without a vector are queued again, a few per write, oldest first
- * (on PostgreSQL rows another writer is queueing are skipped, not waited for).
- */
+/** Traces backpressure stored without a vector, queued again a few per write, oldest first (on PostgreSQL rows another writer is queueing are skipped). */
 function* skippedTracesRequeued(): Op<{ kind: string; refId: number; inputHash: string }[]> {
   const skipLocked = (yield* dialect()) === "pg" ? sql` for update skip locked` : sql``;
   const found = yield* sqlRows<{ id: number | string; hash: string }>(
