@@ -61,10 +61,7 @@ export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx:
   }
 }
 
-/**
- * Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR
- * UPDATE SKIP LOCKED: concurrent claims never share a row).
- */
+/** Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
 export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
   const found = (
     await tx.execute(sql`with ready as (
@@ -78,11 +75,7 @@ export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Da
   return found.map((r) => ({ ...r, id: Number(r.id), refId: Number(r.refId) })).sort((a, b) => a.id - b.id);
 }
 
-/**
- * Claims whose worker stopped beating (its row in public.embed_workers silent
- * for WORKER_STALE_MS), for the store's health. Judged from the shared
- * registry, not from this host's processes, so every replica reports the same.
- */
+/** Claims whose worker stopped beating (silent in public.embed_workers for WORKER_STALE_MS), judged from the shared registry so every replica reports the same. */
 export async function readStaleClaimsPg({ tx, now = Date.now() }: { tx: SqlRunner; now?: number }): Promise<StaleClaims | null> {
   const rows = await rowsOf<{ owner: string; items: number }>({
     tx,
@@ -103,11 +96,7 @@ export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Back
   return { pending: row.pending, parked: row.parked, oldest_enqueued_at: row.oldest === null ? null : Number(row.oldest) };
 }
 
-/**
- * The backlog reason of a store above DUALMIND_EMBED_BACKLOG_WATERMARK (its
- * vector answers degrade to lexical, as on SQLite), else null. Counts at most
- * watermark + 1 rows, so a long queue costs no more than a short one.
- */
+/** The backlog reason of a store above DUALMIND_EMBED_BACKLOG_WATERMARK (vectors degrade to lexical), else null; counts at most watermark + 1 rows. */
 export async function backlogFallbackPg({ tx, watermark = getConfig().embed.backlogWatermark }: { tx: SqlRunner; watermark?: number }): Promise<Fallback | null> {
   const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (select 1 from embed_queue where parked_at is null limit ${watermark + 1}) q` });
   if (n <= watermark) return null;
@@ -117,10 +106,7 @@ export async function backlogFallbackPg({ tx, watermark = getConfig().embed.back
 
 type Work = { item: ClaimedItem } & PgEmbeddableText;
 
-/**
- * One worker step for one store: claim a batch, embed what the cache lacks
- * (outside any transaction), then finish in one transaction.
- */
+/** One worker step for one store: claim a batch, embed what the cache lacks (outside any transaction), finish in one transaction. */
 export async function processEmbedBatchPg({
   handle,
   embedder = getEmbedder(),
@@ -222,11 +208,7 @@ async function embedClaimedBatchPg({
   return result;
 }
 
-/**
- * Delete the queue rows this worker still owns and, for exactly those, write
- * provenance, vectors and cache in the caller's transaction. Returns the
- * vectors written.
- */
+/** Delete the queue rows this worker still owns and, for exactly those, write provenance, vectors and cache in the caller's transaction; answers the vectors written. */
 async function finishEmbedItemsPg({
   tx,
   handle,

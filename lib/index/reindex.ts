@@ -70,11 +70,7 @@ function statOf(file: string): FileStat {
   return { size: s.size, mtime: Math.floor(s.mtimeMs), ctime: Math.floor(s.ctimeMs), ino: s.ino };
 }
 
-/**
- * The text to write for a pending file: re-read when the file changed after
- * the scan (a memory saved meanwhile), so the index never goes back in time,
- * or when the scan's read was racy, so indexed_at is the time of a read.
- */
+/** The text to write for a pending file: re-read when it changed after the scan (the index never goes back in time) or the scan's read was racy (indexed_at is a read's time). */
 function currentText(p: Pending): { text: string; stat: FileStat } | null {
   try {
     const stat = statOf(p.abs);
@@ -115,11 +111,7 @@ export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): Unind
   }
 }
 
-/**
- * The reindex as steps: read and hash every file (yielding now and then so
- * an async driver can keep a server responsive), then apply every change in
- * ONE transaction, so a crash leaves the previous index whole.
- */
+/** The reindex as steps: read and hash every file (yielding now and then for an async driver), then apply every change in ONE transaction, so a crash leaves the previous index whole. */
 function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Generator<void, ReindexResult> {
   const started = performance.now();
   const { sqlite, db, store } = handle;
@@ -294,11 +286,7 @@ function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHand
   }
 }
 
-/**
- * Record that the index matches the files as of now, with the chunking it used:
- * at the end of a reindex, and when a store is created (its index and its
- * memory folder are both empty, so there is nothing to build from).
- */
+/** Record that the index matches the files as of now, with its chunking: at the end of a reindex, and when a store is created (nothing to build from). */
 export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
   for (const [key, value] of [["index_built_at", String(Date.now())], ["chunking_version", String(CHUNKING_VERSION)]]) {
     handle.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();

@@ -4,12 +4,9 @@ import { preparedOnce } from "../db/statements";
 import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /**
- * What FTS5 stored, read without ranking: a table's tokenizer and totals,
- * the tokens its tokenizer makes of a text (a private in-memory FTS5 table
- * with the same tokenizer: the scratch table), and the per-connection temp
- * fts5vocab tables over an index, and values kept per index state. Shared
- * by the pruned rankings (selective-match), the row scorer (bm25-rows) and
- * the word lists, none of which depends on another for them.
+ * What FTS5 stored, read without ranking: a table's tokenizer and totals, the tokens its tokenizer makes of a text
+ * (the scratch table), the per-connection fts5vocab tables, and values kept per index state; shared by selective-match,
+ * bm25-rows and the word lists.
  */
 
 /**
@@ -28,11 +25,7 @@ export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; s
 }
 const tokenizersOf = new WeakMap<Database.Database, Map<string, string>>();
 
-/**
- * A private in-memory FTS5 table per tokenizer and column count: the same
- * text through the same tokenizer gives the index's own tokens, so term
- * counts and lengths read from it are what FTS5 stored for the row.
- */
+/** A private in-memory FTS5 table per tokenizer and column count: the same text through the same tokenizer gives the counts and lengths FTS5 stored for the row. */
 let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
@@ -69,11 +62,7 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
   }
 }
 
-/**
- * Rows' texts through the scratch table (the index's tokenizer): each row's
- * length in tokens (all columns) and its count of each of `tokens` — what
- * FTS5 stored for a row of that text, without reading the index's doclists.
- */
+/** Rows' texts through the scratch table: each row's length in tokens (all columns) and count of each of `tokens`, as FTS5 stored them, without reading doclists. */
 export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable({ tokenize, columns });
   const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
