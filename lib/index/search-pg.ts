@@ -5,6 +5,7 @@ import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_C
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
   bandSearchHits,
+  chunkHit,
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
   fuseCandidates,
@@ -18,7 +19,6 @@ import {
   type Candidate,
   type ChunkDetail,
   type LexicalRanking,
-  type SearchHit,
   type SearchInput,
   type SearchResult,
   weighWrittenForms,
@@ -505,12 +505,8 @@ async function searchStoresPg({
   });
   recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
 
-  const toHit = (c: Candidate): SearchHit => {
-    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail });
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }) };
-    return hit;
-  };
+  const toHit = (c: Candidate) =>
+    chunkHit({ chunk: c, snippet: c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail }), explain: input.explain, mode: answeredBy, weights, ranking: RANKING });
 
   // group=document: the scoring of the SQLite path (a short query weighs its passages more), with the whole-document leg.
   const scoring = { ...DOCUMENT_SCORING };

@@ -404,6 +404,13 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
   return candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
 }
 
+/** A candidate as a chunk hit (both backends), with `signals` when explained. */
+export function chunkHit({ chunk: c, snippet, explain, mode, weights, ranking }: { chunk: Candidate; snippet: { snippet: string; highlights: [number, number][] }; explain: boolean; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): SearchHit {
+  const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
+  if (explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode, weights, ranking }) };
+  return hit;
+}
+
 export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
@@ -585,11 +592,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const candidates = fuseCandidates({ lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key), answeredBy, weights, now, tauDays: input.recency_tau_days });
   recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
 
-  const toHit = (c: Candidate): SearchHit => {
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights }) };
-    return hit;
-  };
+  // The snippets are made for the shown hits only (withShownSnippets).
+  const toHit = (c: Candidate) => chunkHit({ chunk: c, snippet: { snippet: "", highlights: [] }, explain: input.explain, mode: answeredBy, weights });
 
   let hits: SearchHit[];
   if (!grouped) {
