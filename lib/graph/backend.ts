@@ -13,14 +13,9 @@ import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 
 /**
- * Thoughts, chains, the knowledge graph and working memory behind one
- * interface, as stores() (lib/stores/backend.ts) is for documents, search
- * and memories, on SQLite stores or on PostgreSQL when DATABASE_URL is set.
- * It lives here, not in stores(), because graph sits above stores (tests/architecture.test.ts); routes and
- * MCP tools call graphBackend() the way they call stores(), and an unknown
- * store is a 404 on both. `remember` opens core beside the store only when
- * the request includes it; the token's right to read core was checked with
- * the request (the route wrapper and runTool check every store it refers to).
+ * Thoughts, chains, the knowledge graph and working memory behind one interface, on SQLite stores or PostgreSQL
+ * (docs/ARCHITECTURE.md). Here, not in stores(), because graph sits above stores. An unknown store is a 404 on both;
+ * `remember` opens core only when the request includes it, the token's right to read core checked with the request.
  */
 export type GraphBackend = ReturnType<typeof graphOn>;
 

@@ -224,13 +224,10 @@ type CountRow = { n: number };
 const LISTING_HINT = "use fewer or rarer words in q, a smaller offset, or filter by entity_type";
 
 /**
- * Nodes by type and/or text, any of the words. The text search is the one
- * place the engines differ: FTS5 over kg_node_fts ranked by bm25 on SQLite,
- * the tsvector over name, display name and tags ranked by ts_rank on
- * PostgreSQL. A text filter (`q`) or a deep offset is the caller's to make
- * expensive: both statements share one query budget.
+ * Nodes by type and/or text, any of the words: FTS5 over kg_node_fts (bm25) on SQLite, the tsvector (ts_rank) on
+ * PostgreSQL, both statements under one query budget. The answer stops at DUALMIND_LIST_MAX_BYTES with
+ * `next_offset`; the dashboard (`budget: false`) pages by number and renders its page on the server.
  */
-/** The answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset`; the dashboard (`budget: false`) pages by number and renders its page on the server. */
 export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listNodesQuerySchema>; budget?: boolean }): On<H, { nodes: GraphNode[]; total: number; next_offset: number | null }> {
   const f = listNodesQuerySchema.parse(filter);
   return read(

@@ -13,35 +13,11 @@ import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
 
 /**
- * Fused remember over thoughts and graph nodes of a store (and, read-only,
- * core).
- *
- *   score = w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match
- *         + w_rel·edge_weight − w_conflict·inconsistency
- *
- * semantic        cosine(query, vector) when the item has a current vector;
- *                 otherwise (not embedded yet, or vectors unusable) its bm25
- *                 relative to the best FTS hit of its list.
- * recency         exp(−Δt/τ), Δt = as_of − the item's time (thought timestamp,
- *                 node updated_at). as_of defaults to the newest candidate's
- *                 time, so the same data and query always score the same.
- * episodic        1 for a thought (an episode); for a node, the share of its
- *                 frames in the episodic column.
- * procedure_match share of the query's words found in the node's procedural
- *                 frames (for a build/debug thought: in its content).
- * edge_weight     the largest weight of a relation (≥ min_edge_weight)
- *                 linking the node to a node found directly.
- * inconsistency   for a node: (property keys with different values across its
- *                 frames + contradicting evidence links) / (property keys +
- *                 evidence links); for a thought: 1 − consistency.
- *
- * Defaults are set by measurement (bench/graph.bench.ts, known-item queries
- * at 10k thoughts + 5k nodes): larger episodic/procedural/relation weights
- * (0.3/0.3/0.4) cut MRR@10 from 0.65 (semantic only) to 0.36 as neighbours
- * and recent items crowded out the item asked for; at 0.05/0.05/0.1 they
- * reorder near-ties and stay within 0.02 of semantic only. The conflict
- * penalty only lowers items that disagree with themselves, so it stays high.
- * Returned with every response; any weight can be overridden per request.
+ * Fused remember over thoughts and graph nodes of a store (and, read-only, core): REMEMBER_FORMULA over the
+ * REMEMBER_SIGNALS below (docs/api-and-mcp.md). as_of defaults to the newest candidate's time, so the same data and
+ * query always score the same. The default weights are set by measurement (bench/graph.bench.ts): larger episodic,
+ * procedural and relation weights let neighbours and recent items crowd out the item asked for; small ones reorder
+ * near-ties. The conflict penalty only lowers items that disagree with themselves, so it stays high.
  */
 export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
 const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };

@@ -1,6 +1,6 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
-import { and, asc, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, exists, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { rowsOf, withStoreTx, type PgStoreTx } from "../db/pg-store";
@@ -12,7 +12,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
 import { blobToVector, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 import { pushTo } from "../collections";
@@ -22,19 +22,11 @@ import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 
 /**
- * Thoughts and chains, one repository over both engines (lib/db/port.ts).
- * A write to a chain locks the chain's row (SQLite: the immediate
- * transaction's write lock; PostgreSQL: SELECT … FOR UPDATE) before it reads
- * the chain's last thought number, so writers on any process or replica
- * number a chain's thoughts one after the other, and the chain's count moves
- * in the same transaction. The unique (chain_id, thought_number) index is
- * the backstop.
- *
- * Vectors: a thought is queued for its vector (kind "thought", the content
- * as text, content_hash as input hash) in its insert's transaction; its
- * `embedding` says pending / ready / missing, and novelty (1 − max cosine to
- * the NOVELTY_WINDOW embedded thoughts before it) is filled in on reads once
- * its vector has landed — the one part written per engine (refreshNovelty).
+ * Thoughts and chains, one repository over both engines (lib/db/port.ts). A write to a chain locks the chain's row
+ * before it reads the chain's last thought number, so writers on any replica number a chain's thoughts one after the
+ * other and the chain's count moves in the same transaction; the unique (chain_id, thought_number) index is the
+ * backstop. A thought is queued for its vector in its insert's transaction; novelty (1 − max cosine to the
+ * NOVELTY_WINDOW embedded thoughts before it) is filled in on reads once the vector has landed (refreshNovelty).
  */
 const chainsTable = graphTables.chains;
 const thoughtsTable = graphTables.thoughts;
@@ -45,20 +37,10 @@ export const NOVELTY_WINDOW = 50;
 /** Weight of the newest feedback in the utility moving average. */
 export const UTILITY_ALPHA = 0.3;
 
-/** The PostgreSQL embed worker reads a thought's content by its seq; the content hash is the input hash (no chunking rules: no version). */
-export const thoughtEmbeddablePg: PgEmbeddable = tableEmbeddablePg({ kind: THOUGHT_KIND, artifactType: THOUGHT_KIND, table: "thoughts", idColumn: "seq", textColumn: "content", hashColumn: "content_hash" });
-
-export const thoughtEmbeddable: Embeddable = {
-  kind: THOUGHT_KIND,
-  artifactType: THOUGHT_KIND,
-  load({ handle, refIds }) {
-    const rows = handle.db.select({ seq: thoughts.seq, text: thoughts.content, inputHash: thoughts.contentHash }).from(thoughts).where(inArray(thoughts.seq, refIds)).all();
-    return new Map(rows.map(({ seq, ...text }) => [seq, text]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: thoughts.seq, inputHash: thoughts.contentHash }).from(thoughts).all();
-  },
-};
+/** A thought's content by its seq; the content hash is the input hash (no chunking rules: no version). */
+const THOUGHT_TABLE = { kind: THOUGHT_KIND, artifactType: THOUGHT_KIND, table: "thoughts", idColumn: "seq", textColumn: "content", hashColumn: "content_hash" };
+export const thoughtEmbeddablePg: PgEmbeddable = tableEmbeddablePg(THOUGHT_TABLE);
+export const thoughtEmbeddable: Embeddable = tableEmbeddable(THOUGHT_TABLE);
 
 export const chainIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "chain ids are 1-128 chars of letters, digits, . _ : -");
 
@@ -160,26 +142,6 @@ function* thoughtById(id: string): Op<Thought | undefined> {
   return found;
 }
 
-/** A new thought's columns; the thought number is the caller's, read under its write lock. */
-export function newThoughtRow({ id, input: t, thoughtNumber, actor, now }: { id: string; input: z.output<typeof thinkInputSchema>; thoughtNumber: number | null; actor: string; now: number }) {
-  return {
-    id,
-    content: t.content,
-    framework: t.framework,
-    chainId: t.chain_id ?? null,
-    thoughtNumber,
-    totalThoughts: t.total_thoughts ?? null,
-    timestamp: t.timestamp ?? now,
-    importance: t.importance,
-    relevance: t.relevance,
-    tags: JSON.stringify(normalizeTags(t.tags)),
-    category: t.category ?? null,
-    consistency: t.consistency ?? null,
-    contentHash: sha256Hex(t.content),
-    createdBy: actor,
-  };
-}
-
 /** The 409 of a thought number already taken in its chain. */
 function thoughtNumberTaken({ chainId, n }: { chainId: string; n: number }): AppError {
   return new AppError("conflict", `chain ${chainId} already has thought number ${n}`);
@@ -207,17 +169,21 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
           thoughtNumber = n + 1;
         }
       }
-      const values = newThoughtRow({ id, input: t, thoughtNumber, actor, now });
+      // The thought number was read under the chain's write lock.
+      const thought = {
+        id, content: t.content, framework: t.framework, chainId: t.chain_id ?? null, thoughtNumber, totalThoughts: t.total_thoughts ?? null, timestamp: t.timestamp ?? now,
+        importance: t.importance, relevance: t.relevance, tags: JSON.stringify(normalizeTags(t.tags)), category: t.category ?? null, consistency: t.consistency ?? null, contentHash: sha256Hex(t.content), createdBy: actor,
+      };
       let seq: number;
       try {
-        ({ seq } = yield* insert(thoughtsTable, values));
+        ({ seq } = yield* insert(thoughtsTable, thought));
         yield* rowWordsWritten({ table: THOUGHT_WORDS, ids: [seq] });
       } catch (e) {
         // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
         if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken({ chainId: t.chain_id, n: t.thought_number });
         throw e;
       }
-      yield* enqueueVectors([{ kind: THOUGHT_KIND, refId: seq, inputHash: values.contentHash }]);
+      yield* enqueueVectors([{ kind: THOUGHT_KIND, refId: seq, inputHash: thought.contentHash }]);
       if (t.chain_id) {
         const chainId = t.chain_id;
         yield* update(chainsTable, { thoughtCount: sql`thought_count + 1`, updatedAt: now }, (c) => eq(c.id, chainId));
@@ -284,12 +250,8 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 
 /**
- * Fill in novelty for thoughts whose vector (of this model, of their current
- * text) has landed: 1 − max cosine to the NOVELTY_WINDOW embedded thoughts
- * written before each (1 for the first), as computePendingNovelty does on
- * SQLite. Vectors are stored normalized, so cosine is their dot product.
- * Rows another replica is filling in are skipped (SKIP LOCKED); the value
- * is the same whoever computes it, and is written only while still null.
+ * computePendingNovelty on PostgreSQL (vectors stored normalized: cosine is their dot product). Rows another replica
+ * is filling in are skipped (SKIP LOCKED): the value is the same whoever computes it, written only while still null.
  */
 export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgStoreTx; fingerprintId: string }): Promise<number> {
   const ready = await rowsOf<{ seq: string; embedding: number[] }>({
@@ -349,11 +311,8 @@ export async function getThoughtById({ handle, id }: { handle: AnyStoreHandle; i
 const LISTING_HINT = "use fewer or rarer words in q, a smaller offset, or filter by chain_id or framework";
 
 /**
- * A listing's `q` filter, any of its words as typed (stopwords kept), in each
- * engine's full-text index: FTS5's thoughts_fts (user text reaches MATCH
- * only as quoted words, lib/retrieval buildFtsMatch) or the hand-written
- * tsvector column (0005), each word a bound plainto_tsquery. Null: no word
- * to look for.
+ * A listing's `q` filter, any of its words as typed (stopwords kept): FTS5's thoughts_fts (quoted words only) or the
+ * tsvector column, each word a bound plainto_tsquery. Null: no word to look for.
  */
 function listingTextFilter(q: string): Op<SQL | null> {
   return engineStep({

@@ -4,13 +4,9 @@ import { preparedOnce } from "../db/statements";
 import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuild-markers";
 
 /**
- * The whole-document full-text index (`documents_fts`, migration 0013): one
- * row per document — its path's words, its title heading and its whole text,
- * tokenized without stemming — so search with group=document can weigh a
- * document's evidence as a whole (whole-document bm25) beside the stemmed
- * chunk evidence of `chunks_fts`. Ingest writes a document's row; deleting
- * the document deletes it (trigger); rows of documents that existed before
- * the migration are filled by the resumable rebuild in fts-rebuild.ts.
+ * The whole-document full-text index (`documents_fts`): one row per document (path words, title heading, whole text,
+ * unstemmed) for group=document's whole-document bm25. Ingest writes a row, a trigger deletes it, and rows of older
+ * documents are filled by the resumable rebuild in fts-rebuild.ts.
  */
 
 /** A chunk of a document as the index holds it: its byte range in the document and its text. */

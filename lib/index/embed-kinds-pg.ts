@@ -1,17 +1,16 @@
 import { sql, type SQL } from "drizzle-orm";
+import type { StoreHandle } from "../db/connection";
 import { rowsOf, type PgStoreTx, type SqlRunner } from "../db/pg-store";
+import { preparedOnce } from "../db/statements";
+import type { Embeddable, EmbeddableRef, EmbeddableText } from "../embed/embeddables";
 
 /** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text (null: no such rules, as thoughts). */
 export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number | null };
 
 /**
- * One embeddable kind on PostgreSQL (the twin of lib/embed/embeddables.ts):
- * how the embed worker reads the current text of queued items of this kind.
- * Chunks are built in (lib/index/embed-queue-pg.ts); every other kind's
- * vector goes to the kind-generic `embeddings` table. A kind joins by
- * registering here from lib/embeddable-kinds.ts (EMBEDDABLE_KINDS_PG), as
- * traces and learnings do; the worker claims only registered kinds, so a
- * process that did not register one leaves its queue rows to one that did.
+ * One embeddable kind on PostgreSQL (the twin of lib/embed/embeddables.ts): how the embed worker reads the current
+ * text of queued items of this kind (chunks are built in; other kinds' vectors go to `embeddings`). Kinds register
+ * from lib/embeddable-kinds.ts; the worker claims only registered kinds.
  */
 export type PgEmbeddable = {
   kind: string;
@@ -42,7 +41,10 @@ export type PgEmbeddable = {
  * provenance then records no version, as on SQLite). Names are code
  * constants, quoted as identifiers.
  */
-export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", textColumn, hashColumn, versionColumn }: { kind: string; artifactType: string; table: string; idColumn?: string; textColumn: string; hashColumn: string; versionColumn?: string }): PgEmbeddable {
+/** A kind kept in one store table: its key (`id` unless named), text, text hash and rules' version columns (code constants). */
+export type TableKind = { kind: string; artifactType: string; table: string; idColumn?: string; textColumn: string; hashColumn: string; versionColumn?: string };
+
+export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", textColumn, hashColumn, versionColumn }: TableKind): PgEmbeddable {
   const [t, id, text, hash] = [table, idColumn, textColumn, hashColumn].map((n) => sql.identifier(n));
   const version = versionColumn ? sql.identifier(versionColumn) : sql`null::int`;
   return {
@@ -53,6 +55,20 @@ export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", 
       return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.hash, chunkingVersion: r.version }]));
     },
     missingVectors: (fingerprintId) => missingVectorsSql({ kind, table, idColumn, hashColumn, fingerprintId }),
+  };
+}
+
+/** The same table kind on SQLite (lib/embed/embeddables.ts), read by one statement each. */
+export function tableEmbeddable({ kind, artifactType, table, idColumn = "id", textColumn, hashColumn, versionColumn }: TableKind): Embeddable {
+  const [t, id, text, hash] = [table, idColumn, textColumn, hashColumn].map((n) => `"${n}"`);
+  const statement = (handle: StoreHandle, sql: string) => preparedOnce({ sqlite: handle.sqlite, sql });
+  return {
+    kind,
+    artifactType,
+    load: ({ handle, refIds }) =>
+      new Map((statement(handle, `select ${id} as id, ${text} as text, ${hash} as inputHash from ${t} where ${id} in (select value from json_each(?))`).all(JSON.stringify(refIds)) as ({ id: number } & EmbeddableText)[]).map(({ id, ...r }) => [id, r])),
+    listAll: ({ handle }) => statement(handle, `select ${id} as refId, ${hash} as inputHash from ${t}`).all() as EmbeddableRef[],
+    ...(versionColumn ? { chunkingVersion: ({ handle, refId }: { handle: StoreHandle; refId: number }) => (statement(handle, `select "${versionColumn}" as v from ${t} where ${id} = ?`).get(refId) as { v: number | null } | undefined)?.v ?? null } : {}),
   };
 }
 

@@ -62,10 +62,7 @@ export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx:
   }
 }
 
-/**
- * Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR
- * UPDATE SKIP LOCKED: concurrent claims never share a row).
- */
+/** Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
 export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
   const found = (
     await tx.execute(sql`with ready as (
@@ -79,11 +76,7 @@ export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Da
   return found.map((r) => ({ ...r, id: Number(r.id), refId: Number(r.refId) })).sort((a, b) => a.id - b.id);
 }
 
-/**
- * Claims whose worker stopped beating (its row in public.embed_workers silent
- * for WORKER_STALE_MS), for the store's health. Judged from the shared
- * registry, not from this host's processes, so every replica reports the same.
- */
+/** Claims whose worker stopped beating (silent in public.embed_workers for WORKER_STALE_MS), judged from the shared registry so every replica reports the same. */
 export async function readStaleClaimsPg({ tx, now = Date.now() }: { tx: SqlRunner; now?: number }): Promise<StaleClaims | null> {
   const rows = await rowsOf<{ owner: string; items: number }>({
     tx,
@@ -104,11 +97,7 @@ export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Back
   return { pending: row.pending, parked: row.parked, oldest_enqueued_at: row.oldest === null ? null : Number(row.oldest) };
 }
 
-/**
- * The backlog reason of a store above DUALMIND_EMBED_BACKLOG_WATERMARK (its
- * vector answers degrade to lexical, as on SQLite), else null. Counts at most
- * watermark + 1 rows, so a long queue costs no more than a short one.
- */
+/** The backlog reason of a store above DUALMIND_EMBED_BACKLOG_WATERMARK (vectors degrade to lexical), else null; counts at most watermark + 1 rows. */
 export async function backlogFallbackPg({ tx, watermark = getConfig().embed.backlogWatermark }: { tx: SqlRunner; watermark?: number }): Promise<Fallback | null> {
   const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (select 1 from embed_queue where parked_at is null limit ${watermark + 1}) q` });
   if (n <= watermark) return null;
@@ -118,10 +107,7 @@ export async function backlogFallbackPg({ tx, watermark = getConfig().embed.back
 
 type Work = { item: ClaimedItem } & PgEmbeddableText;
 
-/**
- * One worker step for one store: claim a batch, embed what the cache lacks
- * (outside any transaction), then finish in one transaction.
- */
+/** One worker step for one store: claim a batch, embed what the cache lacks (outside any transaction), finish in one transaction. */
 export async function processEmbedBatchPg({
   handle,
   embedder = getEmbedder(),
@@ -223,11 +209,7 @@ async function embedClaimedBatchPg({
   return result;
 }
 
-/**
- * Delete the queue rows this worker still owns and, for exactly those, write
- * provenance, vectors and cache in the caller's transaction. Returns the
- * vectors written.
- */
+/** Delete the queue rows this worker still owns and, for exactly those, write provenance, vectors and cache in the caller's transaction; answers the vectors written. */
 async function finishEmbedItemsPg({
   tx,
   handle,
@@ -303,13 +285,9 @@ export async function drainEmbedQueuesPg({
 }
 
 /**
- * The long-running loop for PostgreSQL stores (the twin of startEmbedWorker):
- * every replica may run one; claims keep them apart. `listStores`,
- * `openStore` and `registry` (the governance database, where the worker's
- * row in embed_workers is beaten) come from the entry point (lib/stores sits
- * above this module). While idle, it checks once per heartbeat whether a
- * re-embed is left to finish (its last vectors written by a replica that
- * died before finishing it).
+ * The long-running loop for PostgreSQL stores (the twin of startEmbedWorker): every replica may run one; claims keep
+ * them apart. `listStores`, `openStore` and `registry` come from the entry point (lib/stores sits above). While idle,
+ * it checks once per heartbeat for a re-embed left to finish by a replica that died.
  */
 export function startEmbedWorkerPg({
   listStores,

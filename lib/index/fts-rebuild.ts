@@ -6,18 +6,10 @@ import { documentFtsRebuildPending, rebuildDocumentFtsBatchInTransaction, restar
 import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuild-markers";
 
 /**
- * The chunk full-text index is rebuilt in place, in batches by chunk id, when
- * its tokenizer changes (drizzle/index/0009_fts_stemming.sql recreates it
- * empty and records the range to fill). Each batch is one transaction that
- * indexes the next rows AND moves `fts_rebuilt_through` forward, so a crash
- * loses at most the batch in flight and the next open carries on from there;
- * two processes sharing a store take turns batch by batch (the range is read
- * inside the write lock). While it runs, full-text search answers from the
- * rows indexed so far (ftsRebuildState says how far).
- *
- * The whole-document index (documents_fts, migration 0013) is rebuilt the
- * same way after it, in batches by doc_id (document-fts.ts); until it is
- * whole, search ranks documents by their chunks alone.
+ * The chunk full-text index is rebuilt in place, in batches by chunk id, when its tokenizer changes (migration 0009
+ * recreates it empty and records the range to fill). Each batch is one transaction that indexes the next rows AND
+ * moves `fts_rebuilt_through`, so a crash loses at most the batch in flight; two processes take turns batch by batch
+ * (the range is read inside the write lock). The whole-document index (document-fts.ts) follows the same way.
  */
 
 /** The tokenizer of `chunks_fts`, as recorded in store meta (`fts_tokenizer`) by the migration that set it. */
@@ -136,11 +128,9 @@ function running(): WeakSet<Database.Database> {
 }
 
 /**
- * If the store has a pending FTS rebuild, carry it on in the background (one
- * loop per connection; a no-op otherwise or if one runs).
- * Batches are spaced by a timer, so requests are served in between; the timer
- * does not keep a CLI process alive (progress is saved batch by batch, and the
- * next open resumes). A closed connection ends the loop: the next open starts it again.
+ * Carry a pending FTS rebuild on in the background (one loop per connection). Batches are spaced by an unref'd timer,
+ * so requests are served in between and a CLI process is not kept alive (the next open resumes); a closed connection
+ * ends the loop.
  */
 export function resumeFtsRebuild({ handle }: { handle: StoreHandle }): void {
   if (running().has(handle.sqlite) || (!rebuildRange(handle) && !documentFtsRebuildPending(handle.sqlite))) return;

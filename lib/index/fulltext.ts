@@ -24,13 +24,9 @@ export type FullTextHit = {
 export type FullTextResult = { mode: "fts"; query: string; match: string | null; results: FullTextHit[]; hasMore: boolean; stores: string[] };
 
 /**
- * Bounds on an advanced (`syntax=fts5`) expression, checked before it
- * reaches MATCH. FTS5's cost grows with its phrases: each prefix term merges
- * the doclists of every word it expands to, and ranking walks every phrase's
- * positions for every phrase (a dozen `w*` prefixes over a small store's
- * w-words already take seconds). The query budget interrupts whatever still runs
- * long; these limits answer the obvious cases at once, with a 400 that names
- * the limit, and are the only bound when the budget extension is missing.
+ * Bounds on an advanced (`syntax=fts5`) expression, checked before MATCH: FTS5's cost grows with its phrases (each
+ * prefix term merges the doclists of every word it expands to). The query budget interrupts what still runs long;
+ * these answer the obvious cases at once with a 400 naming the limit, and are the only bound without the budget extension.
  */
 export const FTS5_LIMITS = {
   /** Words in the whole expression (plain search keeps 32 too). */
@@ -81,11 +77,8 @@ function lexFts5(q: string): Fts5Token[] {
 }
 
 /**
- * Count the terms, prefix terms, NEAR groups and phrase lengths of an FTS5
- * expression and reject one past FTS5_LIMITS with a 400 naming the limit.
- * Reads just enough of the grammar to count (phrases joined by `+`, `*`,
- * NEAR(… , N), `col:` and `{cols}:` filters, AND/OR/NOT); anything else is
- * left to FTS5, whose syntax errors are already a 400.
+ * Reject an FTS5 expression past FTS5_LIMITS (terms, prefix terms, NEAR groups, phrase lengths) with a 400 naming the
+ * limit. Reads just enough of the grammar to count; anything else is left to FTS5, whose syntax errors are a 400.
  */
 export function checkFts5Expression(q: string): void {
   const tokens = lexFts5(q);
@@ -148,18 +141,10 @@ export function checkFts5Expression(q: string): void {
   if (longestPhrase > FTS5_LIMITS.phraseTerms) over("phraseTerms", longestPhrase, `a phrase of ${longestPhrase} words`);
 }
 
-/**
- * One bm25 match as runFts reads it (FTS5: raw SQL), with the chunk's whole
- * text: its snippet is made only if it is shown (chunkSnippets).
- */
+/** One bm25 match as runFts reads it, with the chunk's whole text (its snippet is made only if shown: chunkSnippets). */
 export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; updatedAt: number; text: string };
 
-/**
- * The marked snippets of the chunks shown, by id: what
- * `snippet(chunks_fts, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` gives for them.
- * Made for the page only: a snippet re-tokenizes its chunk, and a
- * page shows 10 of the 100 or more candidates a search ranks.
- */
+/** The marked snippets of the chunks shown, by id, as `snippet(chunks_fts, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` gives them (made for the page only). */
 export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; match: string; rows: { id: number; text: string }[] }): Map<number, string> {
   return snippetsOf({ tokenize, match, rows, open: MARK_OPEN, close: MARK_CLOSE, ellipsis: "…", tokens: 24 });
 }
@@ -169,11 +154,7 @@ export function chunkTokenizerOf({ reader, schema }: { reader: SearchReader; sch
   return ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
 }
 
-/**
- * The filter part of a search (prefix, kind, tags, updated range, expired
- * memories) as SQL over `c` (chunks) and `d` (documents) in `schema`. Shared
- * by full-text and vector search so both filter the same way.
- */
+/** The filter part of a search as SQL over `c` (chunks) and `d` (documents) in `schema`, shared by full-text and vector search. */
 export function chunkFilterSql({ schema, input, now }: { schema: "main" | "core"; input: SearchInput; now: number }): { where: string[]; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
@@ -214,10 +195,7 @@ export function hasExplicitFilters(input: SearchInput): boolean {
 /** The hint a timed-out search gives: how to narrow it. */
 export const SEARCH_BUDGET_HINT = "narrow it: fewer or rarer words, longer prefixes, fewer OR alternatives, or filters (prefix, kind, tags, updated_after)";
 
-/**
- * The MATCH expression of a search: the caller's own for syntax=fts5 (within
- * FTS5_LIMITS), else its words quoted. Null when there is nothing to match.
- */
+/** The MATCH expression of a search: the caller's own for syntax=fts5 (within FTS5_LIMITS), else its words quoted; null when nothing to match. */
 export function ftsMatchFor({ input, match, stopwords = "drop" }: { input: SearchInput; match: "all" | "any"; stopwords?: "drop" | "keep" }): string | null {
   if (input.syntax !== "fts5") return buildFtsMatch(input.q, { match, stopwords });
   if (input.q.trim() === "") return null;
@@ -225,11 +203,7 @@ export function ftsMatchFor({ input, match, stopwords = "drop" }: { input: Searc
   return input.q;
 }
 
-/**
- * Where a search reads: the store's own connection, or (with core) a
- * read-only connection with core attached, so nothing here can write to core.
- * Callers close it with `release`.
- */
+/** Where a search reads: the store's own connection, or a read-only one with core attached (nothing here can write to core); callers `release` it. */
 export type SearchReader = { sqlite: Database.Database; schemas: ["main" | "core", string][]; release: () => void };
 
 export function openSearchReader({ handle, core }: { handle: StoreHandle; core: StoreHandle | null }): SearchReader {
@@ -293,11 +267,7 @@ export function runFts({
 
 type ChunkRowDetail = Omit<HitRow, "rank">;
 
-/**
- * The first `take` ranked rows the filters keep, with their details: ranked
- * rows are read in growing batches (the filters may drop some), and only the
- * rows returned are joined and filtered.
- */
+/** The first `take` ranked rows the filters keep, with their details, read in growing batches (the filters may drop some). */
 function pageOfRankedHits({ reader, schema, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
   // Fixed text per schema and filter shape: prepared once per connection.
   const details = preparedOnce({

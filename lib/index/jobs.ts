@@ -12,12 +12,9 @@ import { isStoreArchived } from "../db/store-lifecycle";
 import { reindexStoreAsync, type ReindexProgress, type ReindexResult } from "./reindex";
 
 /**
- * Admin jobs (reindex) are rows in governance.db, not process memory: a crash
- * or restart keeps the job, its id and its outcome. A job still marked
- * running whose owner process is gone is taken over by the next server that
- * looks (at start-up and every SWEEP_MS) and run again from the scan; the
- * reindex write is one transaction, so there is no half-written state to
- * continue from, and files already indexed cost only a hash check.
+ * Admin jobs (reindex) are rows in governance.db, so a crash or restart keeps the job, its id and its outcome. A
+ * running job whose owner is gone is taken over by the next server that looks (at start-up and every SWEEP_MS) and run
+ * again from the scan: the reindex write is one transaction, and files already indexed cost only a hash check.
  */
 export type Job = {
   id: string;
@@ -125,13 +122,9 @@ function pidIsGone(pid: number): boolean {
 }
 
 /**
- * Is the process that owns a running job gone?
- * - This process: gone when the job is not actually running here (its final
- *   write failed, say), so it can be run again.
- * - This host: a dead pid, or our own pid under another instance tag (a
- *   container restarted with the same pid), says so at once; a live pid is
- *   trusted unless silent for JOB_STALE_LOCAL_MS (pid reuse).
- * - Another host: a heartbeat older than JOB_STALE_MS.
+ * Is the process that owns a running job gone? This process: when the job is not actually running here. This host:
+ * a dead pid, or our own pid under another instance tag (a restarted container), at once; a live pid is trusted
+ * unless silent for JOB_STALE_LOCAL_MS (pid reuse). Another host: a heartbeat older than JOB_STALE_MS.
  */
 export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: string; owner: string; heartbeatAt: number; now?: number }): boolean {
   if (owner === jobOwner()) return !state().active.has(id);
@@ -188,10 +181,7 @@ function runningJob(store: string): AdminJobRow | undefined {
     .get();
 }
 
-/**
- * Take over a running job whose owner is gone: compare-and-swap on the old
- * owner, so of two servers noticing at once exactly one wins. Audited.
- */
+/** Take over a running job whose owner is gone: compare-and-swap on the old owner, so of two servers noticing at once exactly one wins. Audited. */
 function takeOver(row: AdminJobRow): AdminJobRow | null {
   const { sqlite, db } = getGovernance();
   return sqlite
@@ -225,21 +215,12 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
     .immediate();
 }
 
-/**
- * A job row names its store; a job taken over from a dead process is opened
- * by that name here. getStoreDb, not openStore: lib/index sits below
- * lib/stores, refuseResume has just checked the store exists, and the job
- * rebuilds the index anyway.
- */
+/** A job taken over from a dead process opens its store by name: getStoreDb, not openStore (lib/index sits below lib/stores; refuseResume checked the store exists). */
 function openJobStore(row: AdminJobRow): StoreHandle {
   return getStoreDb({ store: row.store, create: false });
 }
 
-/**
- * Run a job this process owns; every write is conditional on still owning it,
- * and a run that lost its job stops. The promise settles when the run ends
- * (it never rejects: the outcome is in the row).
- */
+/** Run a job this process owns; every write is conditional on still owning it, and a run that lost its job stops. Never rejects: the outcome is in the row. */
 function runJob(args: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
   // The job outlives the request that started it: its store stays open (never closed as idle) until it ends.
   return holdingStoreHandles({ work: () => runHeldJob(args), handles: [args.handle] });
@@ -322,11 +303,7 @@ function refuseResume(row: AdminJobRow): string | null {
   return null;
 }
 
-/**
- * The job for a reindex ask, in one transaction: the running job of the store
- * if its owner is alive (run: false), or one taken over from a dead owner, or
- * a new row, audited with who asked (run: true: this process runs it).
- */
+/** The job for a reindex ask, in one transaction: the store's running job if its owner is alive (run: false), else one taken over or a new row, audited (run: true: this process runs it). */
 function claimReindexJob({ store, actor, reason }: { store: string; actor: string; reason?: string }): { row: AdminJobRow; run: boolean } {
   const { sqlite, db } = getGovernance();
   return sqlite
@@ -354,10 +331,8 @@ function claimReindexJob({ store, actor, reason }: { store: string; actor: strin
 }
 
 /**
- * Start a reindex in the background and return at once; poll getJobById.
- * If the store already has a running reindex (here or in another process
- * sharing the data dir) that job is returned instead; if its owner died, this
- * process takes it over. Audited when started, with who asked.
+ * Start a reindex in the background and return at once (poll getJobById). A running reindex of the store (here or
+ * in another process sharing the data dir) is returned instead, or taken over if its owner died. Audited.
  */
 export function startReindexJob({ handle, actor, reason }: { handle: StoreHandle; actor: string; reason?: string }): Job {
   const decided = claimReindexJob({ store: handle.store, actor, reason });
@@ -368,10 +343,8 @@ export function startReindexJob({ handle, actor, reason }: { handle: StoreHandle
 const WAIT_POLL_MS = 250;
 
 /**
- * The same job, run to the end before returning (the CLI): a row in
- * admin_jobs and an audit entry like the API's, so both agree. A reindex of
- * the store already running elsewhere is waited for (and taken over if its
- * process dies meanwhile), not started twice.
+ * The same job run to the end before returning (the CLI), with the same row and audit entry; a reindex of the store
+ * already running elsewhere is waited for (and taken over if its process dies), not started twice.
  */
 export async function runReindexJob({ handle, actor, reason, onProgress }: { handle: StoreHandle; actor: string; reason?: string; onProgress?: (p: ReindexProgress) => void }): Promise<Job> {
   const decided = claimReindexJob({ store: handle.store, actor, reason });

@@ -16,12 +16,8 @@ import { CHUNKING_VERSION } from "./chunking";
 import { documentBytes } from "./document-fts";
 
 /**
- * The search reader: one chunk shown inside its document, with the chunks
- * beside it, the document's metadata and where its vector came from. Read
- * only; the dashboard's reader page is a thin view over this. One reading
- * over both engines (lib/db/port.ts): the chunk, its document and neighbours
- * are the same tables; where vectors, the serving model and the ledger live
- * is the engine's (readChunkVector).
+ * The search reader: one chunk inside its document, with the chunks beside it, the document's metadata and where its
+ * vector came from; read only, one reading over both engines (lib/db/port.ts) but for readChunkVector.
  */
 const tables = {
   chunks: tablePair(sqliteIndex.chunks, pg.chunks),
@@ -30,11 +26,7 @@ const tables = {
   embedQueue: tablePair(sqliteEmbed.embedQueue, pg.embedQueue),
 };
 
-/**
- * Bytes of the document shown on each side of the chunk. A document may be
- * megabytes of source; the reader shows the neighbourhood and says how much
- * it left out, so a page costs the same whatever the document's size.
- */
+/** Bytes of the document shown on each side of the chunk: a page costs the same whatever the document's size (the reader says how much it left out). */
 export const READER_CONTEXT_BYTES = 16_000;
 
 export type ReaderNeighbour = { chunkId: string; chunkIndex: number; preview: string };
@@ -130,11 +122,7 @@ function readChunkVectorSqlite({ handle, chunk, queue }: { handle: StoreHandle; 
   });
 }
 
-/**
- * PostgreSQL: vectors in `chunk_embeddings`, proofs in the ledger of the same
- * database. The serving model is the configured one (what a query would be
- * embedded with); a vector from another model is named by its fingerprint only.
- */
+/** PostgreSQL: vectors in `chunk_embeddings`, proofs in the same database's ledger; the serving model is the configured one, another model named by its fingerprint only. */
 async function readChunkVectorPg({ tx, handle, chunk, queue }: { tx: PgStoreTx; handle: PgStoreHandle; chunk: VectorChunk; queue: QueueRow }): Promise<ChunkVector> {
   const { fp } = await configuredFingerprint();
   const e = pg.chunkEmbeddings;
@@ -226,12 +214,7 @@ export function chunkVectorOf({
   return { state, explanation, servingModel, vectors, queue: q ?? null, provenance };
 }
 
-/**
- * One chunk in its document: the text around it (bounded by
- * READER_CONTEXT_BYTES on each side), the chunks just before and after, the
- * document's metadata and the state and provenance of its vector, as one
- * state. An unknown chunk id is a not_found error.
- */
+/** One chunk in its document: the text around it (READER_CONTEXT_BYTES each side), its neighbour chunks, the document's metadata and its vector's state and provenance; an unknown id is not_found. */
 export function readChunkInDocument<H extends AnyStoreHandle>({ handle, chunkId }: { handle: H; chunkId: string }): On<H, ChunkReader> {
   return read(handle, chunkInDocument(handle.store, chunkId), { snapshot: true });
 }

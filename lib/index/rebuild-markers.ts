@@ -2,20 +2,11 @@ import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 
 /**
- * The rebuild markers in a store's meta: the full-text ranges of the chunk
- * index (fts-rebuild.ts) and the whole-document index (document-fts.ts), null
- * when no rebuild of it is pending, and whether the index was ever built from
- * the files (reindex.ts; a deleted index.db was not). A search asks several
- * times (openStore's checks, the rebuild warning, whether the whole-document
- * index is whole); all five keys are read by one statement.
- *
- * Read outside a transaction, the answer is kept until the current
- * synchronous run of JavaScript ends: within it the process changes them only
- * through the writers here, which forget it, and a commit by another process
- * (the CLI's `reindex --fts-only`) is seen by the next run, as before: what is
- * answered is what one read at the start of the run said. Inside a
- * transaction (a rebuild batch taking turns with another process under the
- * write lock) they are always read afresh.
+ * The rebuild markers in a store's meta (the chunk and whole-document full-text ranges, null when no rebuild is
+ * pending, and whether the index was ever built from the files), all read by one statement. Outside a transaction
+ * the answer is kept until the current synchronous run of JavaScript ends (this process changes them only through
+ * the writers here, which forget it; another process's commit is seen by the next run). Inside a transaction (a
+ * rebuild batch under the write lock) they are always read afresh.
  */
 export type MarkerRange = { through: number; target: number };
 export type RebuildMarkers = { chunks: MarkerRange | null; documents: MarkerRange | null; indexBuilt: boolean };

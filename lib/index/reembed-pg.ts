@@ -11,14 +11,10 @@ import { getPgEmbeddable, pgEmbeddableKinds } from "./embed-kinds-pg";
 import { vectorNeighboursPg } from "./vectors-pg";
 
 /**
- * Re-embed on PostgreSQL (the SQLite twin is lib/embed/reembed.ts; same
- * answers), safe with N replicas on one database. The active model and the
- * job are rows of store_meta; the job's items are embed queue rows, embedded
- * by every replica's workers. Its own items are the queue rows with an id up
- * to `queue_id_until` (ids, not clocks: replicas' clocks differ; an item queued
- * again keeps its row, so an edit during the job stays counted). Start, finish
- * and switch take a per-store advisory lock, so replicas never start two jobs
- * or switch twice; the switch is one transaction (readers see one model).
+ * Re-embed on PostgreSQL (the twin of lib/embed/reembed.ts; same answers), safe with N replicas: the active model and
+ * the job are store_meta rows, the job's items queue rows up to `queue_id_until` (ids, not clocks: replicas' clocks
+ * differ), embedded by every replica's workers. Start, finish and switch take a per-store advisory lock, so replicas
+ * never start two jobs or switch twice; the switch is one transaction.
  */
 
 const JOB_KEY = "reembed_job";
@@ -211,12 +207,9 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
 }
 
 /**
- * Finish a re-embed whose own items all have their new vector (the twin of
- * finishReembedIfDone): same model, done; a model change switches once every
- * artifact has a vector of the target — items ingested meanwhile too — in one
- * transaction; a held switch waits for an admin (`force`). Called by every
- * replica's worker after a batch: cheap when there is no job, and under the
- * store's re-embed lock, so exactly one replica finishes or switches.
+ * Finish a re-embed whose own items all have their new vector (the twin of finishReembedIfDone): a model change
+ * switches once every artifact has a vector of the target, in one transaction; a held switch waits for `force`.
+ * Called by every replica's worker after a batch, under the store's re-embed lock: exactly one finishes.
  */
 export async function finishReembedIfDonePg({ handle, actor = "system:embed-worker", force = false, gate }: { handle: PgStoreHandle; actor?: string; force?: boolean; gate?: SwitchGate }): Promise<boolean> {
   const open = await withStoreTx({ handle, readOnly: true, work: async (tx) => {

@@ -45,12 +45,9 @@ type FileStat = { size: number; mtime: number; ctime: number; ino: number };
 type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; stat: FileStat; readAt: number; isNew: boolean };
 
 /**
- * How far a file's content must have been read after its last change (the
- * later of mtime and ctime) for its stat to vouch for it later. An edit that
- * keeps size, mtime and ctime (within the same timestamp tick) can only
- * follow a read made within one tick of that change; coarse filesystems tick
- * every 1-2 s, so a read 3 s later is safe, and a "racy" read (sooner) is
- * re-read and re-hashed next time.
+ * How far a file's content must have been read after its last change (the later of mtime and ctime) for its stat to
+ * vouch for it later: an edit keeping size, mtime and ctime can only follow a read within one timestamp tick, and
+ * coarse filesystems tick every 1-2 s; a "racy" read (sooner) is re-read and re-hashed next time.
  */
 export const RACY_MS = 3_000;
 
@@ -58,12 +55,8 @@ export const RACY_MS = 3_000;
 const changedAt = (s: { mtime: number; ctime: number }) => Math.max(s.mtime, s.ctime);
 
 /**
- * Whether a file's stat vouches for its indexed row without reading it: same
- * size, mtime, ctime (ms) and inode as when its content was read and hashed,
- * and that read was not racy (indexed_at is set just after the read). mtime
- * alone can be put back (a time-preserving copy, `touch -d`); ctime cannot,
- * and a file replaced by another (an atomic save, a rename over it) has a new
- * inode.
+ * Whether a file's stat vouches for its indexed row without reading it: same size, mtime, ctime (ms) and inode as at
+ * its last non-racy read. mtime alone can be put back (`touch -d`); ctime cannot, and a replaced file has a new inode.
  */
 function statVouches(prev: KnownDocument, f: FileStat): boolean {
   if (prev.ctime === null || prev.inode === null) return false;
@@ -77,11 +70,7 @@ function statOf(file: string): FileStat {
   return { size: s.size, mtime: Math.floor(s.mtimeMs), ctime: Math.floor(s.ctimeMs), ino: s.ino };
 }
 
-/**
- * The text to write for a pending file: re-read when the file changed after
- * the scan (a memory saved meanwhile), so the index never goes back in time,
- * or when the scan's read was racy, so indexed_at is the time of a read.
- */
+/** The text to write for a pending file: re-read when it changed after the scan (the index never goes back in time) or the scan's read was racy (indexed_at is a read's time). */
 function currentText(p: Pending): { text: string; stat: FileStat } | null {
   try {
     const stat = statOf(p.abs);
@@ -122,11 +111,7 @@ export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): Unind
   }
 }
 
-/**
- * The reindex as steps: read and hash every file (yielding now and then so
- * an async driver can keep a server responsive), then apply every change in
- * ONE transaction, so a crash leaves the previous index whole.
- */
+/** The reindex as steps: read and hash every file (yielding now and then for an async driver), then apply every change in ONE transaction, so a crash leaves the previous index whole. */
 function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Generator<void, ReindexResult> {
   const started = performance.now();
   const { sqlite, db, store } = handle;
@@ -301,11 +286,7 @@ function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHand
   }
 }
 
-/**
- * Record that the index matches the files as of now, with the chunking it used:
- * at the end of a reindex, and when a store is created (its index and its
- * memory folder are both empty, so there is nothing to build from).
- */
+/** Record that the index matches the files as of now, with its chunking: at the end of a reindex, and when a store is created (nothing to build from). */
 export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
   for (const [key, value] of [["index_built_at", String(Date.now())], ["chunking_version", String(CHUNKING_VERSION)]]) {
     handle.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
@@ -329,11 +310,7 @@ function claim(store: string): void {
   running().add(store);
 }
 
-/**
- * Reindex synchronously: the first-access rebuild, restore, tests and
- * benchmarks. Not audited: an admin's reindex (API, dashboard, CLI) goes
- * through the job in jobs.ts, which records who asked.
- */
+/** Reindex synchronously (first-access rebuild, restore, tests, benches); not audited: an admin's reindex goes through jobs.ts. */
 export function reindexStore({ handle, onProgress, keepUnlisted }: ReindexOptions): ReindexResult {
   claim(handle.store);
   try {
@@ -383,12 +360,7 @@ export async function reindexStoreAsync({ handle, onProgress, background = false
   return work;
 }
 
-/**
- * A store whose index.db was never built (deleted, or new beside existing
- * memory files) is rebuilt from its files on first access (openStore). A
- * full-text index left half-built by a tokenizer change is carried on in the
- * background (fts-rebuild.ts).
- */
+/** A store whose index.db was never built is rebuilt from its files on first access; a half-built full-text index is carried on in the background (fts-rebuild.ts). */
 export function ensureIndexBuilt({ handle }: { handle: StoreHandle }): void {
   resumeFtsRebuild({ handle });
   if (!isIndexBuilt({ handle }) && !running().has(handle.store)) {

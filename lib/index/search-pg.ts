@@ -1,12 +1,14 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
 import { AppError, isAppError } from "../errors";
-import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, RRF_K, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
   bandSearchHits,
+  chunkHit,
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
+  fuseCandidates,
   groupByDocument,
   lexicalOverBudgetFallback,
   POOL,
@@ -17,7 +19,6 @@ import {
   type Candidate,
   type ChunkDetail,
   type LexicalRanking,
-  type SearchHit,
   type SearchInput,
   type SearchResult,
   weighWrittenForms,
@@ -36,46 +37,10 @@ import { arrayLiteral, bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from
 import { DOCUMENT_WORDS, rowsBm25Pg, startDocumentTermsBackfillPg } from "./engines/pg-words";
 
 /**
- * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
- * answer shape, same reasons, same fusion (lib/retrieval).
- *
- * Full-text: the query's words are taken exactly as for FTS5 (matchTerms:
- * letters, digits and marks only, stopwords dropped from natural-language
- * queries), made tokens by FTS5's own tokenizer and matched against the
- * stored tokens of each chunk (all words, or any). chunks.tsv, generated as
- * to_tsvector('english', text) with a GIN index, gets the tsquery of one
- * plainto_tsquery('english', $n) per word (a bound parameter), joined with
- * && (match=all) or || (match=any). User text never becomes SQL or tsquery
- * syntax: `a & !b`, quotes, `:*` and backslashes are just non-word
- * characters that split words.
- *
- * Ranking: FTS5's bm25, the SQLite side's own numbers, from full-text
- * statistics kept at write time with FTS5's tokens (engines/pg-fulltext.ts:
- * each chunk's count of each token, lengths, row counts); the top k comes
- * from scoring every match of a selective query, from the words' postings
- * joined on the chunk when all words are asked for and one is not common,
- * or from impact-ordered postings with a proven bound for a broad one, never
- * from ranking every
- * match of a common word. The same content and query give SQLite's top 10
- * and scores (tests/pg/fts-bm25.test.ts). While a store's statistics are
- * being built (a store from before them: the backfill job), the ranking is
- * the older bm25-like one: Σ over the query's lexemes of idf(lexeme) ×
- * ts_rank(tsv, lexeme, 1) (queryStats, rankExpression; MRR@10 0.597 where
- * bm25 scored 0.627 on the document-level known-item set). The whole-document
- * leg of group=document is FTS5's bm25 of the candidate documents as SQLite's
- * documents_fts scores them (path, title and whole text, unstemmed), from the
- * whole-document statistics kept at write time (engines/pg-words.ts); while
- * those are being built, the ts_rank form over the candidates' text.
- * Each of the best candidates is then weighed as on SQLite: × the exact-form
- * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
- * its text (search.ts weighWrittenForms).
- * The tsvector (english) still matches the fallback ranking and highlights the snippets (ts_headline).
- *
- * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
- * as on SQLite) as their statement_timeout: one that overruns is cancelled by
- * the server and the search answers 422 query_too_expensive with a hint —
- * except a hybrid search whose vectors answered, which answers from them
- * alone with fallback query_budget (as on SQLite).
+ * Search on PostgreSQL (the SQLite twin is ./search.ts): same input, answer shape, reasons and fusion; full-text
+ * ranked by FTS5's own bm25 from statistics kept at write time (engines/pg-fulltext.ts, engines/pg-words.ts), or
+ * while they are built by an idf-weighted ts_rank (docs/postgresql.md). User words are bound parameters, one
+ * plainto_tsquery each, never tsquery syntax. The statements run within the query budget as their statement_timeout.
  */
 
 /**
@@ -117,6 +82,12 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   return where;
 }
 
+/** The query's words as a text[] of bound parameters. */
+const wordArray = (terms: string[]): SQL => sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+/** The query's tsquery as text ('' → null) and each word's own tsquery text, in word order: columns `tsq` and `perWord`. */
+const queryTextColumns = (terms: string[], query: SQL): SQL =>
+  sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${wordArray(terms)}) with ordinality as u(w, i) order by i)) as "perWord"`;
+
 type LexicalRow = {
   id: number;
   score: number;
@@ -132,55 +103,46 @@ type LexicalRow = {
   matched?: boolean;
 };
 
-/** One query word's lexeme(s) in a store: its tsquery text and how many chunks contain it. */
+/** One query word's lexeme(s): its tsquery text and how many rows of the table contain it. */
 type TermStat = { q: string; df: number };
-type QueryStats = { /** The whole query's tsquery text (what `match` reports); null when no word is left (all stopwords, say). */ tsq: string | null; terms: TermStat[]; chunks: number };
+export type QueryStats = { /** The whole query's tsquery text (what `match` reports); null when no word is left (all stopwords, say). */ tsq: string | null; terms: TermStat[]; rows: number };
 
 /**
- * In one statement: the query's tsquery as text, and for each distinct
- * lexeme its document frequency among the store's chunks (GIN counts), for
- * the idf weights of the ranking. Every word is a bound parameter.
+ * The ts_rank fallback's statistics, in one statement: the query's tsquery as text, and each distinct lexeme of the
+ * words (in word order) with its row count in `table` (GIN counts) for the idf weights; search's and remember's.
  */
-async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<QueryStats> {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+export async function queryStatsPg({ tx, table = sql`chunks`, terms, query }: { tx: PgStoreTx; table?: SQL; terms: string[]; query: SQL }): Promise<QueryStats> {
   const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>({
     tx,
-    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${wordArray(terms)}) with ordinality as u(w, i)),
       kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
-      select (${query})::text as tsq, kept.q, (select count(*) from chunks c where c.tsv @@ kept.q::tsquery)::int as df, (select count(*) from chunks)::int as n
+      select (${query})::text as tsq, kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
       from (select 1) one left join kept on true order by kept.i`,
   });
   const tsq = rows[0]?.tsq ?? "";
-  return { tsq: tsq === "" ? null : tsq, terms: rows.flatMap((r) => (r.q === null ? [] : [{ q: r.q, df: r.df ?? 0 }])), chunks: rows[0]?.n ?? 0 };
+  return { tsq: tsq === "" ? null : tsq, terms: rows.flatMap((r) => (r.q === null ? [] : [{ q: r.q, df: r.df ?? 0 }])), rows: rows[0]?.n ?? 0 };
 }
 
-/** bm25's inverse document frequency: rare words weigh more than common ones. */
-const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-
 /**
- * The score of a chunk: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1)
- * — ts_rank grows with the lexeme's occurrences and saturates (like bm25's tf
- * term), normalization 1 divides by 1 + log(length) (like bm25's length norm).
+ * A row's fallback score: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1) (saturating tf, length-normalised
+ * like bm25); idf is bm25's, Math.log being enough for a ranking that is not FTS5's anyway.
  */
-function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
+export function tsRankExpressionPg({ stats, tsv = sql`c.tsv` }: { stats: Pick<QueryStats, "terms" | "rows">; tsv?: SQL }): SQL {
+  const idf = (df: number) => Math.log(1 + (stats.rows - df + 0.5) / (df + 0.5));
   return sql.join(
-    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
+    stats.terms.map((t) => sql`${idf(t.df)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
     sql` + `,
   );
 }
 
-/**
- * The best `take` chunks by score (rankExpression) that pass the filters,
- * with their details, and headlines for ranks [headlines.from, headlines.to]
- * (the rows that can be on the page), in one statement.
- */
+/** The best `take` chunks by tsRankExpressionPg that pass the filters, with details and the page's headlines, in one statement. */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
   const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
     tx,
     query: sql`with q as (select ${stats.tsq}::tsquery as query),
       ranked as (
-        select c.id, ${rankExpression(stats)} as score from q, chunks c join documents d on d.doc_id = c.doc_id
+        select c.id, ${tsRankExpressionPg({ stats })} as score from q, chunks c join documents d on d.doc_id = c.doc_id
         where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
         order by score desc, c.id limit ${take}),
       numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
@@ -200,8 +162,7 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
  * statement (an init plan) the query's tsquery (headlines) and each word's own (the whole-document leg's fallback).
  */
 function lexicalColumns({ terms, query, headlines }: { terms: string[]; query: SQL; headlines: { from: number; to: number } }): SQL {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  return sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i)) as "perWord",
+  return sql`${queryTextColumns(terms, query)},
     c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
     case when r.rn between ${headlines.from} and ${headlines.to} and numnode(${query}) > 0 then ts_headline('english', c.text, ${query}, ${HEADLINE_OPTIONS}) end as snip,
     case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"`;
@@ -224,11 +185,7 @@ function lexicalRowsOf({ hits, first }: { hits: Bm25Hit[]; first: Record<string,
 
 /** The query's tsquery and each word's own, for an answer no statement ranked (no chunk holds the query's tokens). */
 async function queryTexts({ tx, terms, query }: { tx: PgStoreTx; terms: string[]; query: SQL }): Promise<{ tsq: string | null; perWord: string[] }> {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  const [row] = await rowsOf<{ tsq: string | null; perWord: string[] }>({
-    tx,
-    query: sql`select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"`,
-  });
+  const [row] = await rowsOf<{ tsq: string | null; perWord: string[] }>({ tx, query: sql`select ${queryTextColumns(terms, query)}` });
   return row;
 }
 
@@ -275,14 +232,14 @@ async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: P
 
 /**
  * The whole-document leg of group=document (SQLite: documents_fts bm25 of the candidates' documents): each
- * candidate document's chunks joined in order and scored as one text, with the chunk leg's weights (rankExpression).
+ * candidate document's chunks joined in order and scored as one text, with the chunk leg's weights (tsRankExpressionPg).
  * No document index: the tsvector is made per query, for the candidates only (DOCUMENT_POOL-bounded), within the budget.
  */
 async function wholeDocumentScores(tx: PgStoreTx, stats: QueryStats & { tsq: string }, paths: string[]): Promise<Map<string, number>> {
   if (paths.length === 0 || stats.terms.length === 0) return new Map();
   const rows = await rowsOf<{ path: string; score: number }>({
     tx,
-    query: sql`select x.path, ${rankExpression(stats, sql`x.tsv`)} as score from (
+    query: sql`select x.path, ${tsRankExpressionPg({ stats, tsv: sql`x.tsv` })} as score from (
         select d.path, to_tsvector('english', string_agg(c.text, ' ' order by c.chunk_index)) as tsv
         from documents d join chunks c on c.doc_id = d.doc_id where d.path in ${paths} group by d.path) x
       where x.tsv @@ ${stats.tsq}::tsquery`,
@@ -319,11 +276,8 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
 type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's detail) or the fallback ts_rank (why). */ engine: { bm25: boolean; detail: string } | null; store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
- * Search a store (and core, read-only, when given) in any mode. `vector` is
- * the caller's vector step for mode vector/hybrid (the query embedded with the
- * store's model, or the fallback that says why not); without it those modes
- * answer lexically with reason vectors_unavailable. group=document groups
- * with the SQLite path's own grouping (search.ts groupByDocument).
+ * Search a store (and core, read-only, when given) in any mode. `vector` is the caller's vector step for mode
+ * vector/hybrid; without it those modes answer lexically with reason vectors_unavailable.
  */
 export async function searchStorePg(args: {
   handle: PgStoreHandle;
@@ -453,20 +407,16 @@ async function searchStoresPg({
                 // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.
                 const seen = new Set<string>();
                 const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
-                if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
+                if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, rows: top.stats.rows };
                 leg.lexical = texts.rows;
-                const wholeLengths = new Map(leg.lexical.map((r) => [r.id, r.fullText?.length]));
-                weighLexical(leg.lexical, terms);
-                // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
-                if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths: wholeLengths, where });
-                return;
+              } else {
+                leg.engine = { bm25: false, detail: top.reason };
+                if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
+                const stats = await queryStatsPg({ tx: ltx, terms, query });
+                leg.tsq = stats.tsq;
+                if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
+                if (leg.stats) leg.lexical = await lexicalLeg({ tx: ltx, stats: leg.stats, where, take, headlines: pageHeadlines });
               }
-              leg.engine = { bm25: false, detail: top.reason };
-              if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
-              const stats = await queryStats(ltx, terms, query);
-              leg.tsq = stats.tsq;
-              if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
-              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
               const lengths = new Map(leg.lexical.map((r) => [r.id, r.fullText?.length]));
               weighLexical(leg.lexical, terms);
               // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
@@ -507,8 +457,7 @@ async function searchStoresPg({
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
   const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs, context: r.context, matched: r.matched }))));
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
-  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs, context: r.context, matched: r.matched }]));
-  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
+  const snipOf = new Map(lexical.map((r) => [r.key, r.snip]));
   if (fp) {
     // The vector leg ran (the query was embedded): what it found, or why it could not answer.
     const belowFloorNow = legs.reduce((n, l) => n + l.belowFloor, 0);
@@ -541,35 +490,23 @@ async function searchStoresPg({
   const fusionStarted = performance.now();
   const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
 
-  const candidates: Candidate[] = [...new Set([...lexical.map((r) => r.key), ...vectorRanked.map((r) => r.key)])].flatMap((key) => {
-    const detail = detailOf(key);
-    if (!detail) return [];
-    const f = ftsPos.get(key);
-    const v = vecPos.get(key);
-    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, input.recency_tau_days);
-    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.similarity ?? 0) : (f?.score ?? 0);
-    if (answeredBy === "vector" && !v) return [];
-    return [
-      {
-        key,
-        store: key.slice(0, key.indexOf(":")),
-        detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor({ raw: f.snip, where: detail })) } : null,
-        vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
-        decay,
-        score: raw * (decay ?? 1),
-      },
-    ];
+  const candidates = fuseCandidates({
+    lexical,
+    vector: vectorRanked.map((r) => ({ key: r.key, similarity: r.score })),
+    detailOf,
+    answeredBy,
+    weights,
+    now,
+    tauDays: input.recency_tau_days,
+    snippetOf: (key, detail) => {
+      const raw = snipOf.get(key);
+      return raw == null ? { snippet: "", highlights: [] } : snippetFor({ raw, where: detail });
+    },
   });
-  candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
   recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
 
-  const toHit = (c: Candidate): SearchHit => {
-    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail });
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }) };
-    return hit;
-  };
+  const toHit = (c: Candidate) =>
+    chunkHit({ chunk: c, snippet: c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail }), explain: input.explain, mode: answeredBy, weights, ranking: RANKING });
 
   // group=document: the scoring of the SQLite path (a short query weighs its passages more), with the whole-document leg.
   const scoring = { ...DOCUMENT_SCORING };
@@ -605,7 +542,7 @@ async function searchStoresPg({
     for (const h of handles) {
       const leg = legs.find((l) => l.store === h.store)!;
       if (!leg.tsq) continue;
-      const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
+      const ids = shown.filter((c) => c.store === h.store && c.fts && snipOf.get(c.key) === null).map((c) => c.detail.id);
       if (ids.length === 0) continue;
       const snips = await onStore(h, (tx) => headlines(tx, leg.tsq!, ids));
       for (const c of shown) {

@@ -42,12 +42,7 @@ import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkSnippets, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
 
-/**
- * Search a store in any mode: `fts` (bm25, see fulltext.ts), `vector`
- * (cosine over chunk vectors) or `hybrid` (both, fused), over chunks or
- * grouped by document. The one search entry point for the API, MCP, the
- * dashboard and the CLI, on the one retrieval pipeline (lib/retrieval).
- */
+/** Search a store in any mode over chunks or grouped by document: the one entry point (docs/search-and-retrieval.md). */
 
 /** Set by measurement: see bench/search-quality.bench.ts and the issue note. */
 export const DEFAULT_SEARCH_MODE = "hybrid" as "fts" | "vector" | "hybrid";
@@ -102,40 +97,10 @@ export type SearchInput = z.output<typeof searchInputSchema>;
 export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
 
 /**
- * How a document's evidence makes its score (group=document), chosen by
- * measurement on three pinned samples of the document-level known-item set
- * and on the chunk-level set (bench/search-quality.bench.ts,
- * bench/results/latest.md; mean MRR@10 of the three samples, raw FTS5 over
- * whole documents 0.576):
- * - chunk evidence: combine `max` ranks by the best chunk's bm25,
- *   `damped_sum` adds each further chunk's score × damping^(i−1) (chunks
- *   alone: 0.566 vs 0.556 for max; with the whole-document index below and
- *   fieldBoost 0.5, 0.607 vs 0.603, as much as fieldBoost 1 gives with max);
- *   fieldBoost multiplies by (1 + fieldBoost × share of the query's content
- *   words found in the path or the title heading): 0 / 0.5 / 1 → (with the
- *   whole-document index) 0.599 / 0.603 / 0.608;
- * - whole-document evidence (documents_fts, unstemmed, over path, title and
- *   whole text, migration 0013) fused with the chunk evidence: `score`
- *   fusion adds the two scores, each divided by the best candidate's, the
- *   whole-document one × wholeDocument; `rank` fuses their ranks (RRF).
- *   With fieldBoost 0.5: rank fusion weight 1 / 2 / 3: 0.595 / 0.596 /
- *   0.592; score fusion weight 0.5 / 1 / 1.5: 0.600 / 0.603 / 0.607.
- *   wholeDocument 0 is the chunks alone.
- * - query length: both help sentence-like queries and hurt keyword queries.
- *   On the chunk-level set (3–5 word queries, one draw) whole-document
- *   weight 1 / 0.5 scored 0.532 / 0.546 without field evidence, and field
- *   evidence cost more (fieldBoost 0.5 / 1 with weight 1: 0.522 / 0.518),
- *   against 0.543 with neither. So a query of at least minTerms content
- *   words gets fieldBoost 1 and weight 1, a shorter one `shortQuery`
- *   (no field evidence, weight 0.5): chunk-level set 0.546, document set
- *   0.604 (one weighting for all: 0.608 and 0.518).
- * The defaults were chosen on those samples; two further seeds held out
- * from the choice are reported beside them in latest.md. With the proximity
- * factor on the chunk evidence (PROXIMITY, q16c): document set 0.609 (1.057×),
- * chunk-level set 0.548. Other ways to combine a document's chunks were
- * tried with it on top (saturating or capped chunk sums, length
- * normalisation, idf-weighted coverage: bench/results/latest.md, q16c); none
- * is better on every set, so the weights above stay as they were.
+ * How a document's evidence makes its score (group=document): the best chunk's bm25 (or a damped sum), × a boost for
+ * the query's words in the path or title, fused with the whole-document bm25; a query shorter than minTerms content
+ * words weighs its passages more (`shortQuery`). Every weight was chosen by measurement on pinned samples of the
+ * known-item sets, with held-out seeds beside them (bench/search-quality.bench.ts, bench/results/latest.md).
  */
 export type DocumentScoring = {
   combine: "max" | "damped_sum";
@@ -152,12 +117,9 @@ export type DocumentScoring = {
 export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 1, wholeDocument: 1, wholeDocumentFusion: "score", minTerms: 6, shortQuery: { fieldBoost: 0, wholeDocument: 0.5 } };
 
 /**
- * How the whole-document leg reads documents_fts: `candidates` scores the candidate documents alone (bm25OfRows:
- * from the index's instances, or for a broad query from the candidates' own text), falling back to `index_top` (the
- * index's best WHOLE_DOCUMENT_DEPTH documents, the candidates among them keep their score) only when bm25OfRows
- * steps aside (an advanced expression or a multi-token phrase, candidates over MAX_RESCORED_DOCUMENT_BYTES, or a
- * rebuilt text that is not what was indexed). `index_top` always is how broad queries read it before this
- * (kept for the bench's side-by-side rows).
+ * How the whole-document leg reads documents_fts: `candidates` scores the candidate documents alone (bm25OfRows),
+ * falling back to `index_top` (the index's best WHOLE_DOCUMENT_DEPTH documents) only when bm25OfRows steps aside.
+ * `index_top` always is kept for the bench's side-by-side rows.
  */
 export type WholeDocumentLeg = "candidates" | "index_top";
 
@@ -175,44 +137,24 @@ export type SearchTuning = {
 };
 
 /**
- * Exact-form evidence over the stemmed index: a chunk's bm25 is multiplied by
- * (1 + EXACT_FORM_BOOST × the share of the query's content words it contains
- * as written), so an exact match outranks a stem-only one. Chosen by
- * measurement (bench/search-quality.bench.ts, bench/results/latest.md): the
- * porter index (migration 0009) cost the chunk-level known-item set's exact
- * third 0.65 → 0.58 MRR@10, because "configuration" then ranks every
- * "configured"/"configures" chunk alike; with this factor it is 0.667, what
- * an unstemmed index scores, while stemming still finds inflected forms
- * (default: 0.519 → 0.551). Factors 1 and 2 scored within 0.006 of 0.5.
- * A second, unstemmed FTS index with the two bm25 summed scored a little
- * higher (exact bm25 × 2 added: chunk set 0.564, document set 0.586) but doubles the index, its
- * write cost and the lexical query's cost.
+ * Exact-form evidence over the stemmed index: a chunk's bm25 × (1 + EXACT_FORM_BOOST × the share of the query's
+ * content words it contains as written), so an exact match outranks a stem-only one ("configuration" vs
+ * "configured") while stemming still finds inflected forms. Chosen by measurement (bench/results/latest.md); a second,
+ * unstemmed index scored a little higher but doubles the index and its write and query cost.
  */
 export const EXACT_FORM_BOOST = 0.5;
 
 /** Proximity evidence: a chunk's score × (1 + weight × the share of the query's adjacent word pairs it has in order within `window` words). */
 export type Proximity = { weight: number; window: number };
 /**
- * Proximity evidence over the chunk leg (plain queries): each candidate
- * chunk's score is multiplied by (1 + weight × adjacentPairShare(the query's
- * content words, the chunk's text, window)) — the share of the query's
- * adjacent word pairs the chunk has in order within `window` words, as
- * written. Read from the candidate's text like the exact-form factor: no
- * second MATCH, no second query builder. Chosen by measurement (branch q16c,
- * bench/results/latest.md, MRR@10): on the document-level set (pinned
- * samples) 0.604 → 0.609 = 1.057× raw FTS5, on the chunk-level set 0.531 →
- * 0.548, and above today on all four held-out seeds. Every weight 0.3–1 and
- * window 1–5 tried scored 1.051–1.058× on the pinned samples and 0.537–0.549
- * on the chunk-level set; 0.75 / 5 is the best of those that are not worse
- * on any held-out seed. Unordered pairs and pairs of stems (FTS5 NEAR over
- * the porter index) did no better.
+ * Proximity evidence over the chunk leg (plain queries): a candidate's score × (1 + weight × adjacentPairShare), read
+ * from its text like the exact-form factor (no second MATCH). Chosen by measurement (bench/results/latest.md):
+ * the best weight and window not worse on any held-out seed; unordered pairs and stem pairs did no better.
  */
 export const PROXIMITY: Proximity = { weight: 0.75, window: 5 };
 /**
- * The exact-form and proximity factors read the text of each candidate they
- * weigh: only the best this many by bm25 (a deep page, offset 10 000, would
- * otherwise read ten thousand chunks). Past it, scores stay plain bm25 — at
- * most a factor 1.5 × 1.75 apart, and only in pages no one reads in order.
+ * The exact-form and proximity factors read each weighed candidate's text: only the best this many by bm25 (a deep
+ * page would read ten thousand chunks). Past it scores stay plain bm25, only in pages no one reads in order.
  */
 const EXACT_FORM_MAX_CANDIDATES = 1_000;
 
@@ -229,22 +171,17 @@ const EXACT_FILTER_LIMIT = 20_000;
 /** Widest KNN a filter too broad to list (filtered afterwards) widens to while too few neighbours pass it. */
 const MAX_POST_FILTER_K = 2_000;
 /**
- * Deepest result (offset + limit) vector, hybrid and document-grouped search
- * serve. A KNN asks sqlite-vec for about twice that many neighbours and vec0
- * allows k ≤ 4096, so offset ≥ ~2000 failed with a 500; past a thousand,
- * nearest-neighbour order means little anyway. Chunk full-text search pages to 10,000.
+ * Deepest result (offset + limit) vector, hybrid and document-grouped search serve: a KNN asks sqlite-vec for about
+ * twice that many neighbours and vec0 allows k ≤ 4096. Chunk full-text search pages to 10,000.
  */
 export const MAX_VECTOR_DEPTH = 1000;
 
-/**
- * Refuses (400) a vector, hybrid or document-grouped page deeper than
- * MAX_VECTOR_DEPTH, saying how to page further; both backends call it.
- */
 /** The fallback of a hybrid answer whose full-text part ran out of its budget (`why`, the refusal's message): answered from vectors alone. */
 export function lexicalOverBudgetFallback(why: string): NonNullable<SearchResult["fallback"]> {
   return { reason: "query_budget", message: `full-text part skipped: ${why}; answered from vectors alone` };
 }
 
+/** Refuses (400) a vector, hybrid or document-grouped page deeper than MAX_VECTOR_DEPTH, saying how to page further. */
 export function refuseTooDeep(input: Pick<SearchInput, "mode" | "group" | "offset" | "limit">): void {
   const grouped = input.group === "document";
   if ((input.mode === "fts" && !grouped) || input.offset + input.limit <= MAX_VECTOR_DEPTH) return;
@@ -435,6 +372,45 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** The lexical leg's scoring, as explain names it: FTS5's bm25 (SQLite), or the idf-weighted ts_rank of search-pg.ts (PostgreSQL). */
 export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
 
+/**
+ * Fusion, one rule for both backends: a candidate per chunk key of either leg (each ranked best first), scored by
+ * what answered (weighted reciprocal rank, cosine or the lexical score) × recency, best first. `snippetOf`: a
+ * lexical hit's snippet when the backend has it already.
+ */
+export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays, snippetOf }: {
+  lexical: Pick<LexicalHit, "key" | "score" | "exactForms" | "nearPairs" | "context" | "matched">[];
+  vector: { key: string; similarity: number; distance?: number }[];
+  detailOf: (key: string) => ChunkDetail | undefined;
+  answeredBy: SearchInput["mode"];
+  weights: { fts: number; vec: number };
+  now: number;
+  tauDays: number | undefined;
+  snippetOf?: (key: string, detail: ChunkDetail) => { snippet: string; highlights: [number, number][] };
+}): Candidate[] {
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const vecPos = new Map(vector.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const candidates = [...new Set([...lexical.map((r) => r.key), ...vector.map((r) => r.key)])].flatMap((key): Candidate[] => {
+    const detail = detailOf(key);
+    if (!detail) return []; // deleted since it was indexed
+    const f = ftsPos.get(key);
+    const v = vecPos.get(key);
+    if (answeredBy === "vector" && !v) return [];
+    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, tauDays);
+    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
+    const fts = f && { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), ...(snippetOf?.(key, detail) ?? { snippet: "", highlights: [] }) };
+    const vec = v && { rank: v.rank, distance: v.r.distance ?? 1 - v.r.similarity, similarity: v.r.similarity };
+    return [{ key, store: key.slice(0, key.indexOf(":")), detail, fts: fts ?? null, vector: vec ?? null, decay, score: raw * (decay ?? 1) }];
+  });
+  return candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
+}
+
+/** A candidate as a chunk hit (both backends), with `signals` when explained. */
+export function chunkHit({ chunk: c, snippet, explain, mode, weights, ranking }: { chunk: Candidate; snippet: { snippet: string; highlights: [number, number][] }; explain: boolean; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): SearchHit {
+  const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
+  if (explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode, weights, ranking }) };
+  return hit;
+}
+
 export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
@@ -468,15 +444,8 @@ export function recordGroupingStage(rec: ExplainRecorder | null, { ms, hits, com
 }
 
 /**
- * Search in any mode. `fts` is plain bm25. `vector` ranks by cosine to the
- * query embedding, dropping neighbours below the provider's similarity
- * floor. `hybrid` fuses both by weighted reciprocal rank. When vectors cannot
- * answer (backlog, model mismatch, provider down), the answer comes from
- * full-text search and says why; an empty answer always says why it is
- * empty (`reason`). `group=document` returns each document once.
- *
- * `core` is core's handle when the caller asked to include it (openCoreFor),
- * resolved once by the entry point; null otherwise.
+ * Search in any mode (docs/search-and-retrieval.md): when vectors cannot answer, full-text does and says why; an
+ * empty answer always says why (`reason`). `core` is core's handle when the caller asked to include it, else null.
  */
 export async function searchStore({ handle, core, input, now = Date.now(), tuning = {} }: { handle: StoreHandle; core: StoreHandle | null; input: SearchInput; now?: number; tuning?: SearchTuning }): Promise<SearchResult> {
   const rec = input.explain ? new ExplainRecorder() : null;
@@ -614,43 +583,17 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   // Fusion: one score per chunk.
   const t0 = performance.now();
   const answeredBy: SearchInput["mode"] = lexicalOverBudget ? "vector" : vectors ? input.mode : "fts";
-  const ftsPos = new Map(ftsRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
-  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
   const details = new Map<string, ChunkDetail>(ftsRanked.map((r) => [r.key, r.row]));
   for (const h of handles) {
     const ids = vectorRanked.filter((r) => r.store === h.store && !details.has(r.key)).map((r) => r.id);
     for (const [id, d] of detailsFor({ handle: h, ids })) details.set(`${h.store}:${id}`, d);
   }
-  const keys = [...new Set([...ftsRanked.map((r) => r.key), ...vectorRanked.map((r) => r.key)])];
-  const candidates: Candidate[] = keys.flatMap((key) => {
-    const detail = details.get(key);
-    if (!detail) return []; // deleted since it was indexed
-    const f = ftsPos.get(key);
-    const v = vecPos.get(key);
-    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, input.recency_tau_days);
-    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
-    return [
-      {
-        key,
-        store: key.slice(0, key.indexOf(":")),
-        detail,
-        // The snippet is made for the shown hits only (withShownSnippets).
-        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), snippet: "", highlights: [] } : null,
-        vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
-        decay,
-        score: raw * (decay ?? 1),
-      },
-    ];
-  });
-  const order = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
-  candidates.sort((a, b) => order({ ...a, id: a.detail.id }, { ...b, id: b.detail.id }));
+  // The snippet is made for the shown hits only (withShownSnippets).
+  const candidates = fuseCandidates({ lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key), answeredBy, weights, now, tauDays: input.recency_tau_days });
   recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
 
-  const toHit = (c: Candidate): SearchHit => {
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights }) };
-    return hit;
-  };
+  // The snippets are made for the shown hits only (withShownSnippets).
+  const toHit = (c: Candidate) => chunkHit({ chunk: c, snippet: { snippet: "", highlights: [] }, explain: input.explain, mode: answeredBy, weights });
 
   let hits: SearchHit[];
   if (!grouped) {
@@ -704,13 +647,7 @@ const holdsWords = (c: Candidate | undefined): boolean => !!c?.fts && c.fts.matc
 
 const byScoreThenKey = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
 
-/**
- * Context from neighbouring short documents (lib/retrieval/context.ts) over
- * one store's lexical hits (best first): the documents of the best short
- * hits' folders written just before and after them, among those the search's
- * filters keep, gain part of their lead; a neighbour the words did not find
- * joins the lexical leg with that gain as its score. Returns how many rows gained.
- */
+/** Context from neighbouring short documents (lib/retrieval/context.ts) over one store's lexical hits; returns how many rows gained. */
 function addDocumentContext({ handle, ranked, input, now, budget, opts }: { handle: StoreHandle; ranked: LexicalHit[]; input: SearchInput; now: number; budget: QueryBudget; opts: DocumentContextOptions }): number {
   const seeds = documentContextSeeds({ ranked, opts });
   if (seeds.length === 0) return 0;
@@ -749,13 +686,7 @@ export function mergeContext<H extends { score: number; context?: number }>({ ra
 /** Documents read on each side of a context seed's time to find the nearest of its folder. */
 export const CONTEXT_ROWS_READ = 8;
 
-/**
- * The snippets of the hits shown and of their passages, made now and only
- * for them: a lexical hit's is FTS5's snippet() of its chunk for the query,
- * a vector-only hit's the start of its chunk. Making them for every ranked
- * candidate (100 for a page of 10 documents) was a quarter of a broad
- * query's time.
- */
+/** The snippets of the hits shown and of their passages, made only for them (for every candidate they were a quarter of a broad query's cost). */
 function withShownSnippets({ results, candidates, match, tokenizers }: { results: SearchHit[]; candidates: Candidate[]; match: string | null; tokenizers: Map<string, string> }): SearchHit[] {
   const byKey = new Map(candidates.map((c) => [c.key, c]));
   const shown = results.flatMap((h) => [{ store: h.store, id: h.id, into: h as { snippet: string; highlights: [number, number][] } }, ...(h.passages ?? []).map((p) => ({ store: h.store, id: p.id, into: p }))]);
@@ -774,22 +705,12 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
 }
 
 /**
- * Whole-document bm25 (documents_fts: path, title and whole text, unstemmed)
- * of the documents the chunk legs found, keyed `store:path` (higher is
- * better), so a document whose words are spread over many chunks, or written
- * exactly as queried, gets its due. The candidates' own bm25 is computed
- * from the index's numbers (bm25OfRows: FTS5's score without scoring every
- * match); when the query's words occur too often to read their instances
- * (a broad query), from the candidates' own text (the same tokenizer, the
- * index's row count, lengths and idf): a cost that follows the candidates'
- * size, where ranking the index's documents cost what the words' rows cost
- * (~150 ms for two common words at 100k documents on a query's first
- * sight). Candidates too large to tokenize (MAX_RESCORED_DOCUMENT_BYTES), or
- * leg `index_top`: the index's best WHOLE_DOCUMENT_DEPTH documents are read
- * (from the word lists when the table has them, as the chunk leg does) and the candidates
- * among them keep their score. Asking FTS5 for the candidates by rowid instead costs a full
- * MATCH per rowid (~270 ms for 150 documents). A store whose document index
- * is still being filled gives none: its documents rank by their chunks alone.
+ * Whole-document bm25 (documents_fts) of the documents the chunk legs found, keyed `store:path` (higher is better),
+ * so a document whose words are spread over many chunks gets its due. Scored for the candidates alone (bm25OfRows,
+ * from the word lists or the index's numbers, or for a broad query from their own text): asking FTS5 for them by
+ * rowid costs a full MATCH per rowid. Leg `index_top`, or candidates too large to tokenize: the index's best
+ * WHOLE_DOCUMENT_DEPTH documents are read and the candidates among them keep their score. A store whose document
+ * index is still being filled gives none: its documents rank by their chunks alone.
  */
 function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handles: StoreHandle[]; candidates: Candidate[]; match: string; budget: QueryBudget; leg: WholeDocumentLeg }): Map<string, number> {
   const out = new Map<string, number>();
@@ -822,13 +743,9 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
 }
 
 /**
- * group=document: each document once, its best chunk as the hit and its best
- * passages listed. Documents are scored per signal, then fused: the lexical
- * score combines its chunks' bm25 (DocumentScoring), the vector score is its
- * closest chunk's similarity, and hybrid fuses the two document rankings by
- * weighted reciprocal rank — fusing ranks of documents, not summing the flat
- * rank scores of chunks (which rewarded long documents: measured 0.479 vs
- * 0.579 MRR@10).
+ * group=document: each document once, its best chunk as the hit and its best passages listed. Scored per signal
+ * (DocumentScoring; the closest chunk's similarity), then hybrid fuses the two document rankings by weighted
+ * reciprocal rank — not by summing chunks' rank scores, which rewarded long documents (bench/results/latest.md).
  */
 export function groupByDocument({
   candidates,

@@ -181,23 +181,15 @@ export type PgVectorNeighbours =
   | { ok: true; method: "hnsw" | "exact"; scanned: number | null; hits: { id: number; similarity: number }[] }
   | { ok: false; reason: "vectors_unavailable"; message: string };
 
-/**
- * hnsw.ef_search for k (pgvector's default is 40, its maximum 1,000). 400 by
- * measurement (bench/results/pg-store.md, PGlite, 384-dimension builtin
- * embeddings, k=10): recall@10 at 10k vectors 0.78 with 100, 0.88 with 200,
- * 0.96 with 400, for p50 12 → 21 ms. Without iterative scans, over-fetch 10×.
- */
+/** hnsw.ef_search for k (pgvector's default 40, its maximum 1,000): 400 by measurement (bench/results/pg-store.md). Without iterative scans, over-fetch 10×. */
 function efSearch(k: number, iterative: boolean): number {
   return Math.min(1_000, Math.max(400, iterative ? 4 * k : 10 * k));
 }
 
 /**
- * The k chunks closest to `query` (cosine) among this model's vectors that
- * pass `where` (SQL over c = chunks, d = documents), closest first, ties by
- * id. With pgvector and this dimension's HNSW index: an index walk, no size
- * limit (method "hnsw", approximate). Otherwise an exact scan that refuses
- * (vectors_unavailable) above `limit` candidates. A query whose dimension
- * is not the model's stored one is refused with a message saying so.
+ * The k chunks closest to `query` (cosine) among this model's vectors that pass `where` (SQL over c = chunks,
+ * d = documents), closest first, ties by id: an HNSW index walk (approximate, any size), else an exact scan that
+ * refuses (vectors_unavailable) above `limit` candidates. A query of another dimension is refused, saying so.
  */
 export async function vectorNeighboursPg({ where, ...rest }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit?: number; /** hnsw.ef_search instead of efSearch(k) (the bench's sweep). */ efSearch?: number }): Promise<PgVectorNeighbours> {
   return spaceNeighboursPg({ space: chunkVectorSpace(where), ...rest });

@@ -45,12 +45,7 @@ export type VerifyReport = {
 const YIELD_EVERY_FILES = 32;
 const YIELD_EVERY_BYTES = 4 * 2 ** 20;
 
-/**
- * SQLite's quick_check within the query budget (DUALMIND_QUERY_BUDGET_MS): on
- * a store too big to check in that time the report says it was not checked
- * (an admin runs `sqlite3 index.db 'pragma integrity_check'` offline) rather
- * than holding the server while it reads every page.
- */
+/** SQLite's quick_check within the query budget: a store too big to check in time is reported not checked (run `pragma integrity_check` offline), not held up. */
 function quickCheck(handle: StoreHandle): string {
   const budget = startQueryBudget({ hint: "not run", budgetMs: getConfig().queryBudgetMs });
   try {
@@ -76,11 +71,7 @@ export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
 const g = globalThis as unknown as { __dualmindVerifying?: Map<string, Promise<VerifyReport>> };
 const verifying = (g.__dualmindVerifying ??= new Map());
 
-/**
- * verifyStore for requests (API, dashboard): files are hashed a few at a
- * time between turns of the event loop, and one verify runs per store at a
- * time: a verify asked while one runs shares its report.
- */
+/** verifyStore for requests: files hashed a few at a time between event-loop turns; one verify per store at a time (a second ask shares its report). */
 export function verifyStoreAsync({ handle }: { handle: StoreHandle }): Promise<VerifyReport> {
   const running = verifying.get(handle.store);
   if (running) return running;

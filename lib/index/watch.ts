@@ -10,21 +10,11 @@ import { log } from "../log";
 import { ensureIndexBuilt, reindexStoreAsync, type ReindexResult } from "./reindex";
 
 /**
- * The memory folders are live: a file edited, added, deleted or renamed in a
- * store's memory/ on disk (an editor, a `git pull`) reaches the index within
- * seconds, through the incremental reindex (reindex.ts: only files whose stat
- * changed are read). A watch on each folder of memory/ (not on each file: a
- * folder's watch reports changes to the files in it) marks the store dirty;
- * the folders watched across all stores are at most DUALMIND_MAX_WATCHED_DIRS,
- * and a store whose folders do not fit is left to the periodic scan (health
- * says how many). Changes
- * are batched (a pull touches many files) and the store is reindexed once,
- * off the request path, between turns of the event loop. A scan of every
- * store every DUALMIND_MEMORY_SCAN_MS is the fallback for file systems
- * without change events (and picks up stores created since), and the first
- * scan at start-up notices a tree changed while the server was down. What a
- * scan changed is audited as one `store.file_change` row per store.
- *
+ * The memory folders are live (docs/memory-files.md): a watch on each folder of a store's memory/ (at most
+ * DUALMIND_MAX_WATCHED_DIRS across stores; the rest is left to the periodic scan) marks the store dirty, and changes
+ * are batched and reindexed once (incremental: only files whose stat changed are read), off the request path. A scan
+ * every DUALMIND_MEMORY_SCAN_MS is the fallback for file systems without change events, and the first scan notices a
+ * tree changed while the server was down. Audited as one `store.file_change` row per store and scan.
  * SQLite stores only: with DATABASE_URL the memories table is the truth.
  */
 

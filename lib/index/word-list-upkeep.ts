@@ -7,17 +7,10 @@ import type Database from "better-sqlite3";
 import { documentFtsValues } from "./document-fts";
 
 /**
- * Keeps each open store's word lists (lib/retrieval/word-lists.ts) for its
- * full-text indexes (LISTED_TABLES) between requests: one step (a
- * build segment, or a batch of logged changes folded in) per table per
- * turn; while any has work the next turn comes after STEP_GAP_MS or twice
- * the turn's own time, whichever is longer (at most a third of the event
- * loop), else after IDLE_MS. A
- * store whose FTS5 indexes are being rebuilt is left until that finishes
- * (the rebuild's restart drops their lists). A step that fails (another
- * process holds the write lock past the busy timeout, a full disk) is logged
- * and tried again next turn; its transaction left nothing half-written, and
- * queries answer by their other paths meanwhile.
+ * Keeps each open store's word lists (lib/retrieval/word-lists.ts) between requests: one step per table per turn,
+ * the next turn after STEP_GAP_MS or twice the turn's own time (at most a third of the event loop), else after
+ * IDLE_MS. A store whose FTS5 indexes are being rebuilt is left until that finishes. A failed step is logged and
+ * retried next turn; its transaction left nothing half-written, and queries answer by their other paths meanwhile.
  */
 export const STEP_GAP_MS = 250;
 export const IDLE_MS = 5_000;

@@ -12,13 +12,8 @@ import { updateReflectionSettings } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./traces";
 
 /**
- * Reflection recall — traces and learnings (sanitized, deduplicated, queued
- * for a vector), recall, settings and overview — behind one interface, as
- * stores() (lib/stores/backend.ts) is for documents, search and memories and
- * graphBackend() for the graph, on SQLite stores or on PostgreSQL when
- * DATABASE_URL is set. It lives here, not
- * in stores(), because recall sits above stores (tests/architecture.test.ts).
- * An unknown store is a 404 on both.
+ * Reflection recall (traces, learnings, recall, settings, overview) behind one interface, on SQLite stores or
+ * PostgreSQL (docs/ARCHITECTURE.md). Here, not in stores(), because recall sits above stores. An unknown store is a 404 on both.
  */
 
 export type RecallBackend = ReturnType<typeof recallOn>;

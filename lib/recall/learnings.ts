@@ -1,15 +1,15 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
-import { and, asc, desc, eq, getTableColumns, inArray, ne, sql, type Column } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, ne, sql, type Column } from "drizzle-orm";
 import { z } from "zod";
 import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { learnings, type LearningRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
-import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
-import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningFields, type LearningInput } from "./descriptors";
+import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { sha256Hex } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
@@ -65,29 +65,6 @@ function* learningById(id: number): Op<Learning> {
   return found;
 }
 
-/** A learning as it is stored, on both backends: validated, sanitized fields and the handle's hash (the dedup key). */
-export function prepareLearning(input: LearningInput): { fields: LearningFields; hash: string } {
-  const fields = normalizeLearning(learningInputSchema.parse(input));
-  return { fields, hash: sha256Hex(fields.semanticHandle) };
-}
-
-/** A new learning's row (args as an object: SQLite stores it as JSON text). */
-export function newLearningRow({ agentId, fields, hash, now }: { agentId: string; fields: LearningFields; hash: string; now: number }) {
-  return {
-    agentId,
-    predicate: fields.predicate,
-    args: fields.args,
-    description: fields.description,
-    confidence: fields.confidence,
-    semanticHandle: fields.semanticHandle,
-    handleVersion: HANDLE_VERSION,
-    handleHash: hash,
-    seenCount: 1,
-    createdAt: now,
-    lastSeenAt: now,
-  };
-}
-
 /** The API's learning, on both backends. */
 export function learningOf(r: LearningRecord): Learning {
   return {
@@ -108,28 +85,10 @@ export function learningOf(r: LearningRecord): Learning {
   };
 }
 
-export const learningEmbeddable: Embeddable = {
-  kind: LEARNING_KIND,
-  artifactType: "learning",
-  load({ handle, refIds }) {
-    const rows = handle.db.select({ id: learnings.id, text: learnings.semanticHandle, inputHash: learnings.handleHash }).from(learnings).where(inArray(learnings.id, refIds)).all();
-    return new Map(rows.map(({ id, ...text }) => [id, text]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: learnings.id, inputHash: learnings.handleHash }).from(learnings).all();
-  },
-  chunkingVersion({ handle, refId }) {
-    return handle.db.select({ v: learnings.handleVersion }).from(learnings).where(eq(learnings.id, refId)).get()?.v ?? null;
-  },
-  backfill: ({ handle }) => inCallerTx(handle, learningHandlesBackfilled()),
-};
-
-/** The PostgreSQL embed worker reads a learning's handle by its id; the handle hash is the input hash. */
-export const learningEmbeddablePg: PgEmbeddable = {
-  ...tableEmbeddablePg({ kind: LEARNING_KIND, artifactType: "learning", table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash", versionColumn: "handle_version" }),
-  backfill: ({ tx }) => inCallerTx(tx, learningHandlesBackfilled()),
-};
-
+// Vectors are made from the stored handle, and its hash is the input hash.
+const LEARNING_TABLE = { kind: LEARNING_KIND, artifactType: "learning", table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash", versionColumn: "handle_version" };
+export const learningEmbeddable: Embeddable = { ...tableEmbeddable(LEARNING_TABLE), backfill: ({ handle }) => inCallerTx(handle, learningHandlesBackfilled()) };
+export const learningEmbeddablePg: PgEmbeddable = { ...tableEmbeddablePg(LEARNING_TABLE), backfill: ({ tx }) => inCallerTx(tx, learningHandlesBackfilled()) };
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
 
@@ -138,7 +97,8 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
  * last_seen, and keeps the higher confidence, instead of adding a vector.
  */
 export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: LearningInput }): On<H, RecordLearningResult> {
-  const { fields, hash } = prepareLearning(input);
+  const fields = normalizeLearning(learningInputSchema.parse(input));
+  const hash = sha256Hex(fields.semanticHandle);
   return write(
     handle,
     (function* (): Op<RecordLearningResult> {
@@ -150,7 +110,8 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
       const deduped = yield* seenAgain();
       if (deduped) return deduped;
       const engine = yield* dialect();
-      const inserted = yield* insertOrIgnore(table, { ...newLearningRow({ agentId, fields, hash, now }), args: encodedJson(engine, fields.args) }, (t) => [t.handleHash]);
+      const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
+      const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
       // Another replica inserted the same handle meanwhile: count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
       yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
@@ -188,17 +149,6 @@ export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget
 }
 
 /**
- * A learning of an older handle version, brought up to date (both backends'
- * backfill): a synthesized handle (it starts with "Learning: ") is rendered by
- * today's rules; a handle the agent gave is kept as written. With its hash.
- */
-export function rerenderLearningHandle(r: { semanticHandle: string; predicate: string; args: Record<string, unknown>; description: string }): { text: string; hash: string } {
-  const synthesized = r.semanticHandle.startsWith("Learning: ");
-  const text = synthesized ? renderLearningHandle({ predicate: r.predicate, args: r.args, description: r.description }) : r.semanticHandle;
-  return { text, hash: sha256Hex(text) };
-}
-
-/**
  * Bring handles of an older version up to date, in the caller's transaction
  * (re-embed calls this first, so the vectors it queues are made from today's
  * text). Synthesized handles (they start with "Learning: ") are re-rendered; a
@@ -209,7 +159,8 @@ export function rerenderLearningHandle(r: { semanticHandle: string; predicate: s
 function* learningHandlesBackfilled(): Op<number> {
   const stale = yield* rows(table, { where: (t) => ne(t.handleVersion, HANDLE_VERSION), orderBy: (t) => [asc(t.id)], lock: "update" });
   for (const r of stale) {
-    const { text, hash } = rerenderLearningHandle({ ...r, args: decodedJson<Record<string, unknown>>(r.args) });
+    const text = r.semanticHandle.startsWith("Learning: ") ? renderLearningHandle({ predicate: r.predicate, args: decodedJson<Record<string, unknown>>(r.args), description: r.description }) : r.semanticHandle;
+    const hash = sha256Hex(text);
     const twin = yield* row(table, (t) => and(eq(t.handleHash, hash), ne(t.id, r.id)));
     if (twin) {
       yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint"), confidence: atLeast("confidence", r.confidence) }, (t) => eq(t.id, twin.id));

@@ -289,13 +289,9 @@ function* holdsAny(kinds: RecallKind[]): Op<boolean> {
 }
 
 /**
- * "Have I faced this before?" Embeds the query as a query, searches traces and
- * learnings by vector and (hybrid) full text, gates by min_score after recency
- * weighting, caps at top_k, and adds guidance. When vectors cannot answer
- * (degraded, drifted, provider down, the KNN refused) it ranks lexically and
- * says why. Rows still waiting for a vector (write-behind, or skipped under
- * backpressure) are always found lexically. Every recall is logged. The
- * engine's legs are the composition root's pick (lib/recall/backend.ts).
+ * "Have I faced this before?" (docs/api-and-mcp.md): traces and learnings by vector and (hybrid) full text, gated by
+ * min_score after recency weighting, capped at top_k, with guidance. When vectors cannot answer it ranks lexically and
+ * says why; rows still waiting for a vector are always found lexically. Every recall is logged.
  */
 export async function recallReflections({ engine, handle, agentId, input }: { engine: RecallEngine; handle: AnyStoreHandle; agentId: string; input: RecallInput }): Promise<RecallResult> {
   const started = performance.now();

@@ -5,9 +5,9 @@ import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, se
 import { reasoningTraces, type ReasoningTraceRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
-import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
-import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
+import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
 import { sha256Hex } from "../common";
 import { recallTables } from "./tables";
@@ -67,87 +67,10 @@ export function traceOf(r: TraceRecord): Trace {
   };
 }
 
-/** A new trace's row (lists as arrays: SQLite stores them as JSON text). */
-export function newTraceRow({ agentId, fields, descriptor, hash, skip, now }: { agentId: string; fields: TraceFields; descriptor: string; hash: string; skip: boolean; now: number }) {
-  return {
-    agentId,
-    intentVerb: fields.intentVerb,
-    intentTarget: fields.intentTarget,
-    shardType: fields.shardType,
-    keyFiles: fields.keyFiles,
-    outcome: fields.outcome,
-    keyIssue: fields.keyIssue,
-    errorTags: fields.errorTags,
-    summaryDescriptor: descriptor,
-    descriptorVersion: DESCRIPTOR_VERSION,
-    descriptorHash: hash,
-    embedSkippedAt: skip ? now : null,
-    seenCount: 1,
-    createdAt: now,
-    lastSeenAt: now,
-  };
-}
-
-/** A trace as it is stored, on both backends: validated, sanitized fields, the descriptor and its hash (the dedup key). */
-export function prepareTrace(input: TraceInput): { fields: TraceFields; descriptor: string; hash: string } {
-  const fields = normalizeTrace(traceInputSchema.parse(input));
-  const descriptor = renderTraceDescriptor(fields);
-  return { fields, descriptor, hash: sha256Hex(descriptor) };
-}
-
-/**
- * Backpressure, on both backends: a success trace is stored without a vector
- * above the watermark; traces skipped before are queued again, CATCH_UP_BATCH
- * per write, once the backlog is under half the watermark.
- */
-export function traceBackpressure({ outcome, backlog, watermark }: { outcome: "success" | "failure"; backlog: number; watermark: number }): { skip: boolean; catchUp: boolean } {
-  return { skip: outcome === "success" && backlog > watermark, catchUp: backlog < watermark / 2 };
-}
-
-/** Whether the backlog must be counted for this write: for a success trace, or to catch up skipped ones. */
-export const backlogMatters = ({ outcome, hasSkipped }: { outcome: "success" | "failure"; hasSkipped: boolean }) => outcome === "success" || hasSkipped;
-
-/** A stored trace's fields, lists decoded (either backend's row). */
-function tracedFields(r: Pick<TraceRecord, "intentVerb" | "intentTarget" | "shardType" | "keyFiles" | "outcome" | "keyIssue" | "errorTags">): TraceFields {
-  return { intentVerb: r.intentVerb, intentTarget: r.intentTarget, shardType: r.shardType, keyFiles: r.keyFiles, outcome: r.outcome, keyIssue: r.keyIssue, errorTags: r.errorTags };
-}
-
-/**
- * A trace of an older descriptor version, rendered by today's rules: its new
- * descriptor and hash (both backends' backfill: the rows to update are the
- * backend's, the text is this).
- */
-export function rerenderTraceDescriptor(r: Parameters<typeof tracedFields>[0]): { descriptor: string; hash: string } {
-  const descriptor = renderTraceDescriptor(tracedFields(r));
-  return { descriptor, hash: sha256Hex(descriptor) };
-}
-
 // Vectors are made from the stored descriptor, and its hash is the input hash.
-export const traceEmbeddable: Embeddable = {
-  kind: TRACE_KIND,
-  artifactType: "reasoning_trace",
-  load({ handle, refIds }) {
-    const rows = handle.db
-      .select({ id: reasoningTraces.id, text: reasoningTraces.summaryDescriptor, inputHash: reasoningTraces.descriptorHash })
-      .from(reasoningTraces)
-      .where(inArray(reasoningTraces.id, refIds))
-      .all();
-    return new Map(rows.map(({ id, ...text }) => [id, text]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: reasoningTraces.id, inputHash: reasoningTraces.descriptorHash }).from(reasoningTraces).all();
-  },
-  chunkingVersion({ handle, refId }) {
-    return handle.db.select({ v: reasoningTraces.descriptorVersion }).from(reasoningTraces).where(eq(reasoningTraces.id, refId)).get()?.v ?? null;
-  },
-  backfill: ({ handle }) => inCallerTx(handle, traceDescriptorsBackfilled()),
-};
-
-/** The PostgreSQL embed worker reads a trace's descriptor by its id; the descriptor hash is the input hash. */
-export const traceEmbeddablePg: PgEmbeddable = {
-  ...tableEmbeddablePg({ kind: TRACE_KIND, artifactType: "reasoning_trace", table: "reasoning_traces", textColumn: "summary_descriptor", hashColumn: "descriptor_hash", versionColumn: "descriptor_version" }),
-  backfill: ({ tx }) => inCallerTx(tx, traceDescriptorsBackfilled()),
-};
+const TRACE_TABLE = { kind: TRACE_KIND, artifactType: "reasoning_trace", table: "reasoning_traces", textColumn: "summary_descriptor", hashColumn: "descriptor_hash", versionColumn: "descriptor_version" };
+export const traceEmbeddable: Embeddable = { ...tableEmbeddable(TRACE_TABLE), backfill: ({ handle }) => inCallerTx(handle, traceDescriptorsBackfilled()) };
+export const traceEmbeddablePg: PgEmbeddable = { ...tableEmbeddablePg(TRACE_TABLE), backfill: ({ tx }) => inCallerTx(tx, traceDescriptorsBackfilled()) };
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
 
@@ -182,7 +105,9 @@ function* traceById(id: number): Op<Trace> {
  * (lexical recall still finds it); failures are always queued.
  */
 export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: TraceInput }): On<H, RecordTraceResult> {
-  const { fields, descriptor, hash } = prepareTrace(input);
+  const fields = normalizeTrace(traceInputSchema.parse(input));
+  const descriptor = renderTraceDescriptor(fields);
+  const hash = sha256Hex(descriptor);
   return write(
     handle,
     (function* (): Op<RecordTraceResult> {
@@ -194,18 +119,25 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       };
       const deduped = yield* seenAgain();
       if (deduped) return deduped;
-      // The backlog is only counted when it matters: for a success trace, or to catch up skipped ones.
+      // Backpressure: the backlog is only counted when it matters (a success trace, or to catch up skipped ones). Above
+      // the watermark a success trace is stored without a vector; skipped traces are queued again, CATCH_UP_BATCH per
+      // write, once the backlog is under half the watermark.
       const hasSkipped = yield* anySkippedTrace();
-      const backlog = backlogMatters({ outcome: fields.outcome, hasSkipped }) ? yield* pendingEmbeddingsUpTo(settings.backlog_watermark + 1) : 0;
-      const { skip, catchUp } = traceBackpressure({ outcome: fields.outcome, backlog, watermark: settings.backlog_watermark });
+      const watermark = settings.backlog_watermark;
+      const backlog = fields.outcome === "success" || hasSkipped ? yield* pendingEmbeddingsUpTo(watermark + 1) : 0;
+      const skip = fields.outcome === "success" && backlog > watermark;
       const engine = yield* dialect();
-      const values = newTraceRow({ agentId, fields, descriptor, hash, skip, now });
-      const inserted = yield* insertOrIgnore(table, { ...values, keyFiles: encodedJson(engine, values.keyFiles), errorTags: encodedJson(engine, values.errorTags) }, (t) => [t.descriptorHash]);
+      const values = { agentId, ...fields, keyFiles: encodedJson(engine, fields.keyFiles), errorTags: encodedJson(engine, fields.errorTags) };
+      const inserted = yield* insertOrIgnore(
+        table,
+        { ...values, summaryDescriptor: descriptor, descriptorVersion: DESCRIPTOR_VERSION, descriptorHash: hash, embedSkippedAt: skip ? now : null, seenCount: 1, createdAt: now, lastSeenAt: now },
+        (t) => [t.descriptorHash],
+      );
       // Another replica inserted the same descriptor meanwhile (its commit ended our wait): count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
       yield* rowWordsWritten({ table: TRACE_WORDS, ids: [inserted.id] });
       if (!skip) {
-        const caughtUp = hasSkipped && catchUp ? yield* skippedTracesRequeued() : [];
+        const caughtUp = hasSkipped && backlog < watermark / 2 ? yield* skippedTracesRequeued() : [];
         yield* enqueueVectors([{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp]);
       }
       const retained = yield* traceRetentionApplied({ settings, now, keepId: inserted.id });
@@ -214,12 +146,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
   );
 }
 
-/**
- * Whether any trace waits for its vector after backpressure. Only the id is
- * read, so the index on embed_skipped_at answers it alone (for whole rows
- * SQLite's planner prefers scanning the table, which finds nothing when no
- * trace was skipped: a read of every trace on every write).
- */
+/** Whether any trace waits for its vector after backpressure; only the id is read, so the embed_skipped_at index answers alone (SQLite would scan the table for whole rows). */
 function* anySkippedTrace(): Op<boolean> {
   const found = yield* select({ t: table }, (db, { t }) => db.select({ id: t.id }).from(t).where(isNotNull(t.embedSkippedAt)).limit(1));
   return found.length > 0;
@@ -233,11 +160,7 @@ function* pendingEmbeddingsUpTo(limit: number): Op<number> {
 
 export const CATCH_UP_BATCH = 50;
 
-/**
- * Once the backlog is back under half the watermark, traces that backpressure
- * stored without a vector are queued again, a few per write, oldest first
- * (on PostgreSQL rows another writer is queueing are skipped, not waited for).
- */
+/** Traces backpressure stored without a vector, queued again a few per write, oldest first (on PostgreSQL rows another writer is queueing are skipped). */
 function* skippedTracesRequeued(): Op<{ kind: string; refId: number; inputHash: string }[]> {
   const skipLocked = (yield* dialect()) === "pg" ? sql` for update skip locked` : sql``;
   const found = yield* sqlRows<{ id: number | string; hash: string }>(
@@ -349,7 +272,9 @@ export function runTraceRetention<H extends AnyStoreHandle>({ handle }: { handle
 function* traceDescriptorsBackfilled(): Op<number> {
   const stale = yield* rows(table, { where: (t) => ne(t.descriptorVersion, DESCRIPTOR_VERSION), orderBy: (t) => [asc(t.id)], lock: "update" });
   for (const r of stale) {
-    const { descriptor, hash } = rerenderTraceDescriptor({ ...r, keyFiles: decodedJson<string[]>(r.keyFiles), errorTags: decodedJson<string[]>(r.errorTags) });
+    const { intentVerb, intentTarget, shardType, outcome, keyIssue } = r;
+    const descriptor = renderTraceDescriptor({ intentVerb, intentTarget, shardType, outcome, keyIssue, keyFiles: decodedJson<string[]>(r.keyFiles), errorTags: decodedJson<string[]>(r.errorTags) });
+    const hash = sha256Hex(descriptor);
     const twin = yield* row(table, (t) => and(eq(t.descriptorHash, hash), ne(t.id, r.id)));
     if (twin) {
       yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint") }, (t) => eq(t.id, twin.id));

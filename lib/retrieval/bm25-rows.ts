@@ -5,39 +5,14 @@ import { memoByIndexState, phraseTokens, scratchCounts, tableShape, tokenStats, 
 import { plainPhrases } from "./match";
 
 /**
- * FTS5's bm25 of a few given rows for a plain expression, without scoring
- * every row the expression matches.
- *
- * `order by bm25(t)` scores every match (its positions and length), and
- * asking FTS5 for one row (`match ? and rowid = ?`) recounts every phrase's
- * rows for its idf each time. Group=document
- * search needs the whole-document bm25 of its candidate documents only (a
- * hundred or so). bm25 over a plain expression of one-token phrases is, per
- * row, a sum over the phrases of idf × tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
- * (fts5_aux.c), so it is computed here from the index's own numbers:
- * - row count and total tokens: the averages record (%_data rowid 1);
- * - each token's row count (idf): fts5vocab 'row';
- * - each listed row's length: %_docsize;
- * - each listed row's count of each token: fts5vocab 'instance', filtered
- *   to the listed rows inside SQLite.
- * The tokens are the ones the table's own tokenizer makes of each phrase (a
- * private in-memory table with the same tokenizer), so they are what FTS5
- * looks up. The cost follows the query tokens' instances in the index, not
- * the rows they match with their positions (bench/results/latest.md has
- * the numbers). Scores are FTS5's to the last bit (fts5-bm25.ts).
- *
- * When the tokens occur more than `maxInstances` times in the index (a
- * broad query: walking their instances costs what ranking every match
- * costs), the counts come from the listed rows' own text instead, when the
- * caller can give it (`texts`): each row's values through a private table
- * with the same tokenizer give its count of each token, as FTS5 stored them,
- * at a cost that follows the rows' size, not the words' frequency. Row count,
- * lengths and idf stay the index's own.
- *
- * Null (the caller ranks the rows its own way) when the expression is not
- * plain, a phrase is not exactly one token, the vocabulary tables cannot be
- * made on the connection, or the tokens occur more than `maxInstances` times
- * in the index and no texts are given (or `texts` declines).
+ * FTS5's bm25 of a few given rows for a plain expression, without scoring every row the expression matches
+ * (group=document needs the whole-document bm25 of a hundred or so candidates; asking FTS5 for one row recounts
+ * every phrase's idf each time). Computed from the index's own numbers (averages record, fts5vocab 'row' and
+ * 'instance', %_docsize) with the tokens the table's own tokenizer makes (the scratch table): FTS5's score to the last
+ * bit (fts5-bm25.ts), at a cost that follows the query tokens' instances. A broad query (more than `maxInstances`
+ * instances) takes each row's counts from its own text (`texts`) instead: a cost that follows the rows' size.
+ * Null (the caller ranks its own way) when the expression is not plain, a phrase is not one token, the vocabulary
+ * tables cannot be made, or a broad query has no texts.
  */
 
 /** Rows whose count of one token, read from their text, is kept per index state (bm25OfRows `texts`). */

@@ -7,17 +7,9 @@ import { clearSelectiveMatchCaches } from "./selective-match";
 import { clearWordListMemos, hasReadyWordLists, wordListAnswerState, wordListScores, type RowScores } from "./word-lists";
 
 /**
- * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
- * match.
- *
- * FTS5 answers `order by bm25(t) limit k` by scoring every matching row
- * (positions plus a docsize lookup a row), so a query whose words occur in
- * most rows costs the same whether it asks for 10 rows or all of them. A
- * table with word lists (word-lists.ts: every row of each common word with
- * its count, every row's length, kept through writes) gives every matching
- * row's score, FTS5's to the last bit, from stored counts; here the best of
- * them are picked. Anything else (a table without ready lists, a query they
- * cannot score, a query matching few rows) is the caller's own FTS5 query.
+ * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every match: the word lists (word-lists.ts)
+ * give every matching row's score, FTS5's to the last bit; here the best are picked. Anything else is the caller's
+ * own FTS5 query.
  */
 
 /** A query matching more rows than this is broad: fewer are scored exhaustively by FTS5 itself (cheap). */
@@ -61,13 +53,7 @@ export function clearFullTextMemos(): void {
   clearSelectiveMatchCaches();
 }
 
-/**
- * For a broad plain expression (more than BROAD_MATCH_ROWS matches) on a
- * table with ready word lists, the matching rows ranked by bm25 exactly as
- * FTS5 ranks them: `top(m)` gives the best m (callers that filter ask for
- * more until enough pass). Null when the caller should run its own
- * exhaustive FTS5 query.
- */
+/** For a broad plain expression on a table with ready word lists, `top(m)` gives the best m rows exactly as FTS5 ranks them; null: run FTS5. */
 export function broadTopByBm25({ db, schema, table, match }: { db: Database.Database; schema: string; table: string; match: string }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   if (!hasReadyWordLists({ db, schema, table })) return null;
   // Read before anything is computed: a write committed meanwhile gives a later state, under which this entry is never read.

@@ -1,9 +1,7 @@
 /**
- * A memo of computed answers, each valid under one state string (what the
- * answer depends on: an index's structure record, say), bounded both by
- * entries (keys are often request text) and by bytes (the caller's estimate
- * of a value, plus its key and state); least recently used go first, and a
- * value larger than a quarter of the byte bound is not kept.
+ * A memo of computed answers, each valid under one state string (an index's structure record, say), bounded by
+ * entries (keys are often request text) and bytes; least recently used go first, a value over a quarter of the byte
+ * bound is not kept.
  */
 export class BoundedMemo<V> {
   private readonly entries = new Map<string, { state: string; value: V; bytes: number }>();

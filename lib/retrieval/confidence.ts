@@ -3,17 +3,11 @@ import { foldWord } from "./match";
 import type { RetrievalReason } from "./reasons";
 
 /**
- * How well a hit answers the query, in three bands an agent and a person can
- * read, instead of a fused score (0.0165 means nothing to either):
- * - high: the hit holds most of the query's words (≥ 2/3 of its content
- *   words, by stem), or, for a neural model, a cosine well above what
- *   unrelated text reaches;
- * - medium: a good part of them (≥ 1/3), or a cosine clearly above the floor;
- * - low: a word or two, or a vector neighbour only. An answer whose best hit
- *   is low says so (weak_match): what came back are guesses.
- * The builtin hashed vectors never raise a band: unrelated text often shares
- * letters with the query (a nonsense word's closest chunk reaches 0.27–0.36,
- * lib/retrieval/floor.ts), so their cosine says little about an answer.
+ * How well a hit answers the query, in three bands an agent and a person can read (a fused score of 0.0165 means
+ * nothing to either): high, most of the query's content words (≥ 2/3, by stem) or a neural cosine well above
+ * unrelated text; medium, ≥ 1/3 or a cosine clearly above the floor; low, a word or two or a vector neighbour only
+ * (an answer whose best hit is low says weak_match). The builtin hashed vectors never raise a band: unrelated text
+ * often shares letters with the query (lib/retrieval/floor.ts), so their cosine says little.
  */
 export const CONFIDENCE_BANDS = ["high", "medium", "low"] as const;
 export type ConfidenceBand = (typeof CONFIDENCE_BANDS)[number];

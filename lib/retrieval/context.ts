@@ -1,23 +1,11 @@
 /**
- * Context evidence for short rows written in sequence (conversation turns,
- * a chain of thoughts, the steps of a trace): the row that answers a
- * question is often the one next to the row that holds the question's
- * words ("What did you paint?" — "A sunset over the lake."). So a row
- * inherits part of its neighbours' lexical evidence: relevance += weight ×
- * Σ (a neighbouring hit's lexical score − its own), never negative, over the
- * rows just before and after it (scores relative to the best hit). A row
- * thus never rises above the hit it takes its context from, and a row that
- * holds the words itself (a known item) stays above its neighbours. Neighbours are the nearest rows in time of the same chain
- * (or both unchained), within `windowMs`: rows written far apart, or by
- * another chain, are not each other's context.
- *
- * Measured on LoCoMo (bench/memory-quality.bench.ts, docs/memory-quality.md;
- * raw FTS5 over the turns, stopwords dropped, evidence recall@10 0.615):
- * adding weight × the whole neighbouring score, weight 0.2 / 0.3 / 0.5 / 0.7 / 1 →
- * 0.670 / 0.679 / 0.710 / 0.718 / 0.699; the gap form above, seeds the best 10
- * hits, weight 0.5 / 0.7 / 1 → 0.709 / 0.704 / 0.673 (the whole score, 0.711).
- * 0.5 sits inside the flat part of those curves rather than on a peak, so a
- * conversation unlike the two it was measured on is not tuned against.
+ * Context evidence for short rows written in sequence (conversation turns, a chain of thoughts, a trace's steps): the
+ * row that answers a question is often next to the row that holds its words ("What did you paint?" — "A sunset over
+ * the lake."). So a row inherits weight × Σ max(0, a neighbouring hit's lexical score − its own) from the rows just
+ * before and after it (relative to the best hit): it never rises above the hit it takes context from, and a row that
+ * holds the words itself stays above its neighbours. Neighbours are the nearest rows in time of the same chain (or
+ * both unchained) within `windowMs`. Weight 0.5 sits in the flat part of the measured curves rather than on a peak
+ * (bench/memory-quality.bench.ts, docs/memory-quality.md).
  */
 export const CONTEXT_EVIDENCE = { weight: 0.5, windowMs: 30 * 60_000, seeds: 10 } as const;
 
@@ -42,14 +30,10 @@ export function contextScores<K = number>({ hits, neighbours, weight = CONTEXT_E
 }
 
 /**
- * The same evidence for search over documents: short documents written in
- * sequence (a conversation kept one turn per file, notes taken one after
- * another) answer each other as thoughts do. A document's neighbours are the
- * documents of its folder written just before and after it (by mtime, within
- * `windowMs`; documents of the same mtime are not a sequence, so a bulk
- * import of one instant has none). Only short first chunks (`maxChars`) are
- * seeds: a long document holds its own answer, and a known item of a
- * documentation corpus is not its neighbour's context.
+ * The same evidence for search over documents (one turn per file, notes taken in sequence): a document's neighbours
+ * are the documents of its folder written just before and after it (by mtime, within `windowMs`; the same mtime is not
+ * a sequence, so a bulk import has none). Only short first chunks (`maxChars`) are seeds: a long document holds its
+ * own answer.
  */
 export const DOCUMENT_CONTEXT = { weight: CONTEXT_EVIDENCE.weight, windowMs: CONTEXT_EVIDENCE.windowMs, seeds: CONTEXT_EVIDENCE.seeds, maxChars: 600 } as const;
 export type DocumentContextOptions = { weight: number; windowMs: number; seeds: number; maxChars: number };

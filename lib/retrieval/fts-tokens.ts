@@ -4,12 +4,9 @@ import { preparedOnce } from "../db/statements";
 import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /**
- * What FTS5 stored, read without ranking: a table's tokenizer and totals,
- * the tokens its tokenizer makes of a text (a private in-memory FTS5 table
- * with the same tokenizer: the scratch table), and the per-connection temp
- * fts5vocab tables over an index, and values kept per index state. Shared
- * by the pruned rankings (selective-match), the row scorer (bm25-rows) and
- * the word lists, none of which depends on another for them.
+ * What FTS5 stored, read without ranking: a table's tokenizer and totals, the tokens its tokenizer makes of a text
+ * (the scratch table), the per-connection fts5vocab tables, and values kept per index state; shared by selective-match,
+ * bm25-rows and the word lists.
  */
 
 /**
@@ -28,11 +25,7 @@ export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; s
 }
 const tokenizersOf = new WeakMap<Database.Database, Map<string, string>>();
 
-/**
- * A private in-memory FTS5 table per tokenizer and column count: the same
- * text through the same tokenizer gives the index's own tokens, so term
- * counts and lengths read from it are what FTS5 stored for the row.
- */
+/** A private in-memory FTS5 table per tokenizer and column count: the same text through the same tokenizer gives the counts and lengths FTS5 stored for the row. */
 let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
@@ -69,11 +62,7 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
   }
 }
 
-/**
- * Rows' texts through the scratch table (the index's tokenizer): each row's
- * length in tokens (all columns) and its count of each of `tokens` — what
- * FTS5 stored for a row of that text, without reading the index's doclists.
- */
+/** Rows' texts through the scratch table: each row's length in tokens (all columns) and count of each of `tokens`, as FTS5 stored them, without reading doclists. */
 export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable({ tokenize, columns });
   const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
@@ -171,12 +160,7 @@ export function clearIndexStateMemos(): void {
   stateMemos.clear();
 }
 
-/**
- * `compute()` once per index state of schema.table (FTS5's structure record,
- * rewritten by every committed change from any connection): for values that
- * walk a doclist (a common word's row count). Not kept for in-memory
- * databases (no file to key them by).
- */
+/** `compute()` once per index state of schema.table (its structure record), for values that walk a doclist; not kept for in-memory databases. */
 export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: Database.Database; schema: string; table: string; key: string; compute: () => T }): T {
   const file = databaseFileOf({ db, schema });
   const state = file ? indexStateOf({ db, schema, table }) : null;
@@ -191,12 +175,7 @@ export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: D
   return value;
 }
 
-/**
- * A token's rows and instances in schema.table (fts5vocab 'row': `doc`,
- * `cnt`), once per index state; null when the vocabulary table cannot be
- * made on this connection. The table is made only when the numbers are not
- * known yet (a request's own reader seldom needs it).
- */
+/** A token's rows and instances in schema.table (fts5vocab 'row'), once per index state; null when the vocabulary table cannot be made. */
 export function tokenStats({ db, schema, table, token }: { db: Database.Database; schema: string; table: string; token: string }): { rows: number; instances: number } | null {
   try {
     return memoByIndexState({
@@ -218,12 +197,7 @@ export function tokenStats({ db, schema, table, token }: { db: Database.Database
 }
 const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
 
-/**
- * The rows a quoted one-token phrase matches, from the vocabulary (tokenStats):
- * the same number as counting the phrase's matches, without FTS5's per-row
- * cursor. Null when the phrase is not one token under the table's tokenizer
- * or the vocabulary table cannot be made (the caller counts).
- */
+/** The rows a quoted one-token phrase matches, from the vocabulary (tokenStats); null when not one token or no vocabulary table (the caller counts). */
 export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
   const token = phraseTokens({ tokenize: tableShape({ db, schema, table }).tokenize, phrases: [phrase] })?.[0];
   if (token === undefined) return null;

@@ -1,34 +1,15 @@
 import type { Fingerprint } from "../embed/providers";
 
 /**
- * The one fusion policy of search, recall and remember: lexical and vector
- * evidence are always both considered, and how much each counts is
- * calibrated per provider and model by measurement (fusionPolicyFor, keyed
- * by the model's fingerprint: provider, model, dimension), never by habit.
- *
- * Two forms of the same weights, one per kind of evidence a route has:
- * - ranked lists (search's chunk legs): weighted reciprocal rank fusion,
- *   fuseByRank;
- * - scores (remember's candidates: a lexical score relative to the best
- *   lexical hit, 0–1, and a cosine): fuseScores, the lexical score plus the
- *   vector weight × the cosine. The relevance is never below the lexical
- *   evidence alone, so a weak embedder can break ties and bring what the
- *   words cannot find, but cannot bury what they found;
- * - gated absolute scores (recall: one min_score for both signals):
- *   fuseGatedScores, the lexical score plus the gated weight × what the
- *   cosine has over it, also never below the lexical evidence.
- *
- * builtin (hashed word and character n-grams), measured on the labelled
- * known-item sets (bench/search-quality.bench.ts, bench/search-docs.bench.ts)
- * and on LoCoMo (bench/memory-quality.bench.ts, docs/memory-quality.md):
- * ranks: bm25 MRR@10 0.55, builtin vectors alone 0.29, equal-weight RRF 0.46;
- * 0.004 keeps every bm25 order (its largest contribution, 0.004/61, is below
- * the smallest gap between two bm25 ranks in the pool, 1/(110·111)) and
- * appends what bm25 cannot find (misspellings): hybrid ≥ bm25 by
- * construction. Scores: see FUSION_CALIBRATIONS.
- * Neural providers (not measurable offline here) start at equal weights
- * until measured for the model in use; a request can override (w_fts / w_vec,
- * remember's weights.vector).
+ * The one fusion policy of search, recall and remember: lexical and vector evidence are always both considered, how
+ * much each counts calibrated per provider and model by measurement (fusionPolicyFor, keyed by the model's
+ * fingerprint). Three forms of the same weights: ranked lists (search) fuseByRank; relative scores (remember)
+ * fuseScores; gated absolute scores (recall, one min_score) fuseGatedScores — the last two never below the lexical
+ * evidence, so a weak embedder can break ties and bring what the words cannot find, but not bury what they found.
+ * builtin's rank weight 0.004 keeps every bm25 order (its largest contribution is below the smallest gap between two
+ * bm25 ranks in the pool) and appends what bm25 cannot find: hybrid ≥ bm25 by construction (measured:
+ * bench/search-quality.bench.ts, docs/memory-quality.md). Neural providers start at equal weights until measured;
+ * a request can override (w_fts / w_vec, remember's weights.vector).
  */
 export type FusionWeights = { fts: number; vec: number };
 

@@ -95,14 +95,10 @@ export function exactFormShare(terms: readonly string[], text: string): number {
 }
 
 /**
- * Proximity evidence: the share of the query's adjacent word pairs (`terms`
- * folded, in query order: "a b c" → a·b, b·c) that `text` contains in that
- * order within `window` words of each other (1: side by side), the words as
- * written. A passage that says "connection pool size" beats one that has
- * "pool", "size" and "connection" in three different sentences — which bm25
- * and the exact-form share cannot tell apart. Counted over the text's words
- * as the unicode61 tokenizer splits them (stopwords included, so "configure
- * the proxy" is configure·proxy at distance 2). One pass over the text.
+ * Proximity evidence: the share of the query's adjacent word pairs (`terms` folded, in query order) that `text` has
+ * in that order within `window` words (1: side by side), as written — what bm25 and the exact-form share cannot tell
+ * apart ("connection pool size" vs the three words in three sentences). Counted over the unicode61 words, stopwords
+ * included. One pass over the text.
  */
 export function adjacentPairShare(terms: readonly string[], text: string, window: number): number {
   if (terms.length < 2) return 0;

@@ -6,43 +6,18 @@ import { databaseFileOf, emptyScratch, ftsTokenizerOf, phraseRowCount, scratchCo
 import { matchExpression } from "./match";
 
 /**
- * The top k of an any-word MATCH by bm25 without FTS5 scoring the rows that
- * only its common words match (remember's and recall's long OR queries).
- *
- * FTS5 ranks `a OR b OR …` by scoring every row any word matches, so one
- * common word makes a query cost what that word's rows cost: an eight-word
- * query over 100k thoughts matches 30–45k of them. bm25 is a sum over the
- * query's words of idf(word) × tf·(k1+1)/(tf + k1·(1−b+b·len/avglen)): the
- * rarer a word, the more it weighs. So:
- *
- * 1. The rarest words whose rows add up to at most SELECTIVE_ROWS are the
- *    selective ones; FTS5 ranks those rows by their part of the score (the
- *    same idf, row count and average length as in the whole query).
- * 2. The best CANDIDATES_PER_K × k of them are scored by the whole query, in
- *    JavaScript, k at a time until no seed left can reach the k-th score
- *    (its selective part plus the most the common words add), with FTS5's numbers: row count and average length from the
- *    index, each row's length and term counts from a private in-memory FTS5
- *    table with the same tokenizer (the index's own stems), each word's row
- *    count (counted once, reused while the table's row count stays within
- *    1%), summed in FTS5's order: the candidates come out in bm25's order.
- * 3. `exact` says whether max-score pruning proves the answer is the whole
- *    query's top k: its k-th score beats every row left out (the other words
- *    add at most (k1+1) × their idf; selective rows past the candidates have
- *    at most their selective part on top). When it does not, a row matched
- *    mostly by common words can be missing: the graph bench measures the
- *    agreement with FTS5 scoring every match.
- *
- * 4. When the selective words match fewer than k rows (or none), all of
- *    them are rescored and the rest of the list is the best rows only common
- *    words match, taken only when proven exact (withCommonRows: the rows
- *    holding every common word, or max-score over two common words).
- *
- * Null (the caller runs the whole query) when there is nothing to prune (the
- * whole query matches at most SELECTIVE_ROWS rows, or no word does), when
- * the selective words match fewer than k rows and the common words' best
- * rows cannot be proven (one common word, or three and more whose best rows
- * are not among those holding all of them), and for small tables (cheap to
- * score whole).
+ * The top k of an any-word MATCH by bm25 without FTS5 scoring the rows that only its common words match (remember's
+ * and recall's long OR queries; docs/search-and-retrieval.md). bm25 sums idf(word) × a saturating tf part, so rare
+ * words weigh most:
+ * 1. The rarest words whose rows add up to at most SELECTIVE_ROWS are the selective ones; FTS5 ranks those rows by
+ *    their part of the score (the whole query's idf, row count and average length).
+ * 2. The best CANDIDATES_PER_K × k are rescored by the whole query with FTS5's numbers (an in-memory FTS5 table with
+ *    the same tokenizer), k at a time until no seed left can reach the k-th score.
+ * 3. `exact` says whether max-score pruning proves the answer is the whole query's top k (every row left out scores
+ *    less); when not, a row matched mostly by common words can be missing (the graph bench measures agreement).
+ * 4. When the selective words match fewer than k rows, the rest is the common words' best rows, taken only when
+ *    proven exact (withCommonRows).
+ * Null (the caller runs the whole query): nothing to prune, the common words' rows cannot be proven, or a small table.
  */
 
 /** Rows FTS5 scores at most for the selective words (a few milliseconds). */
@@ -231,19 +206,10 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
 }
 
 /**
- * Fewer than k rows hold a selective word (none, for a number or a name from
- * elsewhere): those rows (`seeds`, every one of them, `rescored` with its
- * whole-query score under this index state's counts) and the best rows only
- * common words match. A row without a selective word scores the common
- * words' part alone, so those are the best rows of the common words' own OR
- * query that are not seeds, asked for k more than the seeds, so that k
- * remain once seeds among them are dropped for their whole-query scores:
- * the every-word tier over the common words (rankRowsWithEveryWord) when its
- * max-score bound proves it exact, else for two common words max-score over
- * the two (topOfTwoWords, exact). So the answer is always the whole
- * query's exact top k; null (the caller scores the whole query) when neither
- * proves it: one common word, or three and more whose best rows are not all
- * among the rows holding every one of them (or all but one).
+ * Fewer than k rows hold a selective word: those rows (every one, `rescored` by the whole query) and the best rows
+ * only common words match, asked for k more than the seeds: the every-word tier (rankRowsWithEveryWord) when its
+ * max-score bound proves it exact, else for two common words topOfTwoWords. So the answer is the whole query's exact
+ * top k; null (the caller scores the whole query) when neither proves it.
  */
 function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals, commonRows }: { db: Database.Database; schema: string; table: string; seeds: Bm25Row[]; rescored: Bm25Row[]; common: string[]; k: number; totals: Totals; commonRows: { t: string; n: number }[] }): SelectiveTop | null {
   const want = k + seeds.length;
@@ -262,20 +228,11 @@ function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals,
 }
 
 /**
- * Every word of the query is common (none is among the rarest SELECTIVE_ROWS
- * rows): the rows holding every word are the candidates, or, when fewer than
- * k rows hold every word (and the query has three words or more), the rows
- * holding every word but one — each word set's AND matching at most
- * SELECTIVE_ROWS rows (FTS5 finds them by walking the doclists together and
- * scores only them). A row holding exactly a set's words scores the same
- * under that set's AND as under the OR of all the words (the same phrases,
- * the missing ones adding 0, summed in the same order), so the rows come
- * out with the whole query's scores. `exact` by the max-score bound: a row
- * left out (missing one word, or two) scores at most (k1+1) × the other
- * words' idf (bounded from the words' counts so far). What a caller gets otherwise is the best
- * rows that hold every word, which for recall and remember are also the
- * rows of the highest term coverage (agreement with FTS5 scoring every
- * match: bench/results/latest.md).
+ * Every word of the query is common: the rows holding every word are the candidates, or, when fewer than k (and three
+ * words or more), those holding every word but one — each set's AND matching at most SELECTIVE_ROWS rows. Such a row
+ * scores the same under that AND as under the OR of all words (the missing ones add 0, same order), so the rows come
+ * out with the whole query's scores. `exact` by the max-score bound: a row left out scores at most (k1+1) × the other
+ * words' idf. Otherwise the best rows holding every word, for recall and remember also those of the highest coverage.
  */
 function rankRowsWithEveryWord({
   db,

@@ -7,38 +7,17 @@ import { BoundedMemo } from "./bounded-memo";
 import { plainPhrases } from "./match";
 
 /**
- * Word lists: every row of each common word with its count of that word,
- * and every row's length, kept in index.db beside the FTS5 table they
- * derive from, so a broad query is ranked on its first sight without FTS5
- * scoring every row its words match.
+ * Word lists (docs/search-and-retrieval.md): every row of each common word with its count of that word, and every
+ * row's length, kept in index.db beside the FTS5 table they derive from, so a broad query is ranked without FTS5
+ * scoring every row its words match. Stored as varint lists (rowid delta and count, one blob per word per 4096
+ * rowids); the scores are FTS5's to the last bit (fts5_aux.c's operations in its order, idf by SQLite's `ln`).
  *
- * FTS5 ranks `a OR b` by reading every matching row's positions and its
- * length (%_docsize, one B-tree lookup a row): a cost that follows the
- * rows two common words match. bm25 needs only each row's count of each
- * query word, its length, and numbers FTS5 keeps for the whole table (row
- * count, total tokens, each word's row count). Stored as compact lists
- * (rowid delta and count, varints, one blob per word per 4096 rowids), the
- * rows of two common words decode and score in a few milliseconds, and the
- * scores are FTS5's to the last bit: the same operations in the same order
- * (fts5_aux.c), with idf's logarithm taken by SQLite's own `ln`.
- *
- * A word gets a list when it is in more than `min_rows` rows at build time
- * (the broad words; a rarer word's rows come from FTS5's own instances at
- * query time). The lists are **derived**: built a step at a time (at most
- * BUILD_STEP_ROWS rowids of one segment, and at most what the text reader
- * takes at once) from the rows' own text through the table's tokenizer
- * (the scratch table), and kept through writes by
- * a change log: each written rowid goes to `fts_changes` (triggers on
- * `chunks` and on remember's and recall's tables, migrations 0014 and 0018;
- * ingest's writeDocumentFts and a delete trigger for documents),
- * and `wordListsStep` folds them in (the changed rows' lists and lengths,
- * then the log position). Until a change is folded in, a query scores the
- * changed rows from their current text (bm25OfRows) and ignores their
- * stored entries, so answers are exact at every moment; with more than
- * MAX_PENDING_ROWS unfolded changes, or while lists are being built, the
- * caller's other paths answer instead. Every step is one IMMEDIATE
- * transaction: a crash leaves the last committed step (the build resumes
- * from `built_through`, the fold from `applied_seq`).
+ * A word gets a list when it is in more than `min_rows` rows at build time (rarer words come from FTS5's instances).
+ * The lists are derived: built a bounded step at a time from the rows' text through the table's tokenizer, and kept
+ * through writes by the `fts_changes` log (triggers) that `wordListsStep` folds in. Until a change is folded in, a
+ * query scores the changed rows from their current text (bm25OfRows), so answers are exact at every moment; with more
+ * than MAX_PENDING_ROWS unfolded changes, or while building, the caller's other paths answer. Every step is one
+ * IMMEDIATE transaction: a crash leaves the last committed step (resumed from `built_through` / `applied_seq`).
  */
 
 /** Rowids per stored blob (a word's rows, the rows' lengths): 2^12. */
@@ -139,14 +118,9 @@ function lengthsOf(db: Database.Database, table: string, lo: number, hi: number,
 }
 
 /**
- * One bounded step of keeping `main.table`'s word lists: start them (a
- * table of at least `minTableRows` rows), build the next rows (at most
- * BUILD_STEP_ROWS rowids of one segment, and at most what `texts` reads at
- * once), or fold up to
- * FOLD_BATCH logged changes in. "more" when another step has work. Runs on
- * a writable connection; each step is one IMMEDIATE transaction that reads
- * the lists' state again inside it, so a step racing another process (a
- * drop by `reindex --fts-only`, a second server) writes nothing stale.
+ * One bounded step of keeping `main.table`'s word lists: start them (at least `minTableRows` rows), build the next
+ * rows, or fold up to FOLD_BATCH logged changes in; "more" when another step has work. Each step is one IMMEDIATE
+ * transaction that reads the lists' state again inside it, so a step racing another process writes nothing stale.
  */
 export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; texts?: RowTexts; minRows?: number; minTableRows?: number }): "idle" | "more" {
   const { tokenize, columns: ncols } = tableShape({ db, schema: "main", table });
@@ -224,13 +198,9 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
 }
 
 /**
- * The rows `rowids` (at least one) of one segment, as they are now, into
- * every listed word's blob and the lengths blob of that segment: each listed
- * row's stored entries are replaced (a row gone from the table is removed).
- * A row whose text does not give the length FTS5 indexed (its text unread,
- * or changed without the index) is a misfit: it has no entries, and queries
- * score it from its text (stepping aside when that disagrees too) until a
- * later write to it fits.
+ * The rows `rowids` (at least one) of one segment, as they are now, into every listed word's blob and the segment's
+ * lengths blob (a row gone from the table is removed). A row whose text does not give the length FTS5 indexed is a
+ * misfit: it has no entries, and queries score it from its text until a later write to it fits.
  */
 function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids, texts }: { db: Database.Database; table: string; tokenize: string; ncols: number; tokens: string[]; segment: number; rowids: number[]; texts: Map<number, (string | null)[]> }): void {
   const base = segment * SEGMENT;
@@ -318,11 +288,7 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
   return { status: meta.status, words, builtThrough: meta.built_through, pending };
 }
 
-/**
- * Every row's length (tokens, all columns), per segment by offset in it, -1
- * for none; kept per lists state (build and fold position). Per segment, so
- * memory follows the rows, not the largest rowid.
- */
+/** Every row's length (tokens, all columns), per segment by offset in it (-1 for none), so memory follows the rows, not the largest rowid. */
 type SegmentArrays<T> = Map<number, T>;
 const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
 function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
@@ -344,12 +310,9 @@ function allLengths(db: Database.Database, schema: string, table: string, stamp:
 }
 
 /**
- * Every row a plain expression (one-token phrases, all AND or all OR)
- * matches, with FTS5's bm25 score of each (positive), from the word lists:
- * null when the table has no ready lists, a phrase is not one token, a
- * common word has no list (it became common after the build), too many
- * changes wait to be folded in, or a changed row cannot be scored from its
- * text. The caller ranks its own way then.
+ * Every row a plain expression (one-token phrases, all AND or all OR) matches, with FTS5's bm25 (positive), from the
+ * word lists; null when they cannot answer exactly (no ready lists, a multi-token phrase, a common word without a
+ * list, too many unfolded changes, a changed row not scorable from its text): the caller ranks its own way then.
  */
 /** One segment's running scores and phrases found, by offset in the segment. */
 type Accumulated = { base: number; score: Float64Array; found: Uint8Array };
@@ -387,12 +350,7 @@ function scoreRow(w: number, avgdl: number, at: number, f: number, lengths: Int3
   return true;
 }
 
-/**
- * One stored segment of a word's list into the running scores (scoreRow for
- * each entry; decodePairs's format, decoded inline: the hot loop, ~170k
- * entries a query for two common words).
- * False when a row has no known length.
- */
+/** One stored segment of a word's list into the running scores (decodePairs's format decoded inline: the hot loop); false when a row has no known length. */
 function scoreSegment(buf: Uint8Array, w: number, avgdl: number, lengths: Int32Array | undefined, into: Accumulated, skip: Set<number>): boolean {
   if (!lengths) return buf.length === 0;
   const { score, found, base } = into;
@@ -477,11 +435,8 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
 let readOut: RowScores = { ids: new Float64Array(0), scores: new Float64Array(0) };
 
 /**
- * Scores computed per expression, kept while the index and the lists stay as
- * they were (least recently used go first). Bounded both ways: at most
- * SCORE_MEMO_ENTRIES expressions (their keys are request text) and
- * SCORE_MEMO_BYTES of scores and keys together; one answer larger than a
- * quarter of that is not kept.
+ * Scores computed per expression, kept while the index and the lists stay as they were (LRU), bounded by
+ * SCORE_MEMO_ENTRIES expressions (keys are request text) and SCORE_MEMO_BYTES; an answer over a quarter of that is not kept.
  */
 export const SCORE_MEMO_BYTES = 32 * 2 ** 20;
 export const SCORE_MEMO_ENTRIES = 512;
@@ -613,13 +568,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
   return db.transaction(run)();
 }
 
-/**
- * FTS5's bm25 (positive) of the listed rows the expression matches, from
- * the word lists: bm25OfRows's answer for a table with lists, without
- * reading the rows' text or walking a common word's instances (the lists are
- * decoded whole, but only the listed rows are read out). Null when
- * wordListScores is.
- */
+/** FTS5's bm25 (positive) of the listed rows the expression matches, from the word lists (bm25OfRows's answer without reading text); null when wordListScores is. */
 export function wordListScoresOf(args: { db: Database.Database; schema: string; table: string; match: string; rowids: number[]; texts?: RowTexts }): Map<number, number> | null {
   const picked = wordListScores({ ...args, only: args.rowids });
   return picked ? new Map(Array.from(picked.ids, (id, i) => [id, picked.scores[i]])) : null;

@@ -4,18 +4,16 @@ import { runWithinBudgetPg } from "../../db/query-budget";
 import { kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, thoughts } from "../../db/schema/pg/store";
 import { NODE_WORDS, rowsTopBm25Pg, startRowTermsBackfillPg, THOUGHT_WORDS, type RowWordTable } from "../../index/engines/pg-words";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
+import { queryStatsPg, tsqueryFor, tsRankExpressionPg } from "../../index/search-pg";
 import { normalizeVector, spaceNeighboursPg, type VectorSpace } from "../../index/vectors-pg";
 import { similarityFloorFor } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
 import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
 
 /**
- * Remember's reads on PostgreSQL, each source (the store, or core read-only)
- * in one read-only transaction: vectors in `embeddings` through the one
- * PostgreSQL KNN (only vectors of a row's current text); lexical by FTS5's
- * bm25 from the stored token counts, or Σ idf × ts_rank per lexeme while rows
- * wait for those statistics (each word a bound plainto_tsquery, never tsquery
- * text). Every full-text statement runs within the query budget.
+ * Remember's reads on PostgreSQL, each source in one read-only transaction: vectors through the one PostgreSQL KNN
+ * (current-text vectors only); lexical by FTS5's bm25 from the stored token counts, or Σ idf × ts_rank while rows
+ * wait for them. Every full-text statement runs within the query budget.
  */
 
 /** Where each kind lives: its table (code constants), the column its vector's ref_id points at, and its text's hash. */
@@ -126,31 +124,17 @@ function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; 
   };
 }
 
-/** Lexical hits by Σ idf × ts_rank per lexeme (idf from each lexeme's row count, counted on the GIN index). */
+/** Lexical hits by Σ idf × ts_rank per lexeme (idf from each lexeme's row count, counted on the GIN index), as search's fallback ranks. */
 async function tsRankHits({ tx, kind, terms, k }: { tx: PgStoreTx; kind: Kind; terms: string[]; k: number }): Promise<{ hits: { seq: number; lexical: number }[]; note: LexicalNote }> {
-  const table = sql.identifier(KIND_TABLES[kind].table);
-  const words = sql`array[${sql.join(
-    terms.map((w) => sql`${w}`),
-    sql`, `,
-  )}]::text[]`;
-  const stats = await rowsOf<{ q: string; df: number; n: number }>({
-    tx,
-    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
-      kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
-      select kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
-      from kept order by kept.i`,
-  });
-  if (stats.length === 0) return { hits: [], note: { words: [], tsRank: true } };
-  // bm25's idf: rare words weigh more than common ones. Each lexeme's text is PostgreSQL's own, passed back as a parameter.
-  const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-  const rank = sql.join(
-    stats.map((s) => sql`${idf(s.df, s.n)}::float8 * ts_rank(x.tsv, ${s.q}::tsquery, 1)`),
-    sql` + `,
-  );
-  const query = sql.join(
-    stats.map((s) => sql`${s.q}::tsquery`),
+  const table = sql`${sql.identifier(KIND_TABLES[kind].table)}`;
+  const query = tsqueryFor({ terms, match: "any" });
+  const stats = query ? await queryStatsPg({ tx, table, terms, query }) : null;
+  if (!stats || stats.terms.length === 0) return { hits: [], note: { words: [], tsRank: true } };
+  // Each lexeme's text is PostgreSQL's own, passed back as a parameter.
+  const match = sql.join(
+    stats.terms.map((s) => sql`${s.q}::tsquery`),
     sql` || `,
   );
-  const rows = await rowsOf<{ seq: string; rank: number }>({ tx, query: sql`select x.seq, ${rank} as rank from ${table} x where x.tsv @@ (${query}) order by rank desc, x.seq limit ${k}` });
-  return { hits: relativeLexical(rows.map((r) => ({ seq: Number(r.seq), rank: Number(r.rank) }))), note: { words: stats.map((s) => s.q), tsRank: true } };
+  const rows = await rowsOf<{ seq: string; rank: number }>({ tx, query: sql`select x.seq, ${tsRankExpressionPg({ stats, tsv: sql`x.tsv` })} as rank from ${table} x where x.tsv @@ (${match}) order by rank desc, x.seq limit ${k}` });
+  return { hits: relativeLexical(rows.map((r) => ({ seq: Number(r.seq), rank: Number(r.rank) }))), note: { words: stats.terms.map((s) => s.q), tsRank: true } };
 }

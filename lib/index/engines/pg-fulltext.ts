@@ -9,39 +9,13 @@ import { CHUNK_FTS_TOKENIZER } from "../fts-rebuild";
 import { withStoreQuotaPg } from "../store-quota";
 
 /**
- * PostgreSQL's full-text top-k, ranked by FTS5's own bm25 (the SQLite side's
- * chunks_fts), without scoring every match.
- *
- * Tokens: PostgreSQL's `english` configuration is not FTS5's tokenizer (its
- * Snowball stemmer is Porter's second algorithm, FTS5's is the first; it
- * drops stopwords, FTS5 keeps them; it splits and folds differently), so a
- * chunk's tokens are made once at write time in this process by FTS5 itself
- * (an in-memory FTS5 table with the chunk index's tokenizer: the scratch
- * table of lib/retrieval/fts-tokens.ts) and stored: each chunk's length in
- * tokens (chunks.fts_len), its count of each token with that length
- * (fts_postings), each token's row count (fts_terms), and the rows and
- * tokens of the whole index (fts_totals) — the numbers FTS5's bm25 reads.
- * They are written in the ingest transaction (writeChunkTermsPg) and taken
- * away by a delete trigger on chunks (migration 0012), so they are exact at
- * every commit; a chunk written without them (a store from before 0012) has
- * fts_len null and is tokenized by the backfill job (backfillChunkTermsPg);
- * until none is left, search ranks the old way.
- *
- * Ranking: a row's score is FTS5's bm25 to the last bit (bm25Part in phrase
- * order, idf by SQLite's `ln`, avgdl = tokens / rows), so the order and the
- * scores are SQLite's for the same content. A query whose tokens are in few
- * rows scores them all (one statement); all of two or more words whose
- * postings can be read whole, the rows holding every word, found by joining
- * each word's postings on a hash of the chunk (one statement). A broad one reads the head of each
- * token's postings in impact order — `imp` = tf / (tf + k1·(1 − b +
- * b·len/REF_AVGDL)), indexed per token, descending, with each posting's
- * count and length — scores exactly every row met in every head, and
- * answers when no row outside the heads can reach the k-th score: such a
- * row has, for each token, a stored impact at most the last one read, and
- * its part of the score is bounded by that impact whatever the current
- * average length is (impactBound). The few rows met in some heads only
- * that could still reach it are scored by key; else the heads go deeper.
- * One statement a try, and one for those few.
+ * PostgreSQL's full-text top-k, ranked by FTS5's own bm25 to the last bit (bm25Part in phrase order, idf by SQLite's
+ * `ln`), without scoring every match (docs/postgresql.md "Full-text on PostgreSQL ranks as SQLite does"). The
+ * `english` tsvector is not FTS5's tokenizer, so FTS5 itself tokenizes each chunk at write time (lib/retrieval/
+ * fts-tokens.ts) and the counts bm25 reads are stored in the ingest transaction, taken away by a delete trigger:
+ * exact at every commit. A selective query scores every match; all of two or more words joins their postings on the
+ * chunk; a broad one reads impact-ordered heads of each token's postings and answers once no unread row can reach
+ * the k-th score (impactBound).
  */
 
 /** FTS5's tokenizer of the SQLite chunk index, whose tokens the statistics hold. */
@@ -183,17 +157,7 @@ export async function writeChunkTermsPg({ tx, chunks, setLengths = false }: { tx
   }
 }
 
-/** Chunks of the store not tokenized yet (written before migration 0012), at most `limit` counted. */
-export async function pendingChunkTermsPg(tx: PgStoreTx, limit = 1): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (select 1 from chunks where fts_len is null limit ${limit}) x` });
-  return row.n;
-}
-
-/**
- * Tokenize up to `batch` chunks that have no statistics yet, in one
- * transaction (writers of the store wait on its quota lock meanwhile);
- * answers how many were done. Resumable: each batch commits whole.
- */
+/** Tokenize up to `batch` chunks without statistics in one transaction (writers wait on the store's quota lock); answers how many. */
 export async function backfillChunkTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
   return withStoreTx({ handle, work: (tx) =>
     withStoreQuotaPg({ tx, store: handle.store, write: async () => {
@@ -282,12 +246,7 @@ export type Bm25TopAnswer =
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
 
-/**
- * The best `k` chunks passing `where` (conditions over c = chunks,
- * d = documents) for `words` (matchTerms' words) joined by `mode`, by FTS5's
- * bm25: score descending, id ascending, exactly `select rowid, bm25(chunks_fts)
- * … order by rank, rowid limit k` on the same content.
- */
+/** The best `k` chunks passing `where` for `words` joined by `mode`, by FTS5's bm25: exactly `select rowid, bm25(chunks_fts) … order by rank, rowid limit k` on the same content. */
 export async function bm25TopPg({
   tx,
   words,

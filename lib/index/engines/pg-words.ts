@@ -10,19 +10,10 @@ import { withStoreQuotaPg } from "../store-quota";
 import { arrayLiteral, BACKFILL_BATCH, bm25ScoreSql, drainBatches, rowTermsOf, startBackfillPg, type ChunkTerms } from "./pg-fulltext";
 
 /**
- * FTS5's bm25 on PostgreSQL for the full-text tables other than chunks
- * (whose statistics and top-k are pg-fulltext.ts's): the same numbers,
- * kept in one set of tables for all of them (migration 0014), each row
- * named by its table and key — word_postings (tbl, rid, term, tf, len),
- * word_terms (tbl, term, rows), word_totals (tbl, rows, tokens) — and the
- * row's fts_len (null until its tokens are stored). A table here is the
- * twin of a SQLite FTS5 table: its tokenizer and its columns, made tokens
- * by FTS5 itself at write time (rowTermsOf), so the scores are SQLite's.
- *
- * Scoring is of given rows only (the candidates of a search leg): a row's
- * counts of the query's tokens are a few index lookups (word_postings'
- * primary key), each token's row count one, so the cost follows the rows
- * asked about, not how many rows hold a common word.
+ * FTS5's bm25 on PostgreSQL for the full-text tables other than chunks (pg-fulltext.ts's): the same numbers, kept in
+ * one set of tables for all (word_postings, word_terms, word_totals, and each row's fts_len, null until tokenized),
+ * each a twin of a SQLite FTS5 table tokenized by FTS5 itself at write time (rowTermsOf), so the scores are SQLite's.
+ * Scoring is of given rows only, so its cost follows the rows asked about, not how many hold a common word.
  */
 
 /** A full-text table kept here: its statistics' name, the table and key column it mirrors, and its SQLite twin's tokenizer and columns. */
@@ -199,7 +190,6 @@ export const THOUGHT_WORDS: RowWordTable = { tbl: "thoughts", table: "thoughts",
 export const NODE_WORDS: RowWordTable = { tbl: "kg_node", table: "kg_node", key: "seq", tokenize: "porter unicode61", columns: 3, text: ["name", "display_name", "tags"] };
 export const TRACE_WORDS: RowWordTable = { tbl: "reasoning_traces", table: "reasoning_traces", key: "id", tokenize: "porter unicode61", columns: 1, text: ["summary_descriptor"] };
 export const LEARNING_WORDS: RowWordTable = { tbl: "learnings", table: "learnings", key: "id", tokenize: "porter unicode61", columns: 1, text: ["semantic_handle"] };
-export const ROW_WORD_TABLES = [THOUGHT_WORDS, NODE_WORDS, TRACE_WORDS, LEARNING_WORDS];
 
 /** Store (again) the tokens of rows of `table` by their current text, in the writer's transaction (`lock`: rows read for update). */
 export async function refreshRowTermsPg({ tx, table, ids, lock = false }: { tx: PgStoreTx; table: RowWordTable; ids: number[]; lock?: boolean }): Promise<number> {

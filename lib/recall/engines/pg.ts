@@ -10,16 +10,10 @@ import { lexicalSimilarities, type RecallEngine, type RecallKind, type RecallRea
 import { TRACE_KIND } from "../traces";
 
 /**
- * Recall's full-text and vector legs on PostgreSQL, in one read-only transaction:
- * - lexical: the query's content words, OR-ed; the candidate cut by FTS5's
- *   bm25 from the stored token counts (lib/index/engines/pg-words.ts: the
- *   rows and order SQLite's FTS5 gives), or, until rows written before those
- *   statistics are tokenized, by ts_rank over the descriptor's or handle's
- *   generated tsvector (each word a bound plainto_tsquery);
- * - vector: KNN over the kind's vectors in `embeddings` (HNSW with pgvector,
- *   else the bounded exact scan, lib/index/vectors-pg.ts), only vectors of
- *   the row's current text. When the exact scan refuses (too many vectors,
- *   no pgvector), the recall answers lexically with reason vectors_unavailable.
+ * Recall's full-text and vector legs on PostgreSQL, in one read-only transaction: lexical, the query's words OR-ed,
+ * cut by FTS5's bm25 from the stored token counts (engines/pg-words.ts), or ts_rank until older rows are tokenized;
+ * vector, KNN over the kind's current-text vectors (lib/index/vectors-pg.ts), lexical with vectors_unavailable when
+ * the exact scan refuses.
  */
 const KINDS: Record<RecallKind, { table: "reasoning_traces" | "learnings"; textColumn: string; hashColumn: string; words: RowWordTable }> = {
   trace: { table: "reasoning_traces", textColumn: "summary_descriptor", hashColumn: "descriptor_hash", words: TRACE_WORDS },
