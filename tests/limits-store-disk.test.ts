@@ -134,6 +134,32 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
     expect((await onDisk(store)) - empty).toBeLessThanOrEqual(BOUND * LIMIT);
   });
 
+  it("rewriting one document with new words again and again does not fill the store: words no row holds any more go", async () => {
+    const store = "disk-one";
+    await seedStore(store);
+    const usage = async () => Number((await storeSql<{ b: unknown }>(store, "select bytes as b from store_usage where id = 1"))[0].b);
+    expect((await putDoc(store, "one.txt", distinct(100, 600))).status).toBe(200);
+    const first = await usage();
+    for (let i = 101; i <= 130; i++) expect((await putDoc(store, "one.txt", distinct(i, 600))).status).toBe(200);
+    // One live document of the same size: the count is where it was, not thirty documents' worth of dead words.
+    expect(await usage()).toBeLessThanOrEqual(first * 1.1);
+    if (onPg) {
+      for (const table of ["fts_terms", "word_terms"]) expect(Number((await storeSql<{ n: unknown }>(store, `select count(*) as n from ${table} where rows <= 0`))[0].n), table).toBe(0);
+    }
+  });
+
+  it("a new document into a full store is refused before anything is written: its files do not grow however often it is tried", async () => {
+    const store = "disk-words";
+    await drainEmbeddings([store]);
+    const before = await onDisk(store);
+    for (let i = 0; i < 20; i++) {
+      const r = await putDoc(store, `w/refused-${i}.txt`, distinct(1000 + i, 3000));
+      expect(r.status).toBe(422);
+      expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+    }
+    expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+  });
+
   it("a delete frees the room its derived rows took", async () => {
     const refused = await putDoc("disk-prose", "p/again.md", prose(4000));
     expect(refused.status).toBe(422);

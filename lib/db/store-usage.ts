@@ -90,6 +90,17 @@ function derivedVectorBytes(engine: Engine, dimension = getConfig().embed.dimens
   return DERIVED_COST[engine].vector * dimension + DERIVED_COST[engine].vectorRow;
 }
 
+/**
+ * What a new document's rows will count at least, by the triggers' own rule (its row, and each chunk's row with its
+ * indexed text and vector; PostgreSQL's per-word rows come on top): a write of new documents that cannot fit is
+ * refused on this before any row is written (lib/index/store-quota.ts).
+ */
+export function newDocumentLeastBytes({ engine, path, contentBytes, chunkTexts }: { engine: Engine; path: string; contentBytes: number; chunkTexts: string[] }): number {
+  const cost = DERIVED_COST[engine];
+  const perChunk = ROW_OVERHEAD_BYTES + cost.row + derivedVectorBytes(engine);
+  return ROW_OVERHEAD_BYTES + Buffer.byteLength(path, "utf8") + contentBytes + chunkTexts.reduce((n, t) => n + perChunk + (cost.text + 1) * Buffer.byteLength(t, "utf8"), 0);
+}
+
 const COUNTED: readonly Counted[] = [
   { table: "documents", text: ["path"], number: "bytes" },
   { table: "chunks", text: [], derived: ["text"] },

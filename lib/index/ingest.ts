@@ -15,6 +15,7 @@ import { writeDocumentTermsPg } from "./engines/pg-words";
 import { audit } from "./engine-steps";
 import { blankFrontmatter } from "./frontmatter";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
+import { newDocumentLeastBytes } from "../db/store-usage";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
@@ -352,7 +353,15 @@ export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }:
   assertChunksWithinLimit(docs);
   const now = Date.now();
   const op = function* (): Op<IngestResult[]> {
-    const results = yield* withinStoreQuota({ store: handle.store, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
+    // New paths add at least what their document and chunk rows count (a replaced document may shrink: nothing here).
+    const adds = function* (): Op<number> {
+      const engine = yield* dialect();
+      const known = new Set((yield* sqlRows<{ path: string }>(sql`select path from documents where path in (${sql.join(docs.map((d) => sql`${d.path}`), sql`, `)})`)).map((r) => r.path));
+      return docs
+        .filter((d) => !known.has(d.path))
+        .reduce((n, d) => n + newDocumentLeastBytes({ engine, path: d.path, contentBytes: Buffer.byteLength(d.content, "utf8"), chunkTexts: chunkDocument({ path: d.path, kind: kindForPath(d.path), text: d.content }).map((c) => c.text) }), 0);
+    };
+    const results = yield* withinStoreQuota({ store: handle.store, adds, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     // An unchanged re-send writes nothing, so there is nothing to audit.
     if (changed.length > 0) {

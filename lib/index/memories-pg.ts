@@ -89,7 +89,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   });
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
+    await withStoreQuotaPg({ tx, store: handle.store, adds: Buffer.byteLength(content, "utf8"), write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
     await inCallerTx(tx, audit({ actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) }), handle);
     return withBody((await lockMemory(tx, input.path))!);
   } });
@@ -179,7 +179,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
+    await withStoreQuotaPg({ tx, store: handle.store, adds: Buffer.byteLength(row.content, "utf8"), write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
     await inCallerTx(tx, audit({ actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) }), handle);
     return withBody((await lockMemory(tx, to))!);

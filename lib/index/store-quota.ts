@@ -29,6 +29,19 @@ function assertStoreRoom(store: string, before: StoreUsage, after: StoreUsage): 
   }
 }
 
+/**
+ * Before the work: a write that adds at least `adds` bytes (new documents' and memories' own text, which nothing in
+ * the write takes away) to a store already too full for them is refused here, before any row is written. The
+ * triggers still decide every write exactly; this spares a write they would refuse its chunking and index work, which
+ * on PostgreSQL leaves index pages behind even when rolled back.
+ */
+function assertRoomFor(store: string, before: StoreUsage, adds: number): void {
+  const { maxStoreBytes } = getConfig().limits;
+  if (adds > 0 && before.bytes + adds > maxStoreBytes) {
+    throw limitReached({ limit: "DUALMIND_MAX_STORE_BYTES", message: `store ${store} holds ${before.bytes} bytes; this write adds at least ${adds}, past its most of ${maxStoreBytes}` });
+  }
+}
+
 function usageOf(row: { documents: unknown; bytes: unknown } | undefined): StoreUsage {
   return { documents: Number(row?.documents ?? 0), bytes: Number(row?.bytes ?? 0) };
 }
@@ -43,12 +56,14 @@ export function withStoreQuota<T>({ handle, write }: { handle: StoreHandle; writ
 }
 
 /** `op` (in the caller's write, on either engine) under the store quotas; on PostgreSQL with withStoreQuotaPg's lock. */
-export function* withinStoreQuota<T>({ store, op }: { store: string; op: Op<T> }): Op<T> {
+export function* withinStoreQuota<T>({ store, op, adds = () => 0 }: { store: string; op: Op<T>; adds?: () => Op<number> | number }): Op<T> {
   yield* engineStep({ sqlite: () => undefined, pg: async (tx) => void (await tx.execute(quotaLock(store))) });
   const usage = function* () {
     return usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(STORE_USAGE_SQL)))[0]);
   };
   const before = yield* usage();
+  const least = adds();
+  assertRoomFor(store, before, typeof least === "number" ? least : yield* least);
   const result = yield* op;
   assertStoreRoom(store, before, yield* usage());
   return result;
@@ -61,10 +76,11 @@ const quotaLock = (store: string) => sql`select pg_advisory_xact_lock(hashtextex
  * advisory lock, held to commit, queues quota-checked writers, so two
  * concurrent writes cannot both squeeze past the limit.
  */
-export async function withStoreQuotaPg<T>({ tx, store, write }: { tx: PgStoreTx; store: string; write: () => Promise<T> }): Promise<T> {
+export async function withStoreQuotaPg<T>({ tx, store, write, adds = 0 }: { tx: PgStoreTx; store: string; write: () => Promise<T>; adds?: number }): Promise<T> {
   await tx.execute(quotaLock(store));
   const usage = async () => usageOf((await tx.execute(sql.raw(STORE_USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
   const before = await usage();
+  assertRoomFor(store, before, adds);
   const result = await write();
   assertStoreRoom(store, before, await usage());
   return result;

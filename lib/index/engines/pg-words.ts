@@ -50,9 +50,11 @@ export async function writeRowTermsPg({ tx, table, rows, replace }: { tx: PgStor
         from (select count(*) as n, coalesce(sum(fts_len), 0) as s from ${base} where ${key} = any(${ids}::bigint[]) and fts_len is not null) x where t.tbl = ${table.tbl}`,
     );
     await tx.execute(
+      // A word no row holds any more goes (drizzle/pg/store/0017): the delete and the decrement touch different rows.
       sql`with gone as (delete from word_postings p where p.tbl = ${table.tbl} and p.rid = any(${ids}::bigint[]) returning p.term),
-        counted as (select term, count(*)::int as n from gone group by term)
-        update word_terms t set rows = t.rows - c.n from counted c where t.tbl = ${table.tbl} and t.term = c.term`,
+        counted as (select term, count(*)::int as n from gone group by term),
+        dead as (delete from word_terms t using counted c where t.tbl = ${table.tbl} and t.term = c.term and t.rows <= c.n returning t.term)
+        update word_terms t set rows = t.rows - c.n from counted c where t.tbl = ${table.tbl} and t.term = c.term and t.rows > c.n`,
     );
   } else await tx.execute(sql`update word_totals set rows = rows + ${rows.length}, tokens = tokens + ${tokens} where tbl = ${table.tbl}`);
   await tx.execute(sql`update ${base} b set fts_len = v.len from unnest(${ids}::bigint[], ${arrayLiteral(rows.map((r) => r.terms.len))}::int[]) as v(id, len) where b.${key} = v.id`);
