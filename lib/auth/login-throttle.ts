@@ -10,31 +10,13 @@ import { ledgerTables } from "../governance/tables";
 const loginThrottle = ledgerTables.loginThrottle;
 
 /**
- * Failed sign-ins, counted per user name and per client address in
- * the governance database (login_throttle: governance.db, or PostgreSQL with
- * DATABASE_URL), so every server on one DATA_DIR or one database sees the
- * same counts.
- *
- * Policy per key: the first `freeFailures` failures cost nothing; after that
- * each attempt must wait `firstDelayMs`, doubling per further failure (capped
- * at `lockMs`); the `lockAfterFailures`-th failure locks the key for `lockMs`
- * (audited as auth.lockout), and every failure after a lock ends locks it
- * again. A key forgets its failures an hour after the last one. A success
- * clears the user key. A refused attempt runs no scrypt and changes nothing,
- * so waiting out a delay is never punished.
- *
- * An attempt is charged before its password is checked (and the charge is
- * kept when the check fails), so a burst of parallel guesses cannot all pass
- * the gate while scrypt runs: at most `freeFailures` are ever in flight.
- *
- * The gate answers the same for a name that does not exist: counts are kept
- * per name typed, so a refusal says nothing about which accounts exist.
- *
- * One repository over governance.db and PostgreSQL (lib/db/port.ts). Every
- * gate and settle is one write under the throttle lock, so attempts on any
- * replica take turns exactly as they do under SQLite's write lock: a burst
- * spread over N servers still lets at most `freeFailures` guesses through.
- * The lock is held for a few row reads and writes, never across scrypt.
+ * Failed sign-ins per user name and per client address, in the governance
+ * database so every server sees the same counts; the policy is SECURITY.md's
+ * "Sign-in". An attempt is charged before its password is checked, so a
+ * parallel burst cannot all pass the gate while scrypt runs; a refused
+ * attempt runs no scrypt and changes nothing. Every gate and settle is one
+ * write under the throttle lock (never held across scrypt), so replicas take
+ * turns exactly as under SQLite's write lock.
  */
 export type ThrottlePolicy = { freeFailures: number; lockAfterFailures: number; firstDelayMs: number; lockMs: number };
 

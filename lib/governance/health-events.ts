@@ -12,17 +12,12 @@ import { ledgerTables } from "./tables";
 const { healthEvents, storeStatusCurrent, dialecticSessions } = ledgerTables;
 
 /**
- * Alerts: a store whose status changes (to degraded, drifted,
- * provider down, parked, vectors unavailable — and back to healthy) and a
- * dialectic session that fails each become one health_events row, shown on
- * Health and, when DUALMIND_ALERT_WEBHOOK_URL is set, POSTed there by a
- * background queue (lib/governance/alert-webhook.ts) that never blocks a request.
- * With DATABASE_URL the events live in PostgreSQL beside the ledger, one
- * history for every replica: a status change is recorded under the store's
- * `store_status_current` row lock, so two replicas observing one change
- * record it once; a failed dialectic session is unique per (kind, subject),
- * so the replica whose insert wins is the one that sends its webhook.
- * One repository over both (lib/db/port.ts).
+ * Alerts (docs/operations.md): a store status change and a failed dialectic
+ * session each become one health_events row, shown on Health and POSTed to
+ * DUALMIND_ALERT_WEBHOOK_URL by lib/governance/alert-webhook.ts. On
+ * PostgreSQL, replicas record each once: a status change under the store's
+ * `store_status_current` row lock; a failed session is unique per (kind,
+ * subject), so the replica whose insert wins sends its webhook.
  */
 export type HealthEvent = {
   id: number;

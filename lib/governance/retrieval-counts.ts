@@ -7,17 +7,12 @@ import { isAppError } from "../errors";
 import { log } from "../log";
 
 /**
- * Per-agent retrieval counts for the activity summary: searches, recalls and
- * remembers (with failures) per agent, store and hour. A request costs one
- * map increment in memory; a timer (and shutdown) merges the cells into
- * `retrieval_counts` in one batched upsert, so no request ever waits on a
- * database write for being counted.
- *
- * The key space is bounded by construction: the agent id is the token's
- * (server-issued), the kind is fixed, and the store is one that answered (a
- * request that failed because its store is unknown counts under no store).
- * At most RETRIEVAL_COUNT_KEYS_MAX cells wait in memory; past that, counts go
- * under no agent and the next flush logs how many.
+ * Per-agent retrieval counts for the activity summary (docs/api-and-mcp.md):
+ * a request costs one in-memory increment and a timer merges the cells into
+ * `retrieval_counts`, so no request waits on a write for being counted. The
+ * key space is bounded: a server-issued agent id, a fixed kind, a store that
+ * answered; past RETRIEVAL_COUNT_KEYS_MAX cells, counts go under no agent and
+ * the next flush logs how many.
  */
 export const RETRIEVAL_KINDS = ["search", "recall", "remember"] as const;
 export type RetrievalKind = (typeof RETRIEVAL_KINDS)[number];
