@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { processLedger } from "../db/engine";
 import { getPg } from "../db/pg";
 import { readLedger, sqlRows, sqlRun, writeLedger, type LedgerHandle, type OnLedger } from "../db/port";
 import { isAppError } from "../errors";
@@ -100,11 +101,6 @@ export function pruneRetrievalCounts<H extends LedgerHandle = GovernanceHandle>(
   return writeLedger(handle, sqlRun(sql`delete from retrieval_counts where hour_ts < ${before}`));
 }
 
-async function ledgerHandle(): Promise<LedgerHandle> {
-  const pg = getPg();
-  return pg ? await pg : getGovernance();
-}
-
 /**
  * Merge this process's waiting counts into the database. A failed write puts
  * them back (up to the key bound) and throws; the timer logs it.
@@ -120,7 +116,7 @@ export async function flushRetrievalCounts(): Promise<number> {
   const rows = [...waiting.values()];
   g.__dualmindRetrievalCounts = new Map();
   try {
-    return await saveRetrievalCounts({ handle: await ledgerHandle(), rows });
+    return await saveRetrievalCounts({ handle: await processLedger(), rows });
   } catch (e) {
     let lost = 0;
     for (const c of rows) if (!add(cells(), c, c.count, c.failures)) lost += c.count;
@@ -150,7 +146,7 @@ export function startRetrievalCountFlush(): void {
       await flushRetrievalCounts();
       if (Date.now() - lastPrune >= HOUR_MS) {
         lastPrune = Date.now();
-        await pruneRetrievalCounts({ handle: await ledgerHandle() });
+        await pruneRetrievalCounts({ handle: await processLedger() });
       }
     } catch (e) {
       log("error", "activity: could not save retrieval counts", { error: (e as Error).message });
@@ -182,7 +178,7 @@ export async function tallyRetrievalByAgent({ agentId, store, since, until }: { 
   if (from !== undefined) where.push(sql`hour_ts >= ${from}`);
   if (until !== undefined) where.push(sql`hour_ts <= ${until}`);
   if (store !== undefined) where.push(sql`store = ${store}`);
-  const handle = await ledgerHandle();
+  const handle = await processLedger();
   const saved = await readLedger(handle, sqlRows<{ kind: string; n: number | string; f: number | string }>(sql`select kind, sum(count) as n, sum(failures) as f from retrieval_counts where ${sql.join(where, sql` and `)} group by kind`));
   const tally = new Map<string, RetrievalTally>(RETRIEVAL_KINDS.map((kind) => [kind, { kind, count: 0, failures: 0 }]));
   for (const r of saved) {
