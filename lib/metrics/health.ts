@@ -12,7 +12,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStorePageEmbeddingsPg, getStoreStatusPgByName, storeHealthPartsPg } from "./engines/pg";
+import { getStorePageEmbeddingsPg, getStoreStatusPg, getStoreStatusPgByName, storeHealthPartsPg } from "./engines/pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -35,19 +35,6 @@ import { getLatestSnapshotsByStore } from "./snapshots";
 export const SEARCH_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/search"];
 
 export const ALL_STORES = "all";
-
-/** The live status of each store (getStoreStatus: counters, no scans). A store that cannot be opened is left out and logged. */
-export async function getLiveStoreStatuses({ stores }: { stores: string[] }): Promise<StoreStatus[]> {
-  const out: StoreStatus[] = [];
-  for (const store of stores) {
-    try {
-      out.push(await getStoreStatus({ handle: openStore({ store }) }));
-    } catch (e) {
-      log("warn", "store status unavailable", { store, error: (e as Error).message });
-    }
-  }
-  return out;
-}
 
 export type HealthDashboard = {
   /** When the page data was read. */
@@ -124,7 +111,7 @@ export async function loadHealthDashboard({ store, range, now = Date.now(), wind
   const pg = getPg();
   const stores = pg ? await listStoreNamesPg({ pg: await pg }) : listStoreNames();
   const { selected, scope, window } = healthSelection({ stores, store, range, now, window: custom });
-  const perStore = pg ? await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) }) : await getLiveStoreStatuses({ stores: scope });
+  const perStore = await getAllStoreStatuses({ include: (s) => scope.includes(s) });
   // On PostgreSQL recall quality comes from each store's recall log, window-exact.
   const recall = pg ? await recallQualityPg({ stores: scope, window }) : null;
   const snapshots = await listSnapshotBucketsByWindow({ window, stores: scope });
@@ -323,9 +310,21 @@ export type OverviewNumbers = {
   apiErrorRate24h: number | null;
 };
 
-/** Every store's live status on this process's backend (getStoreStatus or getStoreStatusPg), in store order. */
-export async function getAllStoreStatuses(): Promise<StoreStatus[]> {
-  return storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
+/**
+ * The live status of every store `include` admits (getStoreStatus or getStoreStatusPg: counters, no scans), in
+ * store order. A store whose status cannot be read is logged and left out: one broken store never fails the page.
+ */
+export async function getAllStoreStatuses({ include = () => true }: { include?: (store: string) => boolean } = {}): Promise<StoreStatus[]> {
+  const pg = getPg();
+  const out: StoreStatus[] = [];
+  for (const store of (pg ? await listStoreNamesPg({ pg: await pg }) : listStoreNames()).filter(include)) {
+    try {
+      out.push(pg ? await getStoreStatusPg({ handle: await openStorePg({ pg: await pg, store }) }) : await getStoreStatus({ handle: openStore({ store }) }));
+    } catch (e) {
+      log("warn", "store status unavailable", { store, error: (e as Error).message });
+    }
+  }
+  return out;
 }
 
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
