@@ -547,7 +547,6 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
   );
 }
 
-/** What a validation request says, and the check that a retry with the same id says the same (both backends). */
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
 export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): OnLedger<H, { validation: Validation; created: boolean }> {
   const parsed = recordValidationSchema.parse(input);
