@@ -79,40 +79,6 @@ export function planSignInGate({ keyed, now }: { keyed: ThrottleKeyed[]; now: nu
   return { gate: { allowed: true }, charges };
 }
 
-export type SettleStep = { key: string; delete: true } | { key: string; failures: number } | { key: string; lockedUntil: number; audit: AuditEntry | null };
-
-/**
- * What settling an attempt does to each key's row (see settleSignInAttempt). A name that is no account is locked like
- * any other (the answer must not tell them apart) but its lock is not audited: names sprayed at the form by clients
- * with no account would otherwise grow the audit log for ever. The address's lock is audited either way.
- */
-export function planSettle({ username, succeeded, account, now, keyed }: { username: string; succeeded: boolean; account: boolean; now: number; keyed: { key: string; policy: ThrottlePolicy; row: ThrottleRow | undefined }[] }): SettleStep[] {
-  const steps: SettleStep[] = [];
-  for (const { key, policy, row } of keyed) {
-    if (!row) continue;
-    if (succeeded) {
-      if (key === userKey(username) || row.failures <= 1) steps.push({ key, delete: true });
-      else steps.push({ key, failures: row.failures - 1 });
-      continue;
-    }
-    const locked = row.lockedUntil !== null && row.lockedUntil > now;
-    if (row.failures < policy.lockAfterFailures || locked) continue;
-    const lockedUntil = now + policy.lockMs;
-    steps.push({
-      key,
-      lockedUntil,
-      audit: key === userKey(username) && !account ? null : {
-        actor: "system",
-        action: "auth.lockout",
-        target: key,
-        reason: `${row.failures} failed sign-ins`,
-        details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil },
-      },
-    });
-  }
-  return steps;
-}
-
 let lastPrunedAt = 0;
 
 /** The condition of a forgotten row, for the prune. */
@@ -164,12 +130,21 @@ export function settleSignInAttempt<H extends LedgerHandle = GovernanceHandle>({
       yield* ledgerLock(PG_LOCK.loginThrottle);
       const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }) });
       const audits: AuditEntry[] = [];
-      for (const step of planSettle({ username, succeeded, account, now, keyed })) {
-        if ("delete" in step) yield* remove(loginThrottle, (t) => eq(t.key, step.key));
-        else if ("lockedUntil" in step) {
-          yield* update(loginThrottle, { lockedUntil: step.lockedUntil }, (t) => eq(t.key, step.key));
-          if (step.audit) audits.push(step.audit);
-        } else yield* update(loginThrottle, { failures: step.failures }, (t) => eq(t.key, step.key));
+      for (const { key, policy, row } of keyed) {
+        if (!row) continue;
+        if (succeeded) {
+          if (key === userKey(username) || row.failures <= 1) yield* remove(loginThrottle, (t) => eq(t.key, key));
+          else yield* update(loginThrottle, { failures: row.failures - 1 }, (t) => eq(t.key, key));
+          continue;
+        }
+        const locked = row.lockedUntil !== null && row.lockedUntil > now;
+        if (row.failures < policy.lockAfterFailures || locked) continue;
+        const lockedUntil = now + policy.lockMs;
+        yield* update(loginThrottle, { lockedUntil }, (t) => eq(t.key, key));
+        // A name that is no account is locked like any other (the answer must not tell them apart) but not audited:
+        // names sprayed at the form would otherwise grow the audit log for ever. The address's lock is audited either way.
+        if (key === userKey(username) && !account) continue;
+        audits.push({ actor: "system", action: "auth.lockout", target: key, reason: `${row.failures} failed sign-ins`, details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil } });
       }
       // The audit chain's lock last (see appendAuditPg).
       for (const entry of audits) yield* auditStep(entry);
