@@ -59,20 +59,6 @@ export function toPublic(u: User): PublicUser {
  * refuses any other.
  */
 
-/** Whether a role change changes anything (false: the same role); throws for the last admin. */
-export function checkRoleChange({ user, role, activeAdmins }: { user: User; role: Role; activeAdmins: number }): boolean {
-  if (user.role === role) return false;
-  if (user.role === "admin" && !user.disabledAt && activeAdmins <= 1) throw new AppError("conflict", "cannot demote the last admin");
-  return true;
-}
-
-/** Whether disabling/enabling changes anything (false: already so); throws for the last active admin. */
-export function checkDisabledChange({ user, disabled, activeAdmins }: { user: User; disabled: boolean; activeAdmins: number }): boolean {
-  if (!!user.disabledAt === disabled) return false;
-  if (disabled && user.role === "admin" && activeAdmins <= 1) throw new AppError("conflict", "cannot disable the last active admin");
-  return true;
-}
-
 type Handle<H> = { handle?: H };
 
 export function countUsers<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: Handle<H> = {}): OnLedger<H, number> {
@@ -143,7 +129,8 @@ export function setUserRole<H extends LedgerHandle = GovernanceHandle>({ handle 
     handle,
     (function* () {
       const user = yield* lockedUser(username);
-      if (!checkRoleChange({ user, role, activeAdmins: yield* countActiveAdmins() })) return;
+      if (user.role === role) return;
+      if (user.role === "admin" && !user.disabledAt && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot demote the last admin");
       yield* update(users, { role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.id, user.id));
       yield* auditStep({ actor, action: "user.role", target: `user:${username}`, details: { from: user.role, to: role, sessions_revoked: true } });
     })(),
@@ -160,7 +147,8 @@ export function setUserDisabled<H extends LedgerHandle = GovernanceHandle>({ han
     handle,
     (function* () {
       const user = yield* lockedUser(username);
-      if (!checkDisabledChange({ user, disabled, activeAdmins: yield* countActiveAdmins() })) return toPublic(user);
+      if (!!user.disabledAt === disabled) return toPublic(user);
+      if (disabled && user.role === "admin" && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot disable the last active admin");
       const now = Date.now();
       // Disabling ends every session; enabling forgets the name's failed sign-ins.
       const [updated] = yield* update(users, { disabledAt: disabled ? now : null, updatedAt: now, ...(disabled ? { sessionVersion: bumpSessionVersion } : {}) }, (t) => eq(t.id, user.id));
