@@ -71,14 +71,6 @@ export function attemptKeys({ username, address, rows, forgetAt }: { username: s
   });
 }
 
-/** The gate's answer for keys read at `now`, and the rows to upsert when it lets the attempt through (one charge each). */
-export function planSignInGate({ keyed, now }: { keyed: ThrottleKeyed[]; now: number }): { gate: SignInGate; charges: ThrottleRow[] } {
-  const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
-  if (until > now) return { gate: { allowed: false, retryAfterMs: until - now }, charges: [] };
-  const charges = keyed.map(({ key, row }) => ({ key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null }));
-  return { gate: { allowed: true }, charges };
-}
-
 let lastPrunedAt = 0;
 
 /** The condition of a forgotten row, for the prune. */
@@ -111,9 +103,13 @@ export function beginSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ 
       yield* ledgerLock(PG_LOCK.loginThrottle);
       if (pruneDue(now)) yield* remove(loginThrottle, (t) => forgottenBy(t, now));
       const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }), forgetAt: now });
-      const { gate, charges } = planSignInGate({ keyed, now });
-      for (const values of charges) yield* upsert(loginThrottle, values, (t) => t.key, values);
-      return gate;
+      const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
+      if (until > now) return { allowed: false, retryAfterMs: until - now };
+      for (const { key, row } of keyed) {
+        const values = { key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null };
+        yield* upsert(loginThrottle, values, (t) => t.key, values);
+      }
+      return { allowed: true };
     })(),
   );
 }
