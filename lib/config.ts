@@ -37,6 +37,9 @@ function parseSourceRoots(raw: string, ctx: z.RefinementCtx): SourceRoot[] {
   return roots;
 }
 
+/** A byte size from 1 KiB to 64 MiB, 1 MiB by default. */
+const upToSixtyFourMiB = z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024);
+
 const envSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   // Set: the PostgreSQL backend (docs/postgresql.md). Unset: embedded SQLite in DATA_DIR.
@@ -64,12 +67,7 @@ const envSchema = z.object({
     .regex(/^(true|false|[0-9])$/, "must be false, true or the number of proxies in front of the app (0-9)")
     .transform((v) => (v === "true" ? 1 : v === "false" ? 0 : Number(v)))
     .default(0),
-  DUALMIND_MAX_BODY_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(1024 * 1024),
+  DUALMIND_MAX_BODY_BYTES: upToSixtyFourMiB,
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
   DUALMIND_ANN_MIN_VECTORS: z.coerce.number().int().min(1).default(20_000),
   DUALMIND_WORD_LISTS_MIN_ROWS: z.coerce.number().int().min(0).default(20_000),
@@ -100,12 +98,7 @@ const envSchema = z.object({
     .default([]),
   DUALMIND_SOURCE_INCLUDE: globList.default(["**/*"]),
   DUALMIND_SOURCE_EXCLUDE: globList.default(["**/node_modules/**", "**/.git/**", "**/dist/**", "**/build/**"]),
-  DUALMIND_MAX_FILE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(1024 * 1024),
+  DUALMIND_MAX_FILE_BYTES: upToSixtyFourMiB,
   DUALMIND_MEMORY_WATCH: boolFromEnv.default(true),
   DUALMIND_MEMORY_SCAN_MS: z.coerce.number().int().min(1000).max(86_400_000).default(30_000),
   DUALMIND_MEMORY_TRASH_DAYS: z.coerce.number().int().min(0).max(3650).default(30),

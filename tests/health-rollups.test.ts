@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getGovernance } from "@/lib/db/connection";
 import { recordRequest } from "@/lib/http/request-timer";
-import { flushLatencyRollups, pruneMetrics } from "@/lib/metrics/rollups";
+import { flushLatencyRollups } from "@/lib/metrics/rollups";
 import { getLatestSnapshotsByStore } from "@/lib/metrics/snapshots";
 import { metricsBackend } from "@/lib/metrics/backend";
 import { generateDemoSnapshots } from "@/lib/metrics/demo";
@@ -55,30 +55,30 @@ describe("latency rollups", () => {
     ]);
   });
 
-  it("retention drops minute and quarter-hour rows after a week but the hour rows keep the totals", () => {
+  it("retention drops minute and quarter-hour rows after a week but the hour rows keep the totals", async () => {
     recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW - 8 * DAY });
     recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW - 8 * DAY + MIN });
     recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW });
-    flushLatencyRollups();
-    expect(pruneMetrics({ now: NOW })).toEqual({ minuteRows: 2, quarterHourRows: 1, yearOld: 0 });
-    const total = listRouteTotalsByWindow({ window: windowForRange({ range: "30d", now: NOW }) });
+    await metricsBackend().flushLatencyRollups();
+    expect(await metricsBackend().pruneMetrics({ now: NOW })).toEqual({ minuteRows: 2, quarterHourRows: 1, yearOld: 0 });
+    const total = await listRouteTotalsByWindow({ window: windowForRange({ range: "30d", now: NOW }) });
     expect(total).toMatchObject([{ route: "GET /health", count: 3 }]);
-    expect(pruneMetrics({ now: NOW + 400 * DAY }).yearOld).toBe(2);
+    expect((await metricsBackend().pruneMetrics({ now: NOW + 400 * DAY })).yearOld).toBe(2);
   });
 
-  it("the error rate counts server faults only: expected 404s and 409s are shown apart, in the table and the chart", () => {
+  it("the error rate counts server faults only: expected 404s and 409s are shown apart, in the table and the chart", async () => {
     recordRequest({ route: "POST /tasks", status: 201, ms: 2, now: NOW });
     recordRequest({ route: "POST /tasks", status: 404, ms: 2, now: NOW });
     recordRequest({ route: "POST /tasks", status: 409, ms: 2, now: NOW });
     recordRequest({ route: "POST /tasks", status: 409, ms: 2, now: NOW });
     recordRequest({ route: "POST /tasks", status: 503, ms: 2, now: NOW });
-    flushLatencyRollups();
+    await metricsBackend().flushLatencyRollups();
     const window = windowForRange({ range: "1h", now: NOW });
-    const [totals] = listRouteTotalsByWindow({ window });
+    const [totals] = await listRouteTotalsByWindow({ window });
     expect(totals).toMatchObject({ count: 5, errorCount: 1, clientErrorCount: 3, errorsByStatus: { "404": 1, "409": 2, "503": 1 } });
     const [row] = prepareRouteTable([totals]);
     expect(row).toMatchObject({ errorPct: 20, clientErrorPct: 60, serverErrorsByStatus: [["503", 1]], clientAnswersByStatus: [["409", 2], ["404", 1]] });
-    const point = prepareLatencySeries({ rows: listLatencyBucketsByWindow({ window }), window }).find((p) => p.count !== null);
+    const point = prepareLatencySeries({ rows: await listLatencyBucketsByWindow({ window }), window }).find((p) => p.count !== null);
     expect(point).toMatchObject({ count: 5, errorPct: 20, clientErrorPct: 60 });
   });
 
@@ -102,11 +102,11 @@ describe("latency rollups", () => {
     },
   );
 
-  it("a route answering only 409s has a 0% error rate", () => {
+  it("a route answering only 409s has a 0% error rate", async () => {
     recordRequest({ route: "POST /dialectic/sessions/{id}/messages", status: 409, ms: 2, now: NOW });
     recordRequest({ route: "POST /dialectic/sessions/{id}/messages", status: 409, ms: 2, now: NOW });
-    flushLatencyRollups();
-    const [row] = prepareRouteTable(listRouteTotalsByWindow({ window: windowForRange({ range: "1h", now: NOW }) }));
+    await metricsBackend().flushLatencyRollups();
+    const [row] = prepareRouteTable(await listRouteTotalsByWindow({ window: windowForRange({ range: "1h", now: NOW }) }));
     expect(row).toMatchObject({ errorPct: 0, clientErrorPct: 100, serverErrorsByStatus: [], clientAnswersByStatus: [["409", 2]] });
   });
 });

@@ -1,19 +1,12 @@
 /**
  * The response side of the API contract, shared by the REST wrapper and the
- * MCP runner.
- *
- * Casing. The public JSON API is snake_case, inputs and outputs, and so are
- * the domain objects the routes and tools return (tests/wire-casing.test.ts
- * holds it): `toWire` renames nothing. It keeps the declared keys of each
- * object and strips the undeclared ones where the schema is strict; free-form
- * values (z.record / z.unknown: node attributes, task specs, working-memory
- * values) are passed through untouched, keys and all.
- *
- * Checking. With `DUALMIND_CHECK_RESPONSES` (on by default under
- * NODE_ENV=test, set by the vitest configs and the reliability servers) every
- * successful answer is parsed with its schema after the JSON round trip the
- * client sees; a mismatch — an undeclared field, a wrong type — is a 500 that
- * names the field, so every route test is a contract test.
+ * MCP runner. The wire is snake_case, like the domain objects
+ * (tests/wire-casing.test.ts holds it), so `toWire` renames nothing: it keeps
+ * each object's declared keys and strips undeclared ones where the schema is
+ * strict; free-form values (z.record / z.unknown) pass untouched. With
+ * DUALMIND_CHECK_RESPONSES every answer is parsed with its schema after the
+ * client's JSON round trip; a mismatch is a 500 naming the field, so every
+ * route test is a contract test.
  */
 import { z, type ZodType } from "zod";
 import { defOf, wrappedSchema, type ZodDef } from "./zod-def";

@@ -1,16 +1,10 @@
 /**
- * Which stores a request touches, read from its parsed input by schema.
- *
- * One rule for every route and tool: an input field named `store` names a
- * store, and `include_core: true` reads `core` as well, wherever the field
- * sits in the params, query or body (nested objects and arrays included, e.g.
- * provenance `records[].store`, run `artifacts[].store`). The REST wrapper and
- * the MCP runner check every store found here against the token's
- * allow-list, so a new route or tool with such a field is covered by itself.
- *
- * The walk follows the schema, not the data: free-form JSON (z.json(),
- * records) is never searched, so an attribute that happens to be called
- * `store` inside a node's attributes is not mistaken for a store reference.
+ * Which stores a request touches, read from its parsed input by schema: every
+ * field named `store`, wherever it sits (nested objects and arrays included),
+ * and `core` when `include_core: true`. The REST wrapper and the MCP runner
+ * check each against the token's allow-list, so a new route or tool is
+ * covered by itself. The walk follows the schema, not the data: a `store` key
+ * inside free-form JSON is never mistaken for a store reference.
  */
 import type { ZodType } from "zod";
 import { defOf, wrappedSchema } from "./zod-def";

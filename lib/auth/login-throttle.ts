@@ -10,31 +10,13 @@ import { ledgerTables } from "../governance/tables";
 const loginThrottle = ledgerTables.loginThrottle;
 
 /**
- * Failed sign-ins, counted per user name and per client address in
- * the governance database (login_throttle: governance.db, or PostgreSQL with
- * DATABASE_URL), so every server on one DATA_DIR or one database sees the
- * same counts.
- *
- * Policy per key: the first `freeFailures` failures cost nothing; after that
- * each attempt must wait `firstDelayMs`, doubling per further failure (capped
- * at `lockMs`); the `lockAfterFailures`-th failure locks the key for `lockMs`
- * (audited as auth.lockout), and every failure after a lock ends locks it
- * again. A key forgets its failures an hour after the last one. A success
- * clears the user key. A refused attempt runs no scrypt and changes nothing,
- * so waiting out a delay is never punished.
- *
- * An attempt is charged before its password is checked (and the charge is
- * kept when the check fails), so a burst of parallel guesses cannot all pass
- * the gate while scrypt runs: at most `freeFailures` are ever in flight.
- *
- * The gate answers the same for a name that does not exist: counts are kept
- * per name typed, so a refusal says nothing about which accounts exist.
- *
- * One repository over governance.db and PostgreSQL (lib/db/port.ts). Every
- * gate and settle is one write under the throttle lock, so attempts on any
- * replica take turns exactly as they do under SQLite's write lock: a burst
- * spread over N servers still lets at most `freeFailures` guesses through.
- * The lock is held for a few row reads and writes, never across scrypt.
+ * Failed sign-ins per user name and per client address, in the governance
+ * database so every server sees the same counts; the policy is SECURITY.md's
+ * "Sign-in". An attempt is charged before its password is checked, so a
+ * parallel burst cannot all pass the gate while scrypt runs; a refused
+ * attempt runs no scrypt and changes nothing. Every gate and settle is one
+ * write under the throttle lock (never held across scrypt), so replicas take
+ * turns exactly as under SQLite's write lock.
  */
 export type ThrottlePolicy = { freeFailures: number; lockAfterFailures: number; firstDelayMs: number; lockMs: number };
 
@@ -89,48 +71,6 @@ export function attemptKeys({ username, address, rows, forgetAt }: { username: s
   });
 }
 
-/** The gate's answer for keys read at `now`, and the rows to upsert when it lets the attempt through (one charge each). */
-export function planSignInGate({ keyed, now }: { keyed: ThrottleKeyed[]; now: number }): { gate: SignInGate; charges: ThrottleRow[] } {
-  const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
-  if (until > now) return { gate: { allowed: false, retryAfterMs: until - now }, charges: [] };
-  const charges = keyed.map(({ key, row }) => ({ key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null }));
-  return { gate: { allowed: true }, charges };
-}
-
-export type SettleStep = { key: string; delete: true } | { key: string; failures: number } | { key: string; lockedUntil: number; audit: AuditEntry | null };
-
-/**
- * What settling an attempt does to each key's row (see settleSignInAttempt). A name that is no account is locked like
- * any other (the answer must not tell them apart) but its lock is not audited: names sprayed at the form by clients
- * with no account would otherwise grow the audit log for ever. The address's lock is audited either way.
- */
-export function planSettle({ username, succeeded, account, now, keyed }: { username: string; succeeded: boolean; account: boolean; now: number; keyed: { key: string; policy: ThrottlePolicy; row: ThrottleRow | undefined }[] }): SettleStep[] {
-  const steps: SettleStep[] = [];
-  for (const { key, policy, row } of keyed) {
-    if (!row) continue;
-    if (succeeded) {
-      if (key === userKey(username) || row.failures <= 1) steps.push({ key, delete: true });
-      else steps.push({ key, failures: row.failures - 1 });
-      continue;
-    }
-    const locked = row.lockedUntil !== null && row.lockedUntil > now;
-    if (row.failures < policy.lockAfterFailures || locked) continue;
-    const lockedUntil = now + policy.lockMs;
-    steps.push({
-      key,
-      lockedUntil,
-      audit: key === userKey(username) && !account ? null : {
-        actor: "system",
-        action: "auth.lockout",
-        target: key,
-        reason: `${row.failures} failed sign-ins`,
-        details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil },
-      },
-    });
-  }
-  return steps;
-}
-
 let lastPrunedAt = 0;
 
 /** The condition of a forgotten row, for the prune. */
@@ -163,9 +103,13 @@ export function beginSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ 
       yield* ledgerLock(PG_LOCK.loginThrottle);
       if (pruneDue(now)) yield* remove(loginThrottle, (t) => forgottenBy(t, now));
       const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }), forgetAt: now });
-      const { gate, charges } = planSignInGate({ keyed, now });
-      for (const values of charges) yield* upsert(loginThrottle, values, (t) => t.key, values);
-      return gate;
+      const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
+      if (until > now) return { allowed: false, retryAfterMs: until - now };
+      for (const { key, row } of keyed) {
+        const values = { key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null };
+        yield* upsert(loginThrottle, values, (t) => t.key, values);
+      }
+      return { allowed: true };
     })(),
   );
 }
@@ -182,12 +126,21 @@ export function settleSignInAttempt<H extends LedgerHandle = GovernanceHandle>({
       yield* ledgerLock(PG_LOCK.loginThrottle);
       const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }) });
       const audits: AuditEntry[] = [];
-      for (const step of planSettle({ username, succeeded, account, now, keyed })) {
-        if ("delete" in step) yield* remove(loginThrottle, (t) => eq(t.key, step.key));
-        else if ("lockedUntil" in step) {
-          yield* update(loginThrottle, { lockedUntil: step.lockedUntil }, (t) => eq(t.key, step.key));
-          if (step.audit) audits.push(step.audit);
-        } else yield* update(loginThrottle, { failures: step.failures }, (t) => eq(t.key, step.key));
+      for (const { key, policy, row } of keyed) {
+        if (!row) continue;
+        if (succeeded) {
+          if (key === userKey(username) || row.failures <= 1) yield* remove(loginThrottle, (t) => eq(t.key, key));
+          else yield* update(loginThrottle, { failures: row.failures - 1 }, (t) => eq(t.key, key));
+          continue;
+        }
+        const locked = row.lockedUntil !== null && row.lockedUntil > now;
+        if (row.failures < policy.lockAfterFailures || locked) continue;
+        const lockedUntil = now + policy.lockMs;
+        yield* update(loginThrottle, { lockedUntil }, (t) => eq(t.key, key));
+        // A name that is no account is locked like any other (the answer must not tell them apart) but not audited:
+        // names sprayed at the form would otherwise grow the audit log for ever. The address's lock is audited either way.
+        if (key === userKey(username) && !account) continue;
+        audits.push({ actor: "system", action: "auth.lockout", target: key, reason: `${row.failures} failed sign-ins`, details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil } });
       }
       // The audit chain's lock last (see appendAuditPg).
       for (const entry of audits) yield* auditStep(entry);

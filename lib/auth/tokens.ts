@@ -11,7 +11,7 @@ import { preparedOnce } from "../db/statements";
 import type { ApiTokenRow } from "../db/schema/governance";
 import { listStoreNames } from "../db/store-names";
 import { AppError } from "../errors";
-import { auditStep, type AuditEntry } from "../governance/audit";
+import { auditStep } from "../governance/audit";
 import { ledgerTables } from "../governance/tables";
 
 /**
@@ -92,7 +92,7 @@ export function assertStoresUsable({ parsed, existing }: { parsed: CreateTokenIn
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);
 }
 
-/** `label`, or the first "label (n)" no active token carries (case-insensitive). Both backends. */
+/** `label`, or the first "label (n)" no active token carries (case-insensitive). */
 export function firstFreeLabel({ label, activeLabels }: { label: string; activeLabels: string[] }): string {
   const taken = new Set(activeLabels.map((l) => l.toLowerCase()));
   if (!taken.has(label.toLowerCase())) return label;
@@ -110,7 +110,7 @@ export function firstFreeLabel({ label, activeLabels }: { label: string; activeL
  */
 export function createApiToken<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor }: { handle?: H; input: z.input<typeof createTokenSchema>; actor: string }): OnLedger<H, { token: string; info: TokenInfo }> {
   const parsed = createTokenSchema.parse(input);
-  const token = newTokenSecret();
+  const token = "dm_" + randomBytes(32).toString("base64url");
   return writeLedger(
     handle,
     (function* () {
@@ -119,17 +119,13 @@ export function createApiToken<H extends LedgerHandle = GovernanceHandle>({ hand
       yield* ledgerLock(PG_LOCK.tokenLabels);
       const active = yield* rows(apiTokens, { where: (t) => isNull(t.revoked_at) });
       const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel({ label: parsed.label, activeLabels: active.map((r) => r.label) }), actor }));
-      yield* auditStep(tokenCreatedAudit({ row: inserted, parsed, actor }));
+      yield* auditStep({ actor, action: "token.create", target: `token:${inserted.id}`, details: { label: inserted.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null } });
       return { token, info: toInfo(inserted) };
     })(),
   );
 }
 
-export function newTokenSecret(): string {
-  return "dm_" + randomBytes(32).toString("base64url");
-}
-
-/** The stored row of a new token: its hash, never the token (both backends). */
+/** The stored row of a new token: its hash, never the token. */
 export function newTokenRow({ token, parsed, label, actor }: { token: string; parsed: CreateTokenInput; label: string; actor: string }) {
   return {
     token_hash: sha256Hex(token),
@@ -141,14 +137,6 @@ export function newTokenRow({ token, parsed, label, actor }: { token: string; pa
     created_by: actor,
     created_at: Date.now(),
   };
-}
-
-export function tokenCreatedAudit({ row, parsed, actor }: { row: Pick<ApiTokenRow, "id" | "label">; parsed: CreateTokenInput; actor: string }): AuditEntry {
-  return { actor, action: "token.create", target: `token:${row.id}`, details: { label: row.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null } };
-}
-
-export function tokenRevokedAudit({ id, actor, reason }: { id: number; actor: string; reason: string | undefined }): AuditEntry {
-  return { actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null };
 }
 
 export function listApiTokens<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: { handle?: H } = {}): OnLedger<H, TokenInfo[]> {
@@ -168,7 +156,7 @@ export function revokeApiToken<H extends LedgerHandle = GovernanceHandle>({ hand
       if (!found) throw new AppError("not_found", `no token ${id}`);
       if (found.revoked_at) return toInfo(found);
       const [updated] = yield* update(apiTokens, { revoked_at: Date.now() }, (t) => eq(t.id, id));
-      yield* auditStep(tokenRevokedAudit({ id, actor, reason }));
+      yield* auditStep({ actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null });
       return toInfo(updated);
     })(),
   );

@@ -5,7 +5,7 @@ import { PG_LOCK } from "../db/pg";
 import { count, insert, ledgerLock, readLedger, row, rows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { User } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { auditStep, type AuditEntry } from "../governance/audit";
+import { auditStep } from "../governance/audit";
 import { ledgerTables } from "../governance/tables";
 import { clearUserThrottle } from "./login-throttle";
 
@@ -59,46 +59,6 @@ export function toPublic(u: User): PublicUser {
  * refuses any other.
  */
 
-export function userCreatedAudit({ username, role, actor }: { username: string; role: Role; actor: string }): AuditEntry {
-  return { actor, action: "user.create", target: `user:${username}`, details: { role } };
-}
-
-export function passwordResetAudit({ username, actor }: { username: string; actor: string }): AuditEntry {
-  return { actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } };
-}
-
-/** The user found by name; 404 when there is none. */
-export function foundUser({ user, username }: { user: User | undefined; username: string }): User {
-  if (!user) throw new AppError("not_found", `no user ${username}`);
-  return user;
-}
-
-/** Whether a role change changes anything (false: the same role); throws for the last admin. */
-export function checkRoleChange({ user, role, activeAdmins }: { user: User; role: Role; activeAdmins: number }): boolean {
-  if (user.role === role) return false;
-  if (user.role === "admin" && !user.disabledAt && activeAdmins <= 1) throw new AppError("conflict", "cannot demote the last admin");
-  return true;
-}
-
-export function roleChangedAudit({ username, from, to, actor }: { username: string; from: Role; to: Role; actor: string }): AuditEntry {
-  return { actor, action: "user.role", target: `user:${username}`, details: { from, to, sessions_revoked: true } };
-}
-
-/** Whether disabling/enabling changes anything (false: already so); throws for the last active admin. */
-export function checkDisabledChange({ user, disabled, activeAdmins }: { user: User; disabled: boolean; activeAdmins: number }): boolean {
-  if (!!user.disabledAt === disabled) return false;
-  if (disabled && user.role === "admin" && activeAdmins <= 1) throw new AppError("conflict", "cannot disable the last active admin");
-  return true;
-}
-
-/** The row change and audit entry of a disable (every session ends) or an enable. */
-export function disabledChange({ username, disabled, actor, now }: { username: string; disabled: boolean; actor: string; now: number }): { set: { disabledAt: number | null; updatedAt: number; bumpSession: boolean }; audit: AuditEntry } {
-  return {
-    set: { disabledAt: disabled ? now : null, updatedAt: now, bumpSession: disabled },
-    audit: { actor, action: disabled ? "user.disable" : "user.enable", target: `user:${username}`, details: disabled ? { sessions_revoked: true } : null },
-  };
-}
-
 type Handle<H> = { handle?: H };
 
 export function countUsers<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: Handle<H> = {}): OnLedger<H, number> {
@@ -142,7 +102,7 @@ export function insertUser<H extends LedgerHandle = GovernanceHandle>({ handle =
       if (yield* userByName(username)) throw new AppError("conflict", `user ${username} already exists`);
       const now = Date.now();
       const created = yield* insert(users, { username, passwordHash, role, createdAt: now, updatedAt: now });
-      yield* auditStep(userCreatedAudit({ username, role, actor }));
+      yield* auditStep({ actor, action: "user.create", target: `user:${username}`, details: { role } });
       return toPublic(created);
     })(),
   );
@@ -158,7 +118,7 @@ export function setUserPasswordHash<H extends LedgerHandle = GovernanceHandle>({
       const changed = yield* update(users, { passwordHash, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.username, username));
       if (changed.length === 0) throw new AppError("not_found", `no user ${username}`);
       yield* clearUserThrottle({ username });
-      yield* auditStep(passwordResetAudit({ username, actor }));
+      yield* auditStep({ actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } });
     })(),
   );
 }
@@ -169,9 +129,10 @@ export function setUserRole<H extends LedgerHandle = GovernanceHandle>({ handle 
     handle,
     (function* () {
       const user = yield* lockedUser(username);
-      if (!checkRoleChange({ user, role, activeAdmins: yield* countActiveAdmins() })) return;
+      if (user.role === role) return;
+      if (user.role === "admin" && !user.disabledAt && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot demote the last admin");
       yield* update(users, { role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.id, user.id));
-      yield* auditStep(roleChangedAudit({ username, from: user.role, to: role, actor }));
+      yield* auditStep({ actor, action: "user.role", target: `user:${username}`, details: { from: user.role, to: role, sessions_revoked: true } });
     })(),
   );
 }
@@ -186,15 +147,13 @@ export function setUserDisabled<H extends LedgerHandle = GovernanceHandle>({ han
     handle,
     (function* () {
       const user = yield* lockedUser(username);
-      if (!checkDisabledChange({ user, disabled, activeAdmins: yield* countActiveAdmins() })) return toPublic(user);
-      const { set, audit } = disabledChange({ username, disabled, actor, now: Date.now() });
-      const [updated] = yield* update(
-        users,
-        { disabledAt: set.disabledAt, updatedAt: set.updatedAt, ...(set.bumpSession ? { sessionVersion: bumpSessionVersion } : {}) },
-        (t) => eq(t.id, user.id),
-      );
+      if (!!user.disabledAt === disabled) return toPublic(user);
+      if (disabled && user.role === "admin" && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot disable the last active admin");
+      const now = Date.now();
+      // Disabling ends every session; enabling forgets the name's failed sign-ins.
+      const [updated] = yield* update(users, { disabledAt: disabled ? now : null, updatedAt: now, ...(disabled ? { sessionVersion: bumpSessionVersion } : {}) }, (t) => eq(t.id, user.id));
       if (!disabled) yield* clearUserThrottle({ username });
-      yield* auditStep(audit);
+      yield* auditStep({ actor, action: disabled ? "user.disable" : "user.enable", target: `user:${username}`, details: disabled ? { sessions_revoked: true } : null });
       return toPublic(updated);
     })(),
   );
@@ -203,7 +162,9 @@ export function setUserDisabled<H extends LedgerHandle = GovernanceHandle>({ han
 /** The user a change that checks the admins left reads, under the users lock; 404 when unknown. */
 function* lockedUser(username: string): Op<User> {
   yield* ledgerLock(PG_LOCK.users);
-  return foundUser({ user: yield* userByName(username), username });
+  const user = yield* userByName(username);
+  if (!user) throw new AppError("not_found", `no user ${username}`);
+  return user;
 }
 
 function countActiveAdmins(): Op<number> {

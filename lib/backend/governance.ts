@@ -43,18 +43,10 @@ import {
 } from "../governance/ledger";
 
 /**
- * The governance ledger behind one interface: tasks, runs, validations,
- * provenance, overrides, dialectic sessions, API tokens, the audit chain,
- * dashboard users and the login throttle.
- * Embedded SQLite (governance.db) by default; PostgreSQL when DATABASE_URL
- * is set. Routes, MCP tools and bearer authentication call governance() and
- * never pick a backend themselves. Every operation is written once over
- * the ledger's transaction port (lib/db/port.ts); only the port's adapters
- * differ per engine.
- *
- * Each method takes the domain function's argument without `handle` (the
- * repositories over lib/db/port.ts), so the interface is written once, from
- * the async side.
+ * The governance ledger behind one interface (docs/ARCHITECTURE.md,
+ * "Composition"): routes, MCP tools and bearer authentication call
+ * governance() and never pick a backend. Each method takes the repository
+ * function's argument without `handle`, so the interface is written once.
  */
 /** A repository function over the ledger handle, as a method: the handle is the backend's. */
 type Via<F> = F extends (a: infer A) => infer R ? (a: Omit<A, "handle">) => Promise<Awaited<R>> : never;

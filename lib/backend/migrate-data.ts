@@ -7,22 +7,13 @@ import { verifyAuditChain, pgLedger } from "../governance/audit";
 import type { AuditVerification } from "../governance/audit-chain";
 
 /**
- * `dualmind migrate-data`: copy the governance database between embedded
- * SQLite (governance.db in DATA_DIR) and PostgreSQL (DATABASE_URL), either
- * way, in one transaction on the target: every table of the ledger, dialectic
- * sessions, API tokens, users, the login throttle, the audit chain, metrics
- * and health events — all but `meta`, which each database keeps for itself.
- *
- * Verified, not trusted: per table the rows are counted and hashed on the
- * source before the copy and read back from the target inside the same
- * transaction after it; any difference rolls the whole copy back. The hash is
- * sha256 over the rows in primary-key order, each row the JSON of its columns
- * by name (the twin schemas read the same JS values: epoch ms as numbers,
- * booleans as booleans), so a table hashes the same on both dialects. After
- * commit the audit chain is verified on the target.
- *
- * A target with any row in these tables is refused unless `replace` is set,
- * which empties them first, in the same transaction.
+ * `dualmind migrate-data` (docs/postgresql.md): copy the governance database
+ * between SQLite and PostgreSQL, either way, in one transaction on the target;
+ * every table but `meta`. Verified, not trusted: per table, rows counted and
+ * hashed on the source and read back from the target in the same transaction
+ * (any difference rolls back); the twin schemas read the same JS values, so a
+ * table hashes the same on both dialects. A non-empty target is refused
+ * unless `replace` empties it first, in the same transaction.
  */
 
 /** Parents before children (foreign keys are checked as rows go in). */

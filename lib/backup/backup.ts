@@ -178,14 +178,10 @@ export type BackupManifest = z.infer<typeof backupManifestSchema>;
 export type BackupProgress = { done: number; total: number; item: string };
 
 /**
- * Online backup of the whole DATA_DIR into `outDir` (must be empty or absent):
- * every store's index.db and memory/ folder, then governance.db, and
- * manifest.json (source roots, schema versions, counts by kind).
- *
- * The ledger is copied last. Its rows commit before the store change they
- * describe (a vector's provenance before the vector, a memory's audit row
- * before its index row and file), so a ledger copied after the stores holds
- * the rows of every change the store copies hold: one consistent snapshot.
+ * Online backup of the whole DATA_DIR into `outDir` (empty or absent). The
+ * ledger is copied last: its rows commit before the store change they
+ * describe, so a ledger copied after the stores holds the rows of every
+ * change the store copies hold.
  */
 export async function backupDataDir({ outDir, actor, onProgress }: { outDir: string; actor: string; onProgress?: (p: BackupProgress) => void }): Promise<BackupManifest> {
   assertEmptyDir(outDir);
@@ -285,15 +281,10 @@ export type RestoreSummary = {
 };
 
 /**
- * Restore a backup into the configured DATA_DIR, which must hold no data yet
- * (restoring over live data would silently drop it). Everything is copied
- * into a staging folder first, from checked descriptors, and checked there:
- * nothing is moved into place when the backup was made by a newer schema, or
- * when it holds source documents (DUALMIND_SOURCE_ROOTS) this configuration
- * cannot read again — a reindex would drop them — unless `keepStaleSources`
- * says to restore them as they were backed up (they are never deleted, and
- * the summary says they were not re-read). Each store is then reindexed from
- * its copied files so the restored index matches them.
+ * Restore a backup into an empty DATA_DIR (restoring over live data would
+ * silently drop it), through a checked staging folder; what refuses and what
+ * `keepStaleSources` keeps is docs/backup-and-restore.md's "Restore". Each
+ * store is then reindexed from its copied files so its index matches them.
  */
 export function restoreDataDir({ backupDir, keepStaleSources = false }: { backupDir: string; keepStaleSources?: boolean }): RestoreSummary {
   assertNoSymlinks(backupDir, ["manifest.json"]);

@@ -1,5 +1,6 @@
+import { getGovernance } from "./connection";
 import { getPg, type PgHandle } from "./pg";
-import type { AnyStoreHandle } from "./port";
+import type { AnyStoreHandle, LedgerHandle } from "./port";
 
 /**
  * The composition root's one choice: which database this process runs on.
@@ -31,6 +32,11 @@ export function pgEngine(pg: Promise<PgHandle> | PgHandle): Engine {
 export function currentEngine(): Engine {
   const pg = getPg();
   return pg ? pgEngine(pg) : SQLITE_ENGINE;
+}
+
+/** This process's ledger: PostgreSQL with DATABASE_URL, else governance.db. */
+export async function processLedger(): Promise<LedgerHandle> {
+  return (await getPg()) ?? getGovernance();
 }
 
 /** A backend of this process: `build` run once per engine, so a new pool after closePg gets a new one. */

@@ -11,12 +11,9 @@ import { log } from "../log";
 import * as pgGovernanceSchema from "./schema/pg/governance";
 
 /**
- * The PostgreSQL backend (DATABASE_URL): a pool per
- * process, the governance ledger's migrations applied under an advisory lock.
- * Driver: node-postgres (`pg`) — the most used and maintained Node client,
- * pure JS (no native build), an explicit pool with limits, and client
- * checkout, which session-level advisory locks need; drizzle-orm's
- * node-postgres driver and migrator sit on it.
+ * The PostgreSQL backend (DATABASE_URL): a pool per process, the governance
+ * migrations applied under an advisory lock. node-postgres: pure JS, an
+ * explicit pool, and client checkout, which session-level advisory locks need.
  */
 export type PgGovernanceDb = NodePgDatabase<typeof pgGovernanceSchema>;
 /** The database or an open transaction (a transaction nests as a savepoint). */
@@ -45,19 +42,10 @@ export const PG_LOCK = {
 const MIGRATIONS_FOLDER = path.join(INSTALL_ROOT, "drizzle", "pg", "governance");
 
 /**
- * Pool limits: `max` connections per process; waiting longer than 10 s for one is an error, not a hang.
- * Every connection starts with session limits (DUALMIND_PG_*_TIMEOUT_MS; 0 leaves the server's own):
- * - statement_timeout: a statement running longer is cancelled (57014), so a pathological query
- *   cannot hold a connection and its locks for ever;
- * - lock_timeout: waiting longer for any lock — a row, a table, an advisory lock another replica
- *   holds — fails (55P03) instead of queueing behind a stuck holder;
- * - idle_in_transaction_session_timeout: a transaction left open and idle (a crashed request
- *   between two statements) is ended by the server, which frees its locks.
- * All three answer 503 (lib/errors.ts infrastructureError). Migrations lift the first two for
- * their own session or transaction (a long migration, replicas queueing behind it).
- * Startup parameters need a direct connection or a pooler that passes them on; behind one
- * that refuses them (pgbouncer without ignore_startup_parameters), set these to 0 and use
- * `ALTER ROLE … SET statement_timeout = …` instead.
+ * Pool limits: `max` connections per process; waiting longer than 10 s for
+ * one is an error, not a hang. Every connection starts with the session limits
+ * of docs/postgresql.md ("Session limits"), each answered 503
+ * (lib/errors.ts infrastructureError).
  */
 export function openPgPool({
   url,

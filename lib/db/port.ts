@@ -8,25 +8,13 @@ import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "./pg-
 import { dbErrorCode } from "../errors";
 
 /**
- * The transaction port: a repository's rules and queries written once, run
- * on a SQLite store (better-sqlite3, synchronous) or a PostgreSQL store (pg,
- * asynchronous).
- *
- * A repository operation is a generator (`Op<T>`): each database step is
- * `yield*`ed, and a driver runs it. On SQLite the driver answers every step
- * at once, so the whole operation runs synchronously inside one
- * better-sqlite3 transaction (nothing else can interleave on the shared
- * connection, as it could across `await`s); on PostgreSQL the driver awaits
- * each step inside withStoreTx. `read`/`write` return the result for a
- * SQLite handle and a promise of it for a PostgreSQL handle, so SQLite
- * callers (retrieval, the CLI's bulk paths, tests) keep a synchronous call.
- *
- * Steps take a table pair (the SQLite and the PostgreSQL Drizzle table of one
- * name, from lib/db/schema and lib/db/schema/pg) and build their conditions
- * from whichever the engine uses. Rows are typed as the SQLite schema's; the
- * two schemas declare the same columns and JS types. Engine-only work
- * (full-text, vectors, the audit ledger, advisory locks) is an `engineStep`
- * whose two halves sit together in one engine module of the area.
+ * The transaction port (docs/ARCHITECTURE.md, "Two backends and the twins"):
+ * a repository operation is a generator of steps. On SQLite the driver
+ * answers every step at once, so the operation runs synchronously inside one
+ * better-sqlite3 transaction (nothing can interleave on the shared
+ * connection, as it could across `await`s); on PostgreSQL it awaits each step
+ * inside withStoreTx. Rows are typed as the SQLite schema's: the two schemas
+ * declare the same columns and JS types.
  */
 export type AnyStoreHandle = StoreHandle | PgStoreHandle;
 

@@ -11,22 +11,13 @@ import { withinWorkScope, workScope } from "./work-scope";
 
 /**
  * A time budget for user-driven queries (search, recall, remember, list `q`).
- *
- * better-sqlite3 is synchronous, so one slow statement blocks every request,
- * and it offers no way to stop one: its SQLite is built without the progress
- * handler and it does not expose sqlite3_interrupt. native/query_budget.c
- * adds both halves as a loadable extension: `dualmind_budget_arm(ms)` starts
- * a per-connection watchdog thread that calls sqlite3_interrupt() when the
- * time is up, `dualmind_budget_disarm(ms)` stops it (and arms the deadline of
- * an enclosing call again, in the same statement). The statement then fails
- * with SQLITE_INTERRUPT, which becomes 422 query_too_expensive, and the
- * connection is usable at once. An FTS5 `w* w* …` attack stops promptly at
- * the deadline, including inside FTS5's prefix expansion
- * (each page FTS5 reads runs a nested VDBE program that checks the flag).
- *
- * Without the compiled extension (no C compiler at install) queries run
- * unbounded in time, and the structural limits of each query path (terms,
- * prefix terms, NEAR groups) are the only bound; a warning says so once.
+ * better-sqlite3 is synchronous and cannot stop a statement, so one slow
+ * statement would block every request: native/query_budget.c arms a
+ * per-connection watchdog that calls sqlite3_interrupt() at the deadline
+ * (also inside FTS5's prefix expansion); the statement fails with
+ * SQLITE_INTERRUPT (422 query_too_expensive) and the connection stays usable.
+ * Without the compiled extension queries run unbounded in time and only each
+ * path's structural limits bound them; a warning says so once.
  */
 export const QUERY_BUDGET_EXTENSION = path.join(INSTALL_ROOT, "native", "build", "query_budget.so");
 

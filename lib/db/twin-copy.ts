@@ -9,18 +9,14 @@ import { AppError } from "../errors";
 import type { PgGovernanceExecutor } from "./pg";
 
 /**
- * Copying twin tables between SQLite and PostgreSQL, verified: the engine of
- * `dualmind migrate-data` for the governance database (lib/backend/migrate-data.ts)
- * and for each store's primary tables (lib/stores/migrate-stores.ts).
- *
- * A twin is one table declared in both schemas with the same property names.
- * Per table the rows are counted and hashed on the source before the copy and
- * read back from the target after it (inside the caller's transaction); any
- * difference throws, so the caller's transaction rolls back. The hash is
- * sha256 over the rows in primary-key order, each row the canonical JSON of
- * its columns by property name, as both sides read them: epoch ms as numbers,
- * booleans as booleans, and a column that is JSON text on SQLite but an
- * array or json on PostgreSQL as the parsed value on both.
+ * Copying twin tables (one table declared in both schemas with the same
+ * property names) between SQLite and PostgreSQL, verified: the engine of
+ * `dualmind migrate-data` (lib/backend/migrate-data.ts,
+ * lib/stores/migrate-stores.ts). Per table, rows are counted and hashed
+ * (sha256 over canonical JSON in primary-key order, as both sides read them:
+ * a column that is JSON text on SQLite but json on PostgreSQL as the parsed
+ * value) before the copy and read back after it; a difference throws, so the
+ * caller's transaction rolls back.
  */
 export type TwinTable = {
   sqlite: SQLiteTable;

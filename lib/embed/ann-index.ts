@@ -8,24 +8,14 @@ import { log } from "../log";
 import { chmodPrivate, mkdirPrivate } from "../private-fs";
 
 /**
- * The approximate-nearest-neighbour index of one store, model fingerprint
- * and artifact kind: an HNSW graph (usearch, chosen by measurement in
- * bench/embed.bench.ts) over the stored vectors, keyed by embedding id.
- *
- * It is derived. The `embeddings` BLOBs stay the truth; the index lives in
- * memory and in a file beside the store's index.db
- * (`index.ann/<fingerprint>-<kind>.usearch` plus a JSON header that names
- * it), and is kept current by replaying `embedding_log`, which triggers
- * append to in the same transaction as every vector write or delete, by
- * whichever process writes. The header records the database it belongs to,
- * the model, the dimension and the log position (and count) it covers, so
- * a file from another database or model is never served, and a stale one
- * is caught up from the log. Files are written temp → fsync → rename; a
- * crash mid-build leaves no header, and the next use builds again.
- *
- * While an index is missing or still building, callers answer another way
- * (SimHash + rescore, or exact): `annNeighbours` returns null. Small sets
- * (< DUALMIND_ANN_MIN_VECTORS) never get one.
+ * The HNSW graph (usearch) of one store, model fingerprint and artifact kind
+ * (docs/search-and-retrieval.md). It is derived: the `embeddings` BLOBs stay
+ * the truth, and `embedding_log` (appended by triggers in every vector
+ * write's transaction) catches it up. The header names the database, model,
+ * dimension and log position it covers, so a file from another database or
+ * model is never served; files are written temp → fsync → rename, so a crash
+ * mid-build leaves no header. While an index is missing or building,
+ * `annNeighbours` returns null and callers answer another way.
  */
 
 /** 2: the header names the graph's settings, and a file built with other settings is rebuilt (1 did not; see readHeader). */
@@ -33,26 +23,15 @@ const FORMAT_VERSION = 2;
 /** What every version-1 file was built with (the settings were constants then, not in the header). */
 const VERSION_1_SETTINGS = { quantization: "i8", connectivity: 16, expansionAdd: 128 };
 /**
- * How the graph is built: int8 codes, M=16, expansion_add 384. The
- * candidate list used while linking each new vector (expansion_add) is what
- * carries recall to 1M builtin vectors, whose near-duplicate texts crowd a
- * narrow list: 128 → 384 took recall@10 at 1M from 0.897 to 0.959 at the
- * same search depth (ef 512), and 100k from 0.967 to 0.986 at ef 256,
- * for the same memory and disk and ~2× the build CPU (bench/results/latest.md,
- * "1M vectors: graph settings probed"). f16 codes with M=32 found only 0.02
- * more at 128, for twice the memory and disk, so the int8 M=16 graph stays.
+ * How the graph is built: int8 codes, M=16, expansion_add 384. The wide
+ * linking list is what carries recall at 1M near-duplicate vectors; f16 with
+ * M=32 bought little for twice the memory (bench/results/latest.md, "1M
+ * vectors: graph settings probed").
  */
 const QUANTIZATION = "i8"; // u.ScalarKind.I8 in newIndex
 const CONNECTIVITY = 16;
 const EXPANSION_ADD = 384;
-/**
- * Candidate list (ef) of a search, by the graph's size: a bigger graph needs
- * a deeper search for the same recall, and a deeper search costs time, so
- * the depth grows with the size — 256 up to 100k vectors (recall@10 0.986
- * there with expansion_add 384), 512 from 1M (0.947 at 256 → 0.959 at 512,
- * 1024 bought only 0.003 more for twice the time), geometrically
- * in between.
- */
+/** Candidate list (ef) of a search: a bigger graph needs a deeper search for the same recall, so it grows geometrically from 256 at 100k vectors to 512 at 1M. */
 const MIN_SEARCH_DEPTH = 256;
 const MAX_SEARCH_DEPTH = 512;
 const MIN_DEPTH_SIZE = 100_000;
@@ -66,12 +45,7 @@ export function searchDepth(size: number): number {
   return Math.round(MIN_SEARCH_DEPTH * (MAX_SEARCH_DEPTH / MIN_SEARCH_DEPTH) ** t);
 }
 
-/**
- * Threads one add uses: one. usearch's concurrent add (2.26.2, unum-cloud/USearch#735) can leave a node stored but
- * unreachable: no search ever returns it, not even for its own vector (measured: a small share of vectors lost with
- * both cores, none serially; docs/benchmarks.md). Builds run in slices between requests, so the cost is wall time of a
- * first build, not latency.
- */
+/** One thread per add: usearch's concurrent add can leave a node no search returns (unum-cloud/USearch#735). */
 const ADD_THREADS = 1;
 /** Most vectors read and added in one native call; each page is sized to fit the slice (see pageFor). */
 const BUILD_PAGE = 10_000;
@@ -79,13 +53,7 @@ const BUILD_PAGE = 10_000;
 const MIN_PAGE = 64;
 /** Cost per vector (ms) assumed until this process has measured one; an int8 add costs about this on a small machine. */
 const FIRST_MS_PER_VECTOR = 1;
-/**
- * Time one query may spend building or catching up before answering another
- * way: the rest goes to background ticks between requests, so a request is
- * not held for a build (at 100k vectors a first build is minutes of CPU; with
- * 250 ms slices on the request path every remember/recall took ≥ 250 ms until
- * it was done).
- */
+/** Time one query may spend building or catching up before answering another way: background ticks do the rest, so no request waits for a build. */
 const REQUEST_SLICE_MS = 10;
 /** Time one background tick builds; requests wait at most this long behind it. */
 const BACKGROUND_SLICE_MS = 50;

@@ -5,23 +5,12 @@ import { EmbeddingError } from "./types";
 
 /**
  * The embed queue's rules for faults that are not the items' own, written
- * once for both backends (lib/embed/worker.ts on SQLite,
- * lib/index/embed-queue-pg.ts on PostgreSQL):
- *
- * - provider: the provider cannot answer anyone (connection refused, 5xx,
- *   429, timeouts, a refused key, an unreadable answer). The batch is handed
- *   back without spending attempts and a circuit breaker holds the queue: no
- *   claims, one small probe after an exponential backoff, and the first
- *   probe that answers reopens it. Items an older outage parked go back in
- *   line by themselves.
- * - disk: the database said it is full (SQLITE_FULL, ENOSPC, PostgreSQL
- *   disk_full). The same hold, without the probe: the next claim is the test.
- * - item: the provider refused this input (a 400, a wrong dimension). Only
- *   these spend the item's attempts and park it.
- *
- * A provider that passes the probe yet fails a batch with a "provider" error
- * is failing on those inputs: that batch is charged like an item error, so a
- * poison input parks instead of holding the queue for ever.
+ * once for both backends (docs/embedding-queue.md): "provider" and "disk"
+ * faults hand the batch back without spending attempts and hold the queue;
+ * only "item" faults (the provider refused this input) spend attempts and
+ * park. A batch that fails with a "provider" error right after a passing
+ * probe is charged as an item error, so a poison input parks instead of
+ * holding the queue for ever.
  */
 export type FailureScope = "provider" | "disk" | "item";
 

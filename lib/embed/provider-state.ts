@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import { getConfig } from "../config";
-import { getGovernance } from "../db/connection";
-import { getPg } from "../db/pg";
-import { providerState, type ProviderStateRow } from "../db/schema/governance";
+import { processLedger } from "../db/engine";
+import { dialect, readLedger, row, tablePair, upsert, writeLedger } from "../db/port";
+import { providerState } from "../db/schema/governance";
 import { providerState as providerStatePg } from "../db/schema/pg/governance";
 import { log } from "../log";
 import { FINGERPRINT_PROBE } from "./providers";
@@ -21,6 +21,8 @@ import { EmbeddingError } from "./types";
 export const PROBE_INTERVAL_MS = 2_000;
 /** A provider that answers "ok" is rewritten at most this often (a busy worker would otherwise write per batch). */
 const OK_REWRITE_MS = 10_000;
+
+const providerStates = tablePair(providerState, providerStatePg);
 
 export type ProviderHealth = { ok: boolean; error: string | null; checkedAt: number; changedAt: number } | null;
 
@@ -54,24 +56,17 @@ export async function recordProviderOutcome({ ok, error = null, now = Date.now()
   const l = local();
   if (ok && l.lastWrite?.ok && now - l.lastWrite.at < OK_REWRITE_MS) return;
   const e = getConfig().embed;
-  const row = { configKey: l.key, provider: e.provider, model: e.model, ok, error: ok ? null : (error ?? "unknown error").slice(0, 500), checkedAt: now, changedAt: now };
+  const values = { configKey: l.key, provider: e.provider, model: e.model, ok, error: ok ? null : (error ?? "unknown error").slice(0, 500), checkedAt: now, changedAt: now };
   l.lastWrite = { ok, at: now };
   try {
-    const pg = getPg();
-    if (pg) {
-      const t = providerStatePg;
-      await (await pg).db
-        .insert(t)
-        .values(row)
-        .onConflictDoUpdate({ target: t.configKey, set: { ok, error: row.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${ok} then "provider_state"."changed_at" else ${now} end` } });
-      return;
-    }
-    const t = providerState;
-    getGovernance()
-      .db.insert(t)
-      .values(row)
-      .onConflictDoUpdate({ target: t.configKey, set: { ok, error: row.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${ok ? 1 : 0} then "provider_state"."changed_at" else ${now} end` } })
-      .run();
+    await writeLedger(
+      await processLedger(),
+      (function* () {
+        // SQLite binds the boolean as 1 or 0.
+        const stored = (yield* dialect()) === "pg" ? ok : Number(ok);
+        yield* upsert(providerStates, values, (t) => t.configKey, { ok, error: values.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${stored} then "provider_state"."changed_at" else ${now} end` });
+      })(),
+    );
   } catch (err) {
     l.lastWrite = null;
     log("warn", "could not record the provider state", { error: (err as Error).message });
@@ -80,18 +75,8 @@ export async function recordProviderOutcome({ ok, error = null, now = Date.now()
 
 /** The provider as every process (every replica, with DATABASE_URL) last saw it; null before any call was recorded. */
 export async function readProviderHealth(): Promise<ProviderHealth> {
-  const pg = getPg();
-  if (pg) {
-    const t = providerStatePg;
-    const [row] = await (await pg).db.select({ ok: t.ok, error: t.error, checkedAt: t.checkedAt, changedAt: t.changedAt }).from(t).where(eq(t.configKey, providerConfigKey()));
-    return row ?? null;
-  }
-  const row: Pick<ProviderStateRow, "ok" | "error" | "checkedAt" | "changedAt"> | undefined = getGovernance()
-    .db.select({ ok: providerState.ok, error: providerState.error, checkedAt: providerState.checkedAt, changedAt: providerState.changedAt })
-    .from(providerState)
-    .where(eq(providerState.configKey, providerConfigKey()))
-    .get();
-  return row ?? null;
+  const found = await readLedger(await processLedger(), row(providerStates, (t) => eq(t.configKey, providerConfigKey())));
+  return found ? { ok: found.ok, error: found.error, checkedAt: found.checkedAt, changedAt: found.changedAt } : null;
 }
 
 /**

@@ -8,19 +8,11 @@ import { log } from "../log";
 import { annNeighbours, buildAnnIndex } from "./ann-index";
 
 /**
- * Vector search over the `embeddings` BLOBs of one store.
- *
- * The fast path is a sqlite-vec `bit[]` index of SimHash codes (signed
- * random Hadamard projections: sign bits whose Hamming distance tracks the
- * angle), one index per model fingerprint, partitioned by artifact kind. A
- * KNN over the codes picks candidates; exact cosine on their float BLOBs
- * ranks them. Exact mode scans the BLOBs. Without sqlite-vec, both run in JS
- * over the BLOBs, so vector search degrades in speed, never in answers.
- *
- * Large sets (≥ DUALMIND_ANN_MIN_VECTORS of one kind and model) are served
- * first by the derived HNSW index of ann-index.ts, its candidates rescored
- * the same way; while that index is missing or building, the paths above
- * answer.
+ * Vector search over the `embeddings` BLOBs of one store
+ * (docs/search-and-retrieval.md): a sqlite-vec `bit[]` index of SimHash codes
+ * per model fingerprint picks candidates and exact cosine on their BLOBs
+ * ranks them; large sets go first to ann-index.ts. Without sqlite-vec both
+ * run in JS, so vector search degrades in speed, never in answers.
  */
 
 const MIN_BITS = 1024;

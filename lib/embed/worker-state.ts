@@ -7,13 +7,10 @@ import { log } from "../log";
 import type { Fingerprint } from "./providers";
 
 /**
- * What each embed worker process is doing, persisted in the ledger
- * (governance.db, or PostgreSQL's public.embed_workers shared by every
- * replica) so the app shows the state of a worker that runs in another
- * process (`npm run worker`) or on another replica. One row per process:
- * written per batch that did or failed something, and by a heartbeat while
- * idle; never fatal to the worker. A replica that died stops beating and is
- * shown as not running after WORKER_STALE_MS.
+ * What each embed worker process is doing, persisted in the ledger so the
+ * app shows a worker that runs in another process or replica: one row per
+ * process, written per batch and by an idle heartbeat, never fatal to the
+ * worker; a silent one is shown as not running after WORKER_STALE_MS.
  */
 export type WorkerMode = EmbedWorkerRow["mode"];
 /** Idle workers write a heartbeat this often; one silent for WORKER_STALE_MS is reported as not running. */

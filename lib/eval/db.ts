@@ -1,18 +1,15 @@
 import type { SQL } from "drizzle-orm";
-import { getGovernance } from "../db/connection";
-import { getPg } from "../db/pg";
-import { appendAudit, type AuditEntry } from "../governance/audit";
-import { appendAuditPg } from "../governance/audit";
+import { processLedger as ledger } from "../db/engine";
+import { readLedger, sqlRows, sqlRun, writeLedger } from "../db/port";
+import { auditStep, type AuditEntry } from "../governance/audit";
 
 /**
  * Self-recall's rows live beside the ledger (governance.db, or PostgreSQL's
- * public schema with DATABASE_URL). Its queries are written once in SQL both
- * databases read alike; this runs one on whichever serves this process.
+ * public schema with DATABASE_URL), its queries written once in SQL both
+ * databases read alike, run on the ledger of this process.
  */
 export async function govRows<T>(query: SQL): Promise<T[]> {
-  const pg = getPg();
-  if (pg) return (await (await pg).db.execute(query)).rows as T[];
-  return getGovernance().db.all(query) as T[];
+  return readLedger(await ledger(), sqlRows<T>(query));
 }
 
 export async function govRow<T>(query: SQL): Promise<T | null> {
@@ -21,9 +18,7 @@ export async function govRow<T>(query: SQL): Promise<T | null> {
 
 /** An audit row in the hash chain of this process's ledger. */
 export async function auditSelfRecall(entry: AuditEntry): Promise<void> {
-  const pg = getPg();
-  if (pg) await appendAuditPg({ db: (await pg).db, entry });
-  else appendAudit(entry);
+  await writeLedger(await ledger(), auditStep(entry));
 }
 
 /** PostgreSQL answers bigint as text and SQLite as a number: every count and time read here goes through this. */
@@ -32,7 +27,5 @@ export const numOrNull = (v: unknown): number | null => (v === null || v === und
 
 /** A statement that returns no rows (SQLite refuses to read rows from one). */
 export async function govRun(query: SQL): Promise<void> {
-  const pg = getPg();
-  if (pg) await (await pg).db.execute(query);
-  else getGovernance().db.run(query);
+  await writeLedger(await ledger(), sqlRun(query));
 }

@@ -19,17 +19,11 @@ import { latestProbeSet, saveProbeSet, type StoredProbeSet } from "./runs";
 import { rankOf, scoreOf, type Score } from "./score";
 
 /**
- * One self-recall evaluation of a store: its probe set (drawn again when the
- * content moved too much), each probe asked in each mode through the same
- * entry points agents use (search, recall, remember: both backends), and the
- * scores per kind and mode.
- * - `active`: the store as it answers now. Modes fts, vector and hybrid
- *   (thoughts: hybrid, the one way remember asks), plus `knn` for every kind
- *   (the raw vector neighbours of the probe among that kind's vectors, mapped
- *   to documents, traces, learnings or thoughts) — the one measure a model
- *   can be compared on before it serves.
- * - `shadow`: the candidate model whose vectors a held re-embed built beside
- *   the active ones, on the same probes, by `knn` alone, for every kind.
+ * One self-recall evaluation of a store (docs/self-recall.md): its probe set,
+ * each probe asked in each mode through the entry points agents use, scored
+ * per kind and mode. `active` is the store as it answers now (plus `knn`, the
+ * one measure a model can be compared on before it serves); `shadow` is the
+ * held re-embed's candidate model, by `knn` alone.
  */
 export type EvalMode = "fts" | "vector" | "hybrid" | "knn";
 export type EvalTarget = "active" | "shadow";

@@ -9,13 +9,10 @@ import { auditSelfRecall, govRow, govRun, num, numOrNull } from "./db";
 import type { EvalProgress, EvalTarget } from "./evaluate";
 
 /**
- * Evaluations are admin jobs: a row in admin_jobs (kind `evaluate`; the
- * same table and one-running-per-store index as reindex), its progress and
- * heartbeat written as it runs, an audit row when it starts. One SQL text
- * for both databases. A job whose process stopped (no heartbeat for
- * JOB_STALE_MS, or this process no longer running it) is closed as failed
- * when the next evaluation of its store is asked for: a run is cheap to
- * start again, so it is not taken over.
+ * Evaluations are admin jobs: a row in admin_jobs (kind `evaluate`, under the
+ * one-running-per-store index reindex uses), one SQL text for both databases.
+ * A job whose process stopped is closed as failed when the next evaluation of
+ * its store is asked for: a run is cheap to start again, so it is not taken over.
  */
 export type EvaluationJob = {
   id: string;

@@ -2,18 +2,11 @@ import { z } from "zod";
 import { sha256Hex } from "../common";
 
 /**
- * Self-recall probes: questions a store can ask of itself, drawn from what it
- * holds, each with the one answer it must find. A plain function of the
- * content and a seed (no clock, no Math.random), so the same content and
- * seed give the same set on every machine.
- * - documents and memories: one prose sentence of a document (8–40 words),
- *   asked with a seeded third of its words dropped; the answer is its
- *   document (document level), as bench/known-items.ts asks;
- * - traces and learnings: a paraphrase of the descriptor or handle (a third
- *   of its words dropped, the rest reordered); the answer is that trace or learning;
- * - thoughts: the content reworded the same way; the answer is that thought.
- * The generator has a version: a change to how probes are drawn is a new
- * version, and a store's probe set is drawn again.
+ * Self-recall probes (docs/self-recall.md, "Probes"): questions a store asks
+ * of itself, each with the one answer it must find. A plain function of the
+ * content and a seed (no clock, no Math.random), so the same content and seed
+ * give the same set on every machine; a change to how probes are drawn is a
+ * new version, and every store's probe set is drawn again.
  */
 export const PROBE_GENERATOR_VERSION = 1;
 export const PROBE_KINDS = ["document", "memory", "trace", "learning", "thought"] as const;

@@ -8,17 +8,11 @@ import { storeReader } from "./content";
 import { govRow, num } from "./db";
 
 /**
- * Evaluations nobody asked for: after a reindex that changed the store (once
- * its new vectors are built), and every day or week (DUALMIND_EVALUATE_EVERY).
- * The server looks every TICK_MS; whether a store is due is read from the
- * jobs table every replica shares (its last evaluation job, its last
- * reindex), and the job is claimed only if no evaluation of the store has
- * started since the moment it fell due (one insert, guarded by the
- * one-running-per-store index), so N replicas start one run per store per
- * period. Those runs are paced to DUALMIND_EVALUATE_CPU_SHARE of one core
- * (lib/eval/evaluate.ts): a run never takes more than that share of the
- * core while it runs, so a store evaluated once a day costs at most that
- * share of a core-day, whatever its size.
+ * Evaluations nobody asked for (docs/self-recall.md): after a reindex and
+ * every day or week. Whether a store is due is read from the shared jobs
+ * table, and the job is claimed only if no evaluation of the store started
+ * since it fell due (one insert, guarded by the one-running-per-store index),
+ * so N replicas start one run per store per period.
  */
 export const EVALUATE_EVERY = ["off", "after-reindex", "daily", "weekly"] as const;
 export type EvaluateEvery = (typeof EVALUATE_EVERY)[number];

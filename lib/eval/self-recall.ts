@@ -20,13 +20,7 @@ import { fellBeyondNoise, poolScores, type Score } from "./score";
 
 const KIND_PLURALS: Record<ProbeKind, string> = { document: "documents", memory: "memories", trace: "traces", learning: "learnings", thought: "thoughts" };
 
-/**
- * A store's self-recall: how well it finds what it holds (lib/eval/probes.ts
- * for the probes, evaluate.ts for the run). Evaluations are admin jobs; each
- * run is kept with the model and settings it ran under, and a fall beyond
- * the noise from the run before (same probes) is a health event and an alert.
- * A held model switch is gated on it (checkSwitchGate).
- */
+/** A store's self-recall (docs/self-recall.md): evaluations are admin jobs; a fall beyond the noise is a health event and gates a held model switch. */
 export const evaluateInputSchema = z
   .object({
     /** active: the store as it answers now; shadow: the candidate model a held re-embed built. */

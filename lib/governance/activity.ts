@@ -8,15 +8,10 @@ import { STORE_NAME_RE } from "../names";
 import { tallyRetrievalByAgent, type RetrievalTally } from "./retrieval-counts";
 
 /**
- * The activity explorer: "what did agent X do, and when?" over the
- * hash-chained audit log, with filters, cursor paging and a per-actor
- * summary. One query text serves both databases (plain SQL over the same
- * columns); only the call that runs it differs.
- *
- * Every request is bounded: it reads at most ACTIVITY_SCAN_WINDOW log ids
- * below its cursor. When a page is not full because the window ran out (a
- * rare actor or action in a long log), the answer says so (`complete:
- * false`) and its cursor continues below the window.
+ * The activity explorer over the audit log (docs/api-and-mcp.md, `/activity`):
+ * one query text for both databases. Every request reads at most
+ * ACTIVITY_SCAN_WINDOW log ids below its cursor; a page the window cut short
+ * says so (`complete: false`) and its cursor continues below the window.
  */
 export const ACTIVITY_PAGE_MAX = 200;
 export const ACTIVITY_SCAN_WINDOW = 100_000;

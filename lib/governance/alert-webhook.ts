@@ -1,12 +1,10 @@
 import { log } from "../log";
 
 /**
- * The alert webhook's delivery queue: in-process, fire-and-forget. A caller
- * hands over an event and returns at once; deliveries run one at a time in
- * the background with a timeout per attempt and exponential backoff between
- * attempts, and report how they ended (recorded on the event by the caller).
- * The queue is bounded: past MAX_QUEUED the oldest waiting alert is given up
- * (and reported as such) rather than letting memory grow while a receiver is down.
+ * The alert webhook's delivery queue: in-process, fire-and-forget, one
+ * delivery at a time with a timeout and backoff. Bounded: past MAX_QUEUED the
+ * oldest waiting alert is given up (and reported) rather than letting memory
+ * grow while a receiver is down.
  */
 export type AlertPayload = {
   id: number;

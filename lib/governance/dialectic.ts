@@ -4,7 +4,7 @@ import { getGovernance, type GovernanceHandle } from "../db/connection";
 import { agentLock, count, engineStep, insert, insertOrIgnore, readLedger, row, rows, select, sqlRows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { DialecticAnnotationRow, DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { auditStep, type AuditEntry } from "./audit";
+import { auditStep } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
@@ -202,7 +202,7 @@ export function isIdle({ row, now }: { row: DialecticSessionRow; now: number }):
   return row.status === "active" && row.updatedAt + row.idleTimeoutMs < now;
 }
 
-/** The columns a new session is created with (both backends). */
+/** The columns a new session is created with. */
 export function sessionFacts({ parsed, agentId }: { parsed: z.output<typeof createSessionSchema>; agentId: string }) {
   if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
   return { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
@@ -236,7 +236,7 @@ export function incomingMessageFacts({ agentId, parsed }: { agentId: string; par
 }
 
 /**
- * The phase rules for a new message (both backends): whose turn, which type,
+ * The phase rules for a new message: whose turn, which type,
  * then the row with its seq and signature chained to the tail. The caller
  * holds the session serialized (an IMMEDIATE transaction, a row lock).
  */
@@ -287,7 +287,7 @@ export function nextSessionState({ session, row, tail, prev }: { session: Dialec
   return {};
 }
 
-/** Whether a claim changes anything (false: the agent is already the reviewer, a retry); throws when it may not claim. Both backends. */
+/** Whether a claim changes anything (false: the agent is already the reviewer, a retry); throws when it may not claim. */
 export function mayClaimSession({ row, tail, agentId, now }: { row: DialecticSessionRow; tail: Tail; agentId: string; now: number }): boolean {
   if (row.reviewerAgentId === agentId) return false;
   if (row.pausedAgentId === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
@@ -327,7 +327,7 @@ export function failureAgentOf(session: Pick<DialecticSessionRow, "failureReason
 
 /**
  * The failed state an abandon writes, or null when the session already
- * failed (a retry); throws when the agent is no participant or it resolved. Both backends.
+ * failed (a retry); throws when the agent is no participant or it resolved.
  */
 export function abandonedState({ row, tail, by, reason, now }: { row: DialecticSessionRow; tail: Tail; by: Abandoner; reason: string | undefined; now: number }): Partial<DialecticSessionRow> | null {
   if ("agentId" in by && row.pausedAgentId !== by.agentId && row.reviewerAgentId !== by.agentId) throw conflict({ message: `agent ${by.agentId} is not a participant of this session`, session: row, last: tail.last });
@@ -346,29 +346,6 @@ export const ANNOTATIONS_PER_SESSION_MAX = 200;
 export const annotateSessionSchema = z.object({ body: z.string().trim().min(1, "write a note first").max(ANNOTATION_MAX_CHARS) }).strict();
 
 export type DialecticAnnotation = DialecticAnnotationRow;
-
-/** The audit row of a person's abandon (both backends). */
-export function abandonAuditEntry({ person, row, reason }: { person: string; row: DialecticSessionRow; reason: string | undefined }): AuditEntry {
-  return { actor: person, action: "dialectic.abandon", target: annotationTarget(row.sessionId), reason: reason ?? null, details: { phase: row.phase } };
-}
-
-/** The audit row of a person's note (both backends). */
-export function annotationAuditEntry({ actor, row }: { actor: string; row: DialecticAnnotationRow }): AuditEntry {
-  return { actor, action: "dialectic.annotate", target: annotationTarget(row.sessionId), details: { annotationId: row.id, chars: row.body.length } };
-}
-
-export function tooManyAnnotations(sessionId: string): AppError {
-  return new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
-}
-
-function annotationTarget(sessionId: string): string {
-  return `dialectic_session:${sessionId}`;
-}
-
-/** Participants, admins, and any agent looking at an open session it might claim. */
-export function canAgentSeeSession({ session, agentId, isAdmin }: { session: Pick<DialecticSessionRow, "pausedAgentId" | "reviewerAgentId" | "status">; agentId: string; isAdmin: boolean }): boolean {
-  return isAdmin || session.pausedAgentId === agentId || session.reviewerAgentId === agentId || (session.reviewerAgentId === null && session.status === "active");
-}
 
 export type ListSessionsInput = {
   agentId?: string;
@@ -446,7 +423,7 @@ const sessionViewFor =
   (viewer: SessionViewer | undefined) =>
   (r: DialecticSessionRow): OwnedRow => ({ ...sessionView(r), involved: viewer !== undefined && r.reviewerAgentId === viewer.agentId });
 
-/** The sessions an agent may see, in SQL (the rule of canAgentSeeSession). */
+/** The sessions an agent may see: participants, admins, and any agent looking at an open session it might claim. */
 function seeableBy(s: SessionTable, viewer: SessionViewer | undefined): SQL | undefined {
   if (!viewer || viewer.isAdmin) return undefined;
   return or(eq(s.pausedAgentId, viewer.agentId), eq(s.reviewerAgentId, viewer.agentId), and(isNull(s.reviewerAgentId), eq(s.status, "active")));
@@ -671,7 +648,7 @@ function abandonSession<H extends LedgerHandle>({ handle, sessionId, by, reason,
       if (!state) return toSession({ row: session, tail });
       yield* dropCached([session.sessionId]);
       const [updated] = yield* update(dialecticSessions, state, (s) => eq(s.sessionId, session.sessionId));
-      if ("person" in by) yield* auditStep(abandonAuditEntry({ person: by.person, row: session, reason }));
+      if ("person" in by) yield* auditStep({ actor: by.person, action: "dialectic.abandon", target: `dialectic_session:${session.sessionId}`, reason: reason ?? null, details: { phase: session.phase } });
       return toSession({ row: updated, tail });
     })(),
   );
@@ -704,9 +681,9 @@ export function annotateDialecticSession<H extends LedgerHandle = GovernanceHand
     (function* () {
       const session = yield* requireSession(sessionId, undefined, { lock: "update" });
       const n = yield* count(dialecticAnnotations, (a) => eq(a.sessionId, session.sessionId));
-      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw tooManyAnnotations(sessionId);
+      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
       const created = yield* insert(dialecticAnnotations, { sessionId: session.sessionId, author: actor, body, createdAt: now });
-      yield* auditStep(annotationAuditEntry({ actor, row: created }));
+      yield* auditStep({ actor, action: "dialectic.annotate", target: `dialectic_session:${created.sessionId}`, details: { annotationId: created.id, chars: created.body.length } });
       return created;
     })(),
   );

@@ -1,7 +1,6 @@
 import { and, desc, eq, gt, isNull, max, or, sql } from "drizzle-orm";
 import { getConfig } from "../config";
-import { getGovernance } from "../db/connection";
-import { getPg } from "../db/pg";
+import { processLedger } from "../db/engine";
 import { insertOrIgnore, readLedger, row, rows, select, sqlRun, update, writeLedger, type LedgerHandle, type Op } from "../db/port";
 import type { HealthEventRow } from "../db/schema/governance";
 import { log } from "../log";
@@ -12,17 +11,12 @@ import { ledgerTables } from "./tables";
 const { healthEvents, storeStatusCurrent, dialecticSessions } = ledgerTables;
 
 /**
- * Alerts: a store whose status changes (to degraded, drifted,
- * provider down, parked, vectors unavailable — and back to healthy) and a
- * dialectic session that fails each become one health_events row, shown on
- * Health and, when DUALMIND_ALERT_WEBHOOK_URL is set, POSTed there by a
- * background queue (lib/governance/alert-webhook.ts) that never blocks a request.
- * With DATABASE_URL the events live in PostgreSQL beside the ledger, one
- * history for every replica: a status change is recorded under the store's
- * `store_status_current` row lock, so two replicas observing one change
- * record it once; a failed dialectic session is unique per (kind, subject),
- * so the replica whose insert wins is the one that sends its webhook.
- * One repository over both (lib/db/port.ts).
+ * Alerts (docs/operations.md): a store status change and a failed dialectic
+ * session each become one health_events row, shown on Health and POSTed to
+ * DUALMIND_ALERT_WEBHOOK_URL by lib/governance/alert-webhook.ts. On
+ * PostgreSQL, replicas record each once: a status change under the store's
+ * `store_status_current` row lock; a failed session is unique per (kind,
+ * subject), so the replica whose insert wins sends its webhook.
  */
 export type HealthEvent = {
   id: number;
@@ -70,15 +64,9 @@ function dispatch(events: DispatchedEvent[]): void {
   }
 }
 
-/** This process's ledger: PostgreSQL with DATABASE_URL, else governance.db. */
-async function ledger(): Promise<LedgerHandle> {
-  const pg = getPg();
-  return pg ? await pg : getGovernance();
-}
-
 async function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): Promise<void> {
   try {
-    await writeLedger(await ledger(), update(healthEvents, { webhookState: delivered ? "delivered" : "failed", webhookAttempts: attempts, webhookError: error }, (t) => eq(t.id, id)));
+    await writeLedger(await processLedger(), update(healthEvents, { webhookState: delivered ? "delivered" : "failed", webhookAttempts: attempts, webhookError: error }, (t) => eq(t.id, id)));
   } catch (e) {
     log("warn", "could not record an alert delivery", { id, error: (e as Error).message });
   }
@@ -104,7 +92,7 @@ function* insertEvent(values: NewHealthEvent): Op<HealthEvent | null> {
  */
 export async function observeStoreStatus({ store, status, reason, now = Date.now(), handle }: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<HealthEvent | null> {
   const event = await writeLedger(
-    handle ?? (await ledger()),
+    handle ?? (await processLedger()),
     (function* () {
       // Insert-or-lock: a first sighting races only on the insert (one wins), later ones queue on the row.
       yield* insertOrIgnore(storeStatusCurrent, { store, status: "", reason: "", since: now }, (t) => [t.store]);
@@ -125,7 +113,7 @@ export async function observeStoreStatus({ store, status, reason, now = Date.now
  * once per (kind, subject) and its webhook queued, like a failed dialectic session.
  */
 export async function recordHealthEvent(values: NewHealthEvent): Promise<HealthEvent | null> {
-  const event = await writeLedger(await ledger(), insertEvent(values));
+  const event = await writeLedger(await processLedger(), insertEvent(values));
   if (event) dispatch([event]);
   return event;
 }
@@ -133,7 +121,7 @@ export async function recordHealthEvent(values: NewHealthEvent): Promise<HealthE
 /** Dialectic sessions that failed since the newest one already recorded: one event each (indexed by status, updated_at). */
 export async function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): Promise<HealthEvent[]> {
   const events = await writeLedger(
-    await ledger(),
+    await processLedger(),
     (function* () {
       const [{ ts: newest }] = yield* select({ healthEvents }, (db, t) => db.select({ ts: max(t.healthEvents.ts) }).from(t.healthEvents).where(eq(t.healthEvents.kind, "dialectic_failed")));
       const since = Math.max(now - lookbackMs, newest === null ? 0 : Number(newest));
@@ -152,7 +140,7 @@ export async function observeFailedDialecticSessions({ now = Date.now(), lookbac
 
 /** The newest events, for Health (all stores, or one store plus the events that name no store). */
 export async function listRecentHealthEvents({ store, limit = 20 }: { store?: string; limit?: number } = {}): Promise<HealthEvent[]> {
-  const found = await readLedger(await ledger(), rows(healthEvents, { where: (t) => (store ? or(eq(t.store, store), isNull(t.store)) : undefined), orderBy: (t) => [desc(t.ts), desc(t.id)], limit }));
+  const found = await readLedger(await processLedger(), rows(healthEvents, { where: (t) => (store ? or(eq(t.store, store), isNull(t.store)) : undefined), orderBy: (t) => [desc(t.ts), desc(t.id)], limit }));
   return found.map((r) => ({
     id: r.id,
     ts: r.ts,

@@ -547,15 +547,6 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
   );
 }
 
-/** What a validation request says, and the check that a retry with the same id says the same (both backends). */
-export function validationFacts({ parsed, taskId, agentId }: { parsed: z.output<typeof recordValidationSchema>; taskId: string; agentId: string }) {
-  return { taskId, agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
-}
-
-export function assertSameValidationRetry({ existing: v, facts }: { existing: Validation; facts: ReturnType<typeof validationFacts> }): void {
-  assertSameRetry({ kind: "validation", id: v.validation_id, stored: { taskId: v.task_id, agentId: sameAgentFact({ stored: v.agent_id, incoming: facts.agentId }), runId: v.run_id, criticPassed: v.critic_passed, runnerPassed: v.runner_passed, details: v.details }, incoming: facts });
-}
-
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
 export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): OnLedger<H, { validation: Validation; created: boolean }> {
   const parsed = recordValidationSchema.parse(input);
@@ -569,12 +560,13 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
       const run = runId === undefined ? undefined : yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
       if (runId !== undefined && !run) throw new AppError("unprocessable", `run ${runId} is not a run of task ${taskId}`);
       // Compared as the caller knows them (the ids it chose), stored under their keys.
-      const facts = validationFacts({ parsed, taskId: task.taskId, agentId: caller.agentId });
+      const facts = { taskId: task.taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
       // Validations of this task are serialized by the task lock; validation ids are unique per task.
       const existing = yield* row(validations, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, validationId)));
       if (existing) {
         const v = toValidation(existing);
-        assertSameValidationRetry({ existing: v, facts });
+        const stored = { taskId: v.task_id, agentId: sameAgentFact({ stored: v.agent_id, incoming: caller.agentId }), runId: v.run_id, criticPassed: v.critic_passed, runnerPassed: v.runner_passed, details: v.details };
+        assertSameRetry({ kind: "validation", id: v.validation_id, stored, incoming: facts });
         return { validation: underTask(v, task), created: false };
       }
       yield* assertLedgerRoom({ agentId: caller.agentId });

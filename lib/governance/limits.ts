@@ -5,17 +5,7 @@ import { getGovernance } from "../db/connection";
 import { engineStep, sqlRows, type Op } from "../db/port";
 import { AppError } from "../errors";
 
-/**
- * The ledger's and the reviews' limits (SECURITY.md, "Limits"): no agent's
- * token can make governance data or answers grow without bound.
- *
- * - DUALMIND_GOVERNANCE_FIELD_MAX_BYTES: one task spec, validation's details
- *   or review message (all its text together), as stored JSON.
- * - DUALMIND_MAX_OPEN_TASKS_PER_AGENT / DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT:
- *   pending tasks one agent requested, active reviews one agent opened.
- * - DUALMIND_GOVERNANCE_MAX_BYTES: the ledger's size past which agents' ledger
- *   and review writes are refused (507) until an operator makes room.
- */
+/** The ledger's and the reviews' limits (SECURITY.md, "Limits"): no agent's token can make governance data or answers grow without bound. */
 
 /** Refuse a field whose stored JSON is larger than DUALMIND_GOVERNANCE_FIELD_MAX_BYTES (422, naming the limit). */
 export function assertFieldSize({ field, value }: { field: string; value: unknown }): void {

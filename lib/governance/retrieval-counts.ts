@@ -1,23 +1,19 @@
 import { sql, type SQL } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { processLedger } from "../db/engine";
 import { getPg } from "../db/pg";
 import { readLedger, sqlRows, sqlRun, writeLedger, type LedgerHandle, type OnLedger } from "../db/port";
 import { isAppError } from "../errors";
 import { log } from "../log";
 
 /**
- * Per-agent retrieval counts for the activity summary: searches, recalls and
- * remembers (with failures) per agent, store and hour. A request costs one
- * map increment in memory; a timer (and shutdown) merges the cells into
- * `retrieval_counts` in one batched upsert, so no request ever waits on a
- * database write for being counted.
- *
- * The key space is bounded by construction: the agent id is the token's
- * (server-issued), the kind is fixed, and the store is one that answered (a
- * request that failed because its store is unknown counts under no store).
- * At most RETRIEVAL_COUNT_KEYS_MAX cells wait in memory; past that, counts go
- * under no agent and the next flush logs how many.
+ * Per-agent retrieval counts for the activity summary (docs/api-and-mcp.md):
+ * a request costs one in-memory increment and a timer merges the cells into
+ * `retrieval_counts`, so no request waits on a write for being counted. The
+ * key space is bounded: a server-issued agent id, a fixed kind, a store that
+ * answered; past RETRIEVAL_COUNT_KEYS_MAX cells, counts go under no agent and
+ * the next flush logs how many.
  */
 export const RETRIEVAL_KINDS = ["search", "recall", "remember"] as const;
 export type RetrievalKind = (typeof RETRIEVAL_KINDS)[number];
@@ -105,11 +101,6 @@ export function pruneRetrievalCounts<H extends LedgerHandle = GovernanceHandle>(
   return writeLedger(handle, sqlRun(sql`delete from retrieval_counts where hour_ts < ${before}`));
 }
 
-async function ledgerHandle(): Promise<LedgerHandle> {
-  const pg = getPg();
-  return pg ? await pg : getGovernance();
-}
-
 /**
  * Merge this process's waiting counts into the database. A failed write puts
  * them back (up to the key bound) and throws; the timer logs it.
@@ -125,7 +116,7 @@ export async function flushRetrievalCounts(): Promise<number> {
   const rows = [...waiting.values()];
   g.__dualmindRetrievalCounts = new Map();
   try {
-    return await saveRetrievalCounts({ handle: await ledgerHandle(), rows });
+    return await saveRetrievalCounts({ handle: await processLedger(), rows });
   } catch (e) {
     let lost = 0;
     for (const c of rows) if (!add(cells(), c, c.count, c.failures)) lost += c.count;
@@ -155,7 +146,7 @@ export function startRetrievalCountFlush(): void {
       await flushRetrievalCounts();
       if (Date.now() - lastPrune >= HOUR_MS) {
         lastPrune = Date.now();
-        await pruneRetrievalCounts({ handle: await ledgerHandle() });
+        await pruneRetrievalCounts({ handle: await processLedger() });
       }
     } catch (e) {
       log("error", "activity: could not save retrieval counts", { error: (e as Error).message });
@@ -187,7 +178,7 @@ export async function tallyRetrievalByAgent({ agentId, store, since, until }: { 
   if (from !== undefined) where.push(sql`hour_ts >= ${from}`);
   if (until !== undefined) where.push(sql`hour_ts <= ${until}`);
   if (store !== undefined) where.push(sql`store = ${store}`);
-  const handle = await ledgerHandle();
+  const handle = await processLedger();
   const saved = await readLedger(handle, sqlRows<{ kind: string; n: number | string; f: number | string }>(sql`select kind, sum(count) as n, sum(failures) as f from retrieval_counts where ${sql.join(where, sql` and `)} group by kind`));
   const tally = new Map<string, RetrievalTally>(RETRIEVAL_KINDS.map((kind) => [kind, { kind, count: 0, failures: 0 }]));
   for (const r of saved) {

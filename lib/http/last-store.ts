@@ -1,16 +1,10 @@
 /**
- * "Remember the last store used": when a page the person sees names a store
- * (the `store` query parameter, or /stores/<name>, /graph/<name>), it is kept
- * in a cookie and pages that pick a store start there next time
- * (app/_server/pages.ts pickStore). The value is only a preference: the page
- * checks it against the stores that exist before using it.
- *
- * Who writes it: proxy.ts on a full page load, and components/remember-store.tsx
- * in the browser after a client-side navigation. Never a prefetch: Next's
- * router fetches every Link in view ahead of a click (the Overview links every
- * store), and the proxy cannot tell those from a navigation (Next strips the
- * router's headers before the proxy runs). Remembering from them let whichever
- * prefetch answered last overwrite the store just opened.
+ * "Remember the last store used" (docs/api-and-mcp.md): a cookie pages that
+ * pick a store start from, checked against the stores that exist before use.
+ * Written by proxy.ts on a full page load and components/remember-store.tsx
+ * after a client-side navigation, never on a prefetch: the proxy cannot tell
+ * Next's prefetches from a navigation, and the last prefetch to answer would
+ * overwrite the store just opened.
  */
 import { STORE_NAME_RE } from "../names";
 

@@ -16,15 +16,11 @@ export function latencyBucketIndex(ms: number): number {
 
 /**
  * An ESTIMATE of quantile q from the histogram, never a measured value: the
- * bucket holding the q-th sample is found exactly, and the value is placed
- * inside it by log-linear interpolation (the buckets are roughly log-spaced;
- * the first, from 0, linearly). So the estimate always lies within the right
- * bucket's edges. Measured against exact quantiles (bench/latency-quantiles.ts):
- * within 1–27% on lognormal and bimodal latencies, where the bucket's upper
- * edge alone was off by 24–148%. A sketch library (DDSketch, t-digest) is
- * closer (~1%) but costs 2–4 KB per route-minute, merged in JS, where these
- * 14 counters sum exactly in SQL. Infinity when q falls in the open last
- * bucket (above 10 s); null without samples.
+ * bucket holding the q-th sample is found exactly and the value placed inside
+ * it by log-linear interpolation, so it always lies within that bucket's
+ * edges (accuracy against exact quantiles: bench/latency-quantiles.ts). A
+ * sketch library would be closer but cannot be summed exactly in SQL as
+ * these counters are. Infinity in the open last bucket; null without samples.
  */
 export function quantileFromBuckets({ buckets, q }: { buckets: readonly number[]; q: number }): number | null {
   const count = buckets.reduce((a, b) => a + b, 0);

@@ -1,10 +1,4 @@
-/**
- * Response headers every answer carries (pages, API, refusals, redirects):
- * no framing, no MIME sniffing, no referrer to other sites, and a Content
- * Security Policy. Pages get a per-request script nonce (proxy.ts makes one;
- * Next reads it back from the request's CSP header and stamps its own
- * scripts), so no inline script runs unless the server wrote it.
- */
+/** Response headers every answer carries (SECURITY.md): pages get a per-request script nonce (proxy.ts), so no inline script runs unless the server wrote it. */
 
 import values from "./security-headers.json";
 

@@ -12,7 +12,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStorePageEmbeddingsPg, getStoreStatusPgByName, storeHealthPartsPg } from "./engines/pg";
+import { getStorePageEmbeddingsPg, getStoreStatusPg, getStoreStatusPgByName, storeHealthPartsPg } from "./engines/pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -27,40 +27,14 @@ import {
   type SnapshotBucketRow,
   type Window,
 } from "./preparers";
-import {
-  latencyBucketsRead,
-  latencyRowsOf,
-  listLatencyBucketsByWindow,
-  listModelChangesByWindow,
-  listRouteTotalsByWindow,
-  listSnapshotBucketsByWindow,
-  modelChangesRead,
-  routeTotalsOf,
-  routeTotalsReads,
-  snapshotBucketsRead,
-  type ModelChangeRow,
-  type RouteTotals,
-} from "./series";
-import { latestSnapshotTsPg, readPg } from "./engines/pg";
+import { listLatencyBucketsByWindow, listModelChangesByWindow, listRouteTotalsByWindow, listSnapshotBucketsByWindow } from "./series";
+import { latestSnapshotTsPg } from "./engines/pg";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
 /** Search routes whose latency the Health page charts (route rollups are per route, across stores; recall latency is per store, in snapshots). */
 export const SEARCH_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/search"];
 
 export const ALL_STORES = "all";
-
-/** The live status of each store (getStoreStatus: counters, no scans). A store that cannot be opened is left out and logged. */
-export async function getLiveStoreStatuses({ stores }: { stores: string[] }): Promise<StoreStatus[]> {
-  const out: StoreStatus[] = [];
-  for (const store of stores) {
-    try {
-      out.push(await getStoreStatus({ handle: openStore({ store }) }));
-    } catch (e) {
-      log("warn", "store status unavailable", { store, error: (e as Error).message });
-    }
-  }
-  return out;
-}
 
 export type HealthDashboard = {
   /** When the page data was read. */
@@ -131,45 +105,16 @@ function withRecallFromLogs(snapshots: SnapshotBucketRow[], recall: SnapshotBuck
   return [...out.values()].sort((a, b) => a.bucket - b.bucket);
 }
 
-/**
- * The Health page on PostgreSQL: live status per store, health events, every replica's workers, and the
- * history from the shared snapshots and latency rollups (lib/metrics/engines/pg.ts), recall from the recall logs.
- */
-async function loadHealthDashboardPg({ store, range, now, window: custom }: { store: string; range: RangeKey; now: number; window?: Window }): Promise<HealthDashboard> {
-  const pg = getPg();
-  const stores = pg ? await listStoreNamesPg({ pg: await pg }) : [];
-  const { selected, scope, window } = healthSelection({ stores, store, range, now, window: custom });
-  const perStore = await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) });
-  const recall = await recallQualityPg({ stores: scope, window });
-  const snapshots = scope.length ? await readPg<SnapshotBucketRow>(snapshotBucketsRead({ window, stores: scope })) : [];
-  return {
-    now,
-    store: selected,
-    stores,
-    range,
-    window,
-    perStore,
-    summary: summarizeStoreStatuses(perStore),
-    // Every replica's embed workers (their heartbeat rows in PostgreSQL).
-    workers: pg ? await listWorkerStates({ handle: await pg }) : [],
-    events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries({ rows: withRecallFromLogs(snapshots, recall.rows), window, stores: scope.length }),
-    snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),
-    modelChanges: scope.length ? findModelChanges(await readPg<ModelChangeRow>(modelChangesRead({ window, stores: scope }))) : [],
-    searchLatency: prepareLatencySeries({ rows: latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window }),
-    postgres: { recall: recall.perStore },
-  };
-}
-
 /** Everything the Health page draws, for one store or all of them ("all"), over `window` (a custom range) or the range ending now. Unknown stores fall back to "all". */
 export async function loadHealthDashboard({ store, range, now = Date.now(), window: custom }: { store: string; range: RangeKey; now?: number; window?: Window }): Promise<HealthDashboard> {
   // With DATABASE_URL the stores are PostgreSQL's, never DATA_DIR's local ones.
-  if (storesOnPostgres()) return loadHealthDashboardPg({ store, range, now, window: custom });
-  const stores = listStoreNames();
+  const pg = getPg();
+  const stores = pg ? await listStoreNamesPg({ pg: await pg }) : listStoreNames();
   const { selected, scope, window } = healthSelection({ stores, store, range, now, window: custom });
-  const perStore = await getLiveStoreStatuses({ stores: scope });
-  const latest = getLatestSnapshotsByStore({ stores: scope });
-  const snapshotsAsOf = [...latest.values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null);
+  const perStore = await getAllStoreStatuses({ include: (s) => scope.includes(s) });
+  // On PostgreSQL recall quality comes from each store's recall log, window-exact.
+  const recall = pg ? await recallQualityPg({ stores: scope, window }) : null;
+  const snapshots = await listSnapshotBucketsByWindow({ window, stores: scope });
   return {
     now,
     store: selected,
@@ -178,13 +123,14 @@ export async function loadHealthDashboard({ store, range, now = Date.now(), wind
     window,
     perStore,
     summary: summarizeStoreStatuses(perStore),
-    workers: getWorkerStates(),
+    // Every replica's embed workers with DATABASE_URL (their heartbeat rows in PostgreSQL).
+    workers: pg ? await listWorkerStates({ handle: await pg }) : getWorkerStates(),
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries({ rows: listSnapshotBucketsByWindow({ window, stores: scope }), window, stores: scope.length }),
-    snapshotsAsOf,
-    modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
-    searchLatency: prepareLatencySeries({ rows: listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window }),
-    postgres: null,
+    series: prepareHealthSeries({ rows: recall ? withRecallFromLogs(snapshots, recall.rows) : snapshots, window, stores: scope.length }),
+    snapshotsAsOf: pg ? await latestSnapshotTsPg({ stores: scope }) : [...getLatestSnapshotsByStore({ stores: scope }).values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null),
+    modelChanges: findModelChanges(await listModelChangesByWindow({ window, stores: scope })),
+    searchLatency: prepareLatencySeries({ rows: await listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window }),
+    postgres: recall ? { recall: recall.perStore } : null,
   };
 }
 
@@ -345,22 +291,15 @@ export type ObservabilityDashboard = {
 /** Route latency and error rates over `window` (a custom range) or the range ending now, plus session-creation latency (the "dialectic create" timing): every replica's requests with DATABASE_URL. */
 export async function loadObservabilityDashboard({ range, now = Date.now(), window: custom }: { range: RangeKey; now?: number; window?: Window }): Promise<ObservabilityDashboard> {
   const window = custom ?? windowForRange({ range, now });
-  const latency = async (routes?: string[]) => (storesOnPostgres() ? latencyRowsOf(await readPg(latencyBucketsRead({ window, routes }))) : listLatencyBucketsByWindow({ window, routes }));
+  const latency = (routes?: string[]) => listLatencyBucketsByWindow({ window, routes });
   return {
     range,
     window,
     // Totals over exactly the charted window, from the coarsest rows that tile it (24h: quarter hours, 9.6k rows for 100 routes instead of 144k minutes).
-    routes: prepareRouteTable(await routeTotalsFor({ window })),
+    routes: prepareRouteTable(await listRouteTotalsByWindow({ window })),
     allRoutes: prepareLatencySeries({ rows: await latency(), window }),
     dialecticCreate: prepareLatencySeries({ rows: await latency(["dialectic create"]), window }),
   };
-}
-
-/** Per-route totals over the window on this process's backend. */
-async function routeTotalsFor({ window }: { window: Window }): Promise<RouteTotals[]> {
-  if (!storesOnPostgres()) return listRouteTotalsByWindow({ window });
-  const q = routeTotalsReads({ window });
-  return routeTotalsOf({ rows: await readPg(q.totals), errorRows: await readPg(q.errors) });
 }
 
 export type OverviewNumbers = {
@@ -371,16 +310,28 @@ export type OverviewNumbers = {
   apiErrorRate24h: number | null;
 };
 
-/** Every store's live status on this process's backend (getStoreStatus or getStoreStatusPg), in store order. */
-export async function getAllStoreStatuses(): Promise<StoreStatus[]> {
-  return storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
+/**
+ * The live status of every store `include` admits (getStoreStatus or getStoreStatusPg: counters, no scans), in
+ * store order. A store whose status cannot be read is logged and left out: one broken store never fails the page.
+ */
+export async function getAllStoreStatuses({ include = () => true }: { include?: (store: string) => boolean } = {}): Promise<StoreStatus[]> {
+  const pg = getPg();
+  const out: StoreStatus[] = [];
+  for (const store of (pg ? await listStoreNamesPg({ pg: await pg }) : listStoreNames()).filter(include)) {
+    try {
+      out.push(pg ? await getStoreStatusPg({ handle: await openStorePg({ pg: await pg, store }) }) : await getStoreStatus({ handle: openStore({ store }) }));
+    } catch (e) {
+      log("warn", "store status unavailable", { store, error: (e as Error).message });
+    }
+  }
+  return out;
 }
 
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
   const perStore = await getAllStoreStatuses();
   const day = windowForRange({ range: "24h", now });
-  const totals = await routeTotalsFor({ window: day });
+  const totals = await listRouteTotalsByWindow({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {

@@ -8,10 +8,9 @@ import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg } from "./engines/pg";
 import { routeLatencySnapshot } from "../http/request-timer";
 import { isDegraded, STORE_STATUS_PRECEDENCE } from "../embed/status";
-import { getLiveStoreStatuses } from "./health";
+import { getAllStoreStatuses } from "./health";
 import { getLatestSnapshotsByStore } from "./snapshots";
 import { latestActiveRuns } from "../eval/runs";
 
@@ -91,7 +90,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   };
   const now = Date.now();
   const set = (m: Gauge, store: string, v: number | boolean | null) => v !== null && m.set({ store }, typeof v === "boolean" ? Number(v) : v);
-  const statuses = onPostgres ? await getLiveStoreStatusesPg({ include: canUse }) : await getLiveStoreStatuses({ stores });
+  const statuses = await getAllStoreStatuses({ include: canUse });
   for (const s of statuses) {
     for (const state of STORE_STATUS_PRECEDENCE) g.status.set({ store: s.store, status: state }, s.state === state ? 1 : 0);
     set(g.backlog, s.store, s.backlog.pending);

@@ -142,12 +142,10 @@ type OnHandle<H extends LedgerHandle> = { handle?: H };
 const nothing = <H extends LedgerHandle, T>(handle: H | undefined, value: T) => (handle?.kind === "pg" ? Promise.resolve(value) : value) as OnLedger<H, T>;
 
 /**
- * Persist rollups in one transaction, merging into rows already there.
- * Minute rows (resolutionS 60) are also folded into their quarter-hour and
- * hour rows, so a 24h chart reads 96 rows per route instead of 1440. On
- * PostgreSQL the replicas add to the shared rows (a minute served by two
- * holds both's requests), taking turns on an advisory lock so two never
- * merge the same row at once.
+ * Persist rollups in one transaction, merging into rows already there; minute
+ * rows are also folded into their quarter-hour and hour rows, so a long chart
+ * reads few rows. On PostgreSQL replicas add to the shared rows, taking turns
+ * on an advisory lock so two never merge the same row at once.
  */
 export function saveRollups<H extends LedgerHandle = GovernanceHandle>({ handle, rows, resolutionS = 60 }: OnHandle<H> & { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): OnLedger<H, number> {
   if (rows.length === 0) return nothing(handle, 0);

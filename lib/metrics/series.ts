@@ -1,4 +1,6 @@
 import { getGovernance } from "../db/connection";
+import { storesOnPostgres } from "../stores/on-postgres";
+import { readPg } from "./engines/pg";
 import { LATENCY_BUCKET_BOUNDS_MS } from "../http/request-timer";
 import { resolutionForStep, rollupResolutionForStep } from "./rollups";
 import type { LatencyBucketRow, SnapshotBucketRow, Window } from "./preparers";
@@ -13,14 +15,17 @@ export type ModelChangeRow = { ts: number; store: string; modelId: string | null
 
 /**
  * A metrics read as SQL both backends run: `?` placeholders, quoted
- * camel-case aliases (PostgreSQL folds unquoted ones to lower case). Run it
- * with sqliteRead here or readPg (lib/metrics/engines/pg.ts), where sums and
- * averages come back as numbers too.
+ * camel-case aliases (PostgreSQL folds unquoted ones to lower case).
  */
 export type MetricsRead = { sql: string; params: unknown[] };
 
-export function sqliteRead<T>({ sql, params }: MetricsRead): T[] {
+function sqliteRead<T>({ sql, params }: MetricsRead): T[] {
   return getGovernance().sqlite.prepare(sql).all(...params) as T[];
+}
+
+/** A metrics read on this process's backend: governance.db, or PostgreSQL (where sums and averages come back as numbers too). */
+export async function readMetrics<T>(read: MetricsRead): Promise<T[]> {
+  return storesOnPostgres() ? readPg<T>(read) : sqliteRead<T>(read);
 }
 
 function toLatencyRow(r: LatencySumRow): LatencyBucketRow {
@@ -35,7 +40,7 @@ const inList = (values: unknown[]) => values.map(() => "?").join(", ");
  * width (indexed range reads; the 24h chart reads quarter-hour rows).
  * `routes` narrows to given route names.
  */
-export function latencyBucketsRead({ window, routes }: { window: Window; routes?: string[] }): MetricsRead {
+function latencyBucketsRead({ window, routes }: { window: Window; routes?: string[] }): MetricsRead {
   const routeFilter = routes ? `and route in (${inList(routes)})` : "";
   return {
     sql: `select ts - (ts % ?) as bucket, sum(count) as count, sum(error_count) as "errorCount", sum(client_error_count) as "clientErrorCount", sum(sum_ms) as "sumMs", ${H_SUMS}
@@ -44,10 +49,8 @@ export function latencyBucketsRead({ window, routes }: { window: Window; routes?
   };
 }
 
-export const latencyRowsOf = (rows: LatencySumRow[]): LatencyBucketRow[] => rows.map(toLatencyRow);
-
-export function listLatencyBucketsByWindow(args: { window: Window; routes?: string[] }): LatencyBucketRow[] {
-  return latencyRowsOf(sqliteRead(latencyBucketsRead(args)));
+export async function listLatencyBucketsByWindow(args: { window: Window; routes?: string[] }): Promise<LatencyBucketRow[]> {
+  return (await readMetrics<LatencySumRow>(latencyBucketsRead(args))).map(toLatencyRow);
 }
 
 export type RouteTotals = { route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
@@ -58,7 +61,7 @@ export type RouteTotals = { route: string; count: number; errorCount: number; cl
  * charted window); status codes are merged only from rows that had errors
  * (few), so the table stays cheap.
  */
-export function routeTotalsReads({ window }: { window: Window }): { totals: MetricsRead; errors: MetricsRead } {
+function routeTotalsReads({ window }: { window: Window }): { totals: MetricsRead; errors: MetricsRead } {
   const params = [rollupResolutionForStep(window.stepMs), window.from, window.to];
   return {
     totals: {
@@ -70,7 +73,9 @@ export function routeTotalsReads({ window }: { window: Window }): { totals: Metr
   };
 }
 
-export function routeTotalsOf({ rows, errorRows }: { rows: RouteSumRow[]; errorRows: ErrorStatusRow[] }): RouteTotals[] {
+export async function listRouteTotalsByWindow({ window }: { window: Window }): Promise<RouteTotals[]> {
+  const q = routeTotalsReads({ window });
+  const [rows, errorRows] = [await readMetrics<RouteSumRow>(q.totals), await readMetrics<ErrorStatusRow>(q.errors)];
   const errors = new Map<string, Record<string, number>>();
   for (const r of errorRows) {
     const acc = errors.get(r.route) ?? {};
@@ -78,11 +83,6 @@ export function routeTotalsOf({ rows, errorRows }: { rows: RouteSumRow[]; errorR
     errors.set(r.route, acc);
   }
   return rows.map((r) => ({ route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]), errorsByStatus: errors.get(r.route) ?? {} }));
-}
-
-export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTotals[] {
-  const q = routeTotalsReads({ window });
-  return routeTotalsOf({ rows: sqliteRead(q.totals), errorRows: sqliteRead(q.errors) });
 }
 
 // Buckets are `ts - ts % step`: `%` is integer arithmetic in SQLite, while `/` on a
@@ -93,7 +93,7 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
  * rates, the largest embedded count (for throughput). Aggregates skip NULLs,
  * so an unmeasured value stays NULL.
  */
-export function snapshotBucketsRead({ window, stores }: { window: Window; stores: string[] }): MetricsRead {
+function snapshotBucketsRead({ window, stores }: { window: Window; stores: string[] }): MetricsRead {
   return {
     sql: `select ts - (ts % ?) as bucket, store, max(backlog) as backlog, max(watermark) as watermark, max(parked) as parked, max(drift_count) as "driftCount",
          max(drift_pct) as "driftPct", min(coverage_pct) as "coveragePct", avg(hit_rate) as "hitRate", avg(precision) as precision,
@@ -104,12 +104,12 @@ export function snapshotBucketsRead({ window, stores }: { window: Window; stores
   };
 }
 
-export function listSnapshotBucketsByWindow(args: { window: Window; stores: string[] }): SnapshotBucketRow[] {
-  return args.stores.length === 0 ? [] : sqliteRead(snapshotBucketsRead(args));
+export async function listSnapshotBucketsByWindow(args: { window: Window; stores: string[] }): Promise<SnapshotBucketRow[]> {
+  return args.stores.length === 0 ? [] : readMetrics(snapshotBucketsRead(args));
 }
 
 /** Snapshots where a store's model differs from its previous one (window functions keep this in SQL). */
-export function modelChangesRead({ window, stores }: { window: Window; stores: string[] }): MetricsRead {
+function modelChangesRead({ window, stores }: { window: Window; stores: string[] }): MetricsRead {
   return {
     sql: `select ts, store, model_id as "modelId" from (
          select ts, store, model_id, lag(model_id) over (partition by store order by ts) as prev
@@ -119,6 +119,6 @@ export function modelChangesRead({ window, stores }: { window: Window; stores: s
   };
 }
 
-export function listModelChangesByWindow(args: { window: Window; stores: string[] }): ModelChangeRow[] {
-  return args.stores.length === 0 ? [] : sqliteRead(modelChangesRead(args));
+export async function listModelChangesByWindow(args: { window: Window; stores: string[] }): Promise<ModelChangeRow[]> {
+  return args.stores.length === 0 ? [] : readMetrics(modelChangesRead(args));
 }

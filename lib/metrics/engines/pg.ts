@@ -12,7 +12,6 @@ import { getEmbedBacklogPg, readStaleClaimsPg } from "../../index/embed-queue-pg
 import { listParkedEmbeddings } from "../../embed/queue";
 import { listStoreNamesPg, openStorePg } from "../../stores/engines/pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
-import { log } from "../../log";
 import { getReembedProgressPg, readActiveFingerprintPg } from "../../index/reembed-pg";
 import { listWorkerStates, type WorkerState } from "../../embed/worker-state";
 
@@ -150,24 +149,6 @@ async function pgHandleOrThrow() {
 export async function getStoreStatusPgByName({ store }: { store: string }): Promise<StoreStatus> {
   const pg = await pgHandleOrThrow();
   return getStoreStatusPg({ handle: await openStorePg({ pg, store }) });
-}
-
-/**
- * The live status of the PostgreSQL stores `include` admits (Overview, /metrics: a token's stores only, so a
- * store-limited scrape pays for its own stores), in store order. A store whose status cannot be read (a
- * statement or lock timeout) is logged and left out, as on SQLite: one broken store never fails the page.
- */
-export async function getLiveStoreStatusesPg({ include = () => true }: { include?: (store: string) => boolean } = {}): Promise<StoreStatus[]> {
-  const pg = await pgHandleOrThrow();
-  const out: StoreStatus[] = [];
-  for (const store of (await listStoreNamesPg({ pg })).filter(include)) {
-    try {
-      out.push(await getStoreStatusPg({ handle: await openStorePg({ pg, store }) }));
-    } catch (e) {
-      log("warn", "store status failed", { store, error: (e as Error).message });
-    }
-  }
-  return out;
 }
 
 /** The embeddings card's detail on PostgreSQL (the twin of getEmbeddingStatus): the live status with re-embed progress and parked items. */
