@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELETE as deleteDocumentRoute, PUT as putDocumentRoute } from "@/app/api/v1/stores/[store]/documents/route";
-import { POST as createMemoryRoute } from "@/app/api/v1/stores/[store]/memories/route";
+import { POST as createMemoryRoute, PUT as updateMemoryRoute } from "@/app/api/v1/stores/[store]/memories/route";
 import { POST as think } from "@/app/api/v1/stores/[store]/thoughts/route";
 import { getStoreDb, storeDir } from "@/lib/db/connection";
 import { getPg } from "@/lib/db/pg";
@@ -158,6 +158,24 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
       expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
     }
     expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+  });
+
+  it("a replacement into a full store that cannot fit (a document rewritten larger, a memory updated larger) is refused before anything is written", async () => {
+    await drainEmbeddings(["disk-words", "disk-mems"]);
+    const docsBefore = await onDisk("disk-words");
+    for (let i = 0; i < 15; i++) {
+      const r = await putDoc("disk-words", "w/d0.txt", distinct(2000 + i, 3000));
+      expect(r.status).toBe(422);
+      expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+    }
+    expect(await onDisk("disk-words")).toBeLessThanOrEqual(docsBefore + 64 * 1024);
+    const memsBefore = await onDisk("disk-mems");
+    for (let i = 0; i < 10; i++) {
+      const r = (await callRoute(updateMemoryRoute, { method: "PUT", token, params: { store: "disk-mems" }, body: { path: "n/m0", body: distinct(3000 + i, 3000) } })) as Answer;
+      expect(r.status).toBe(422);
+      expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+    }
+    expect(await onDisk("disk-mems")).toBeLessThanOrEqual(memsBefore + 64 * 1024);
   });
 
   it("a delete frees the room its derived rows took", async () => {

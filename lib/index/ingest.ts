@@ -15,7 +15,7 @@ import { writeDocumentTermsPg } from "./engines/pg-words";
 import { audit } from "./engine-steps";
 import { blankFrontmatter } from "./frontmatter";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
-import { newDocumentLeastBytes } from "../db/store-usage";
+import { DERIVED_COST, documentFreedMostSql, newDocumentLeastBytes, STORE_USAGE_SQL } from "../db/store-usage";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
@@ -347,19 +347,33 @@ function assertChunksWithinLimit(docs: { path: string; content: string }[]): voi
   }
 }
 
+/** What writing `text` at `path` grows its store by at least (lib/db/store-usage.ts), on either engine. */
+export function* documentLeastGrowth({ path: docPath, text }: { path: string; text: string }): Op<number> {
+  const engine = yield* dialect();
+  const chunkTexts = chunkDocument({ path: docPath, kind: kindForPath(docPath), text }).map((c) => c.text);
+  let least = newDocumentLeastBytes({ engine, path: docPath, contentBytes: Buffer.byteLength(text, "utf8"), chunkTexts });
+  const query = documentFreedMostSql(engine).split("?");
+  const [row] = yield* sqlRows<{ freed: unknown }>(sql.join(query.map((part, i) => (i === 0 ? sql.raw(part) : sql`${docPath}${sql.raw(part)}`)), sql``));
+  // PostgreSQL's posting rows (one per distinct word of a chunk) are most of what words that never repeat take: when
+  // the store is past half its limit, they are counted too (the chunks are tokenized as the write will tokenize them).
+  if (engine === "pg") {
+    const [usage] = yield* sqlRows<{ bytes: unknown }>(sql.raw(STORE_USAGE_SQL));
+    if (Number(usage?.bytes ?? 0) > getConfig().limits.maxStoreBytes / 2) least += chunkTermsOf(chunkTexts).reduce((n, t) => n + t.tf.size, 0) * DERIVED_COST.pg.postings.fts_postings;
+  }
+  return least - Number(row?.freed ?? 0);
+}
+
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
 export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {
   const docs = documentsOfBatch(input);
   assertChunksWithinLimit(docs);
   const now = Date.now();
   const op = function* (): Op<IngestResult[]> {
-    // New paths add at least what their document and chunk rows count (a replaced document may shrink: nothing here).
+    // What the documents add at least: their new rows' least bytes, less at most what the rows they replace free.
     const adds = function* (): Op<number> {
-      const engine = yield* dialect();
-      const known = new Set((yield* sqlRows<{ path: string }>(sql`select path from documents where path in (${sql.join(docs.map((d) => sql`${d.path}`), sql`, `)})`)).map((r) => r.path));
-      return docs
-        .filter((d) => !known.has(d.path))
-        .reduce((n, d) => n + newDocumentLeastBytes({ engine, path: d.path, contentBytes: Buffer.byteLength(d.content, "utf8"), chunkTexts: chunkDocument({ path: d.path, kind: kindForPath(d.path), text: d.content }).map((c) => c.text) }), 0);
+      let n = 0;
+      for (const d of docs) n += yield* documentLeastGrowth({ path: d.path, text: d.content });
+      return n;
     };
     const results = yield* withinStoreQuota({ store: handle.store, adds, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);

@@ -9,9 +9,10 @@ import { audit } from "./engine-steps";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { inCallerTx, write } from "../db/port";
-import type { IngestResult } from "./ingest";
+import { documentLeastGrowth, type IngestResult } from "./ingest";
 import { withStoreQuotaPg } from "./store-quota";
 import {
+  memoryDocPath,
   CATEGORY_FILE,
   describeCategoryOp,
   describedCategory,
@@ -89,7 +90,8 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   });
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await withStoreQuotaPg({ tx, store: handle.store, adds: Buffer.byteLength(content, "utf8"), write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
+    const adds = await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(input.path), text: content }));
+    await withStoreQuotaPg({ tx, store: handle.store, adds, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
     await inCallerTx(tx, audit({ actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) }), handle);
     return withBody((await lockMemory(tx, input.path))!);
   } });
@@ -105,9 +107,12 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const moved = to !== input.path;
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
     const { next, body } = updatedMemoryFields({ current, input, to, now });
-    await withStoreQuotaPg({ tx, store: handle.store, write: async () => {
+    const text = renderMemoryFile({ memory: next, body });
+    // An update in place that cannot fit is refused before it writes (a move frees its old path's rows too: left to the triggers).
+    const adds = moved ? 0 : await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(to), text }));
+    await withStoreQuotaPg({ tx, store: handle.store, adds, write: async () => {
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
-      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now, capped: true });
+      await putMemoryTextPg({ tx, memoryPath: to, text, mtime: now, capped: true });
     } });
     await inCallerTx(tx, audit({ actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle, memoryPath: to }) }), handle);
     return withBody((await lockMemory(tx, to))!);
@@ -179,7 +184,8 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    await withStoreQuotaPg({ tx, store: handle.store, adds: Buffer.byteLength(row.content, "utf8"), write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
+    const adds = await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(to), text: row.content }));
+    await withStoreQuotaPg({ tx, store: handle.store, adds, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
     await inCallerTx(tx, audit({ actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) }), handle);
     return withBody((await lockMemory(tx, to))!);
