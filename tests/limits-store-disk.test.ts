@@ -131,7 +131,10 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
     const [cache] = await storeSql<{ n: unknown }>(store, "select count(*) as n from embedding_cache");
     const [chunks] = await storeSql<{ n: unknown }>(store, "select count(*) as n from chunks");
     expect(Number(cache.n)).toBeLessThanOrEqual(Number(chunks.n));
-    expect((await onDisk(store)) - empty).toBeLessThanOrEqual(BOUND * LIMIT);
+    // PostgreSQL: vacuum reclaims dead rows only behind every open snapshot, and other test files share this cluster
+    // (their transactions hold snapshots), so a margin for what it could not reclaim yet; dead words or rows counted
+    // twice would be many times this.
+    expect((await onDisk(store)) - empty).toBeLessThanOrEqual((onPg ? 1.5 : BOUND) * LIMIT);
   });
 
   it("rewriting one document with new words again and again does not fill the store: words no row holds any more go", async () => {

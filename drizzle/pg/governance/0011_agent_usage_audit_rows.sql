@@ -1,20 +1,21 @@
 -- An agent's share of the ledger (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) also counts the audit rows its store
--- writes add (a memory update's row carries its diff), by the rule of 0010 (agent_ledger_row_bytes): one
--- store-limited agent cannot fill the ledger for everyone by rewriting one memory. A validation's and an override's
--- audit rows are counted with their own rows (0010).
+-- writes add (a memory update's row carries its diff), by the rule of 0010 (every column, an eighth more, that once
+-- more up to a page, 128 bytes a row, each index's entry): one store-limited agent cannot fill the ledger for everyone
+-- by rewriting one memory. A validation's and an override's audit rows are counted with their own rows (0010).
+-- One statement trigger sums a statement's rows per agent, so a bulk copy of the log (migrate-data) stays one upsert
+-- per agent.
 CREATE OR REPLACE FUNCTION public.agent_audit_usage_track() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	IF substr(NEW.actor, 1, 6) = 'agent:' AND NEW.action NOT IN ('ledger.validation', 'ledger.override') THEN
-		INSERT INTO public.agent_ledger_usage (agent_id, bytes) VALUES (substr(NEW.actor, 7), public.agent_ledger_row_bytes(to_jsonb(NEW), 'audit_log', ARRAY['id', 'ts', 'actor', 'target,id']))
-			ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
-	END IF;
+	INSERT INTO public.agent_ledger_usage (agent_id, bytes)
+		SELECT substr(n.actor, 7), sum((128 + (72 + coalesce(octet_length(n.id::text), 0) + coalesce(octet_length(n.ts::text), 0) + coalesce(octet_length(n.actor), 0) + coalesce(octet_length(n.action), 0) + coalesce(octet_length(n.target), 0) + coalesce(octet_length(n.reason), 0) + coalesce(octet_length(n.details), 0) + coalesce(octet_length(n.prev_hash), 0) + coalesce(octet_length(n.hash), 0)) + (72 + coalesce(octet_length(n.id::text), 0) + coalesce(octet_length(n.ts::text), 0) + coalesce(octet_length(n.actor), 0) + coalesce(octet_length(n.action), 0) + coalesce(octet_length(n.target), 0) + coalesce(octet_length(n.reason), 0) + coalesce(octet_length(n.details), 0) + coalesce(octet_length(n.prev_hash), 0) + coalesce(octet_length(n.hash), 0)) / 8 + least((72 + coalesce(octet_length(n.id::text), 0) + coalesce(octet_length(n.ts::text), 0) + coalesce(octet_length(n.actor), 0) + coalesce(octet_length(n.action), 0) + coalesce(octet_length(n.target), 0) + coalesce(octet_length(n.reason), 0) + coalesce(octet_length(n.details), 0) + coalesce(octet_length(n.prev_hash), 0) + coalesce(octet_length(n.hash), 0)), 8192) + 48 + 2 * (coalesce(octet_length(n.id::text), 0)) + 48 + 2 * (coalesce(octet_length(n.ts::text), 0)) + 48 + 2 * (coalesce(octet_length(n.actor), 0)) + 48 + 2 * (coalesce(octet_length(n.target), 0) + coalesce(octet_length(n.id::text), 0)))) FROM new_rows n WHERE substr(n.actor, 1, 6) = 'agent:' AND n.action NOT IN ('ledger.validation', 'ledger.override') GROUP BY substr(n.actor, 7)
+		ON CONFLICT (agent_id) DO UPDATE SET bytes = public.agent_ledger_usage.bytes + excluded.bytes;
 	RETURN NULL;
 END;
 $$;
 --> statement-breakpoint
 DROP TRIGGER IF EXISTS "agent_ledger_usage" ON "audit_log";
 --> statement-breakpoint
-CREATE TRIGGER "agent_ledger_usage" AFTER INSERT ON "audit_log" FOR EACH ROW EXECUTE FUNCTION public.agent_audit_usage_track();
+CREATE TRIGGER "agent_ledger_usage" AFTER INSERT ON "audit_log" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.agent_audit_usage_track();
 --> statement-breakpoint
-INSERT INTO "agent_ledger_usage" ("agent_id", "bytes") SELECT substr("actor", 7), sum(public.agent_ledger_row_bytes(to_jsonb(x), 'audit_log', ARRAY['id', 'ts', 'actor', 'target,id'])) FROM "audit_log" x WHERE substr("actor", 1, 6) = 'agent:' AND "action" NOT IN ('ledger.validation', 'ledger.override') GROUP BY substr("actor", 7)
+INSERT INTO "agent_ledger_usage" ("agent_id", "bytes") SELECT substr(x.actor, 7), sum((128 + (72 + coalesce(octet_length(x.id::text), 0) + coalesce(octet_length(x.ts::text), 0) + coalesce(octet_length(x.actor), 0) + coalesce(octet_length(x.action), 0) + coalesce(octet_length(x.target), 0) + coalesce(octet_length(x.reason), 0) + coalesce(octet_length(x.details), 0) + coalesce(octet_length(x.prev_hash), 0) + coalesce(octet_length(x.hash), 0)) + (72 + coalesce(octet_length(x.id::text), 0) + coalesce(octet_length(x.ts::text), 0) + coalesce(octet_length(x.actor), 0) + coalesce(octet_length(x.action), 0) + coalesce(octet_length(x.target), 0) + coalesce(octet_length(x.reason), 0) + coalesce(octet_length(x.details), 0) + coalesce(octet_length(x.prev_hash), 0) + coalesce(octet_length(x.hash), 0)) / 8 + least((72 + coalesce(octet_length(x.id::text), 0) + coalesce(octet_length(x.ts::text), 0) + coalesce(octet_length(x.actor), 0) + coalesce(octet_length(x.action), 0) + coalesce(octet_length(x.target), 0) + coalesce(octet_length(x.reason), 0) + coalesce(octet_length(x.details), 0) + coalesce(octet_length(x.prev_hash), 0) + coalesce(octet_length(x.hash), 0)), 8192) + 48 + 2 * (coalesce(octet_length(x.id::text), 0)) + 48 + 2 * (coalesce(octet_length(x.ts::text), 0)) + 48 + 2 * (coalesce(octet_length(x.actor), 0)) + 48 + 2 * (coalesce(octet_length(x.target), 0) + coalesce(octet_length(x.id::text), 0)))) FROM "audit_log" x WHERE substr(x.actor, 1, 6) = 'agent:' AND x.action NOT IN ('ledger.validation', 'ledger.override') GROUP BY substr(x.actor, 7)
 	ON CONFLICT ("agent_id") DO UPDATE SET "bytes" = "agent_ledger_usage"."bytes" + excluded."bytes";

@@ -128,8 +128,10 @@ export async function writeChunkTermsPg({ tx, chunks, setLengths = false }: { tx
       imps.push(impactOf(tf, c.terms.len));
     }
   }
-  // The totals row first: every writer of the statistics (this, the delete trigger, the backfill) locks it before
-  // any token row, so writers queue on it instead of locking shared token rows in different orders (a deadlock).
+  // The store's usage row, then the totals row, then token rows: every writer of the statistics (this, the delete
+  // trigger, the backfill) takes them in this order (a row's own write takes the usage row first, by its trigger), so
+  // writers queue instead of locking shared rows in different orders (a deadlock).
+  await tx.execute(sql`select 1 from store_usage where id = 1 for update`);
   await tx.execute(sql`update fts_totals set rows = rows + ${chunks.length}, tokens = tokens + ${tokens} where id = 1`);
   if (setLengths) {
     await tx.execute(

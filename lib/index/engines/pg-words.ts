@@ -40,8 +40,10 @@ export async function writeRowTermsPg({ tx, table, rows, replace }: { tx: PgStor
   const ids = arrayLiteral(rows.map((r) => r.rid));
   const base = sql.identifier(table.table);
   const key = sql.identifier(table.key);
-  // The totals row first: every writer of a table's statistics (this, the delete trigger, the backfill) locks it
-  // before any token row, so writers queue on it instead of locking shared token rows in different orders.
+  // The store's usage row, then the totals row, then token rows: a row's own write takes the usage row first (its
+  // trigger), the posting tables' statement triggers take it after, so every writer takes them in this order (a write
+  // that refreshes tokens without writing its row once met a row writer in the other order: a deadlock).
+  await tx.execute(sql`select 1 from store_usage where id = 1 for update`);
   let tokens = 0;
   for (const r of rows) tokens += r.terms.len;
   if (replace) {

@@ -397,6 +397,17 @@ export async function startReindexJobPg({
   owner: string;
   now?: number;
 }): Promise<ClaimedJob> {
+  // The job that won the insert can finish between this ask's conflict and its read: then it is asked again (a new job).
+  for (let attempt = 1; ; attempt++) {
+    const claimed = await claimReindexJobPg({ db, store, actor, reason, owner, now });
+    if (claimed || attempt >= 3) {
+      if (!claimed) throw new Error(`reindex of ${store}: no running job after a conflicting insert`);
+      return claimed;
+    }
+  }
+}
+
+async function claimReindexJobPg({ db, store, actor, reason, owner, now }: { db: PgGovernanceExecutor; store: string; actor: string; reason?: string; owner: string; now: number }): Promise<ClaimedJob | null> {
   return db.transaction(async (tx) => {
     const id = randomUUID();
     const [inserted] = await tx
@@ -413,8 +424,7 @@ export async function startReindexJobPg({
       .select()
       .from(adminJobs)
       .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.store, store), eq(adminJobs.status, "running")));
-    if (!running) throw new Error(`reindex of ${store}: no running job after a conflicting insert`);
-    return { row: running, run: false };
+    return running ? { row: running, run: false } : null;
   });
 }
 
