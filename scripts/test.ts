@@ -72,17 +72,26 @@ function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string): Promise
   });
 }
 
-/** The lines of a phase's log that say what failed (vitest, Playwright, tsc, eslint), without colours, at most 80. */
+/**
+ * The lines of a phase's log that say what failed (vitest, Playwright, tsc, eslint), without colours, at most 80:
+ * the failed tests' names and the summary first (so a cut list still names them), then each error with the
+ * lines after it. The servers' own structured log lines (a test's expected provider errors) are not failures.
+ */
 function failureLines(log: string): string[] {
-  const lines = log.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
-  const marker = /(^\s*(FAIL|×|✘|❯)\s)|AssertionError|Error:|error TS\d+|^\s*\d+:\d+\s+error\s|Test Files .*failed|Tests .*failed|\d+ failed/;
-  const picked: string[] = [];
+  const lines = log
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .split("\n")
+    .filter((line) => !/^\s*(\[WebServer\]\s*)?\{"t":/.test(line) && !line.startsWith("[WebServer]"));
+  const named = /^\s*(FAIL|✘)\s|^\s*\d+\) \[|error TS\d+|^\s*\d+:\d+\s+error\s|Test Files .*failed|Tests .*failed|^\s*\d+ failed/;
+  const errors = /^\s*(×|❯)\s|AssertionError|Error:/;
+  const names = lines.filter((line) => named.test(line));
+  const details: string[] = [];
   lines.forEach((line, i) => {
-    // A server's own log lines (the e2e web server's expected refusals) are not test failures.
-    if (!marker.test(line) || line.startsWith("[WebServer]")) return;
+    if (!errors.test(line)) return;
     // The assertion's expected/received lines follow it.
-    for (const l of lines.slice(i, /AssertionError|Error:/.test(line) ? i + 6 : i + 1)) if (picked.at(-1) !== l) picked.push(l);
+    for (const l of lines.slice(i, /AssertionError|Error:/.test(line) ? i + 6 : i + 1)) if (details.at(-1) !== l) details.push(l);
   });
+  const picked = [...names, ...(names.length && details.length ? [""] : []), ...details];
   return picked.length > 80 ? [...picked.slice(0, 80), `… ${picked.length - 80} more lines`] : picked;
 }
 
@@ -143,12 +152,17 @@ async function main() {
     stopPostgres();
   }
   const seconds = (performance.now() - total) / 1000;
+  // A CI log may keep only its tail: why each failed phase failed, then the table, then the failed tests' names last.
+  const failed = results.filter((r) => !r.ok && r.logFile);
+  const why = failed.map((r) => ({ name: r.name, lines: failureLines(fs.readFileSync(r.logFile!, "utf8")) }));
+  for (const w of why) console.log(`\n== why ${w.name} failed\n${w.lines.join("\n")}`);
   console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
   for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s  ${r.ok ? "ok" : "FAILED"}`);
   console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores)`);
-  // A CI log may keep only its tail: repeat why each failed phase failed where the tail shows it.
-  for (const r of results) if (!r.ok && r.logFile) console.log(`\n== why ${r.name} failed\n${failureLines(fs.readFileSync(r.logFile, "utf8")).join("\n")}`);
-  fs.rmSync(logDir, { recursive: true, force: true });
+  const names = why.flatMap((w) => w.lines.filter((l) => /^\s*(FAIL|✘)\s|^\s*\d+\) \[|error TS\d+/.test(l)).map((l) => `${w.name}: ${l.trim()}`));
+  if (names.length) console.log(`\n== failed\n${[...new Set(names)].slice(0, 12).join("\n")}`);
+  if (failed.length) console.log(`(the phases' whole logs: ${logDir})`);
+  else fs.rmSync(logDir, { recursive: true, force: true });
   process.exit(results.every((r) => r.ok) ? 0 : 1);
 }
 
