@@ -102,21 +102,21 @@ export function newDocumentLeastBytes({ engine, path, contentBytes, chunkTexts }
 }
 
 /**
- * At most what replacing the document at a path frees (`?`: the path): its row, its chunks' rows with their indexed
+ * At most what replacing the documents at some paths frees (`?`: the list of paths): its row, its chunks' rows with their indexed
  * text and vectors, their posting rows and every word those alone may hold. A replacement's least growth is its new
  * rows' least bytes less this, so a replacement that cannot fit either is refused before any row is written.
  */
 export function documentFreedMostSql(engine: Engine): string {
   const cost = DERIVED_COST[engine];
   const perChunk = ROW_OVERHEAD_BYTES + cost.row + derivedVectorBytes(engine);
-  const doc = `(select ${ROW_OVERHEAD_BYTES} + octet_length(d.path) + d.bytes from documents d where d.path = ?)`;
-  const chunks = `(select sum(${perChunk} + ${cost.text + 1} * octet_length(c.text)) from chunks c join documents d on d.doc_id = c.doc_id where d.path = ?)`;
+  const doc = `(select sum(${ROW_OVERHEAD_BYTES} + octet_length(d.path) + d.bytes) from documents d where d.path in (?))`;
+  const chunks = `(select sum(${perChunk} + ${cost.text + 1} * octet_length(c.text)) from chunks c join documents d on d.doc_id = c.doc_id where d.path in (?))`;
   const parts = [doc, chunks];
   if (engine === "pg") {
     const p = cost.postings;
     parts.push(
-      `(select count(*) * ${p.fts_postings + p.fts_terms} from fts_postings f join chunks c on c.id = f.chunk_id join documents d on d.doc_id = c.doc_id where d.path = ?)`,
-      `(select count(*) * ${p.word_postings + p.word_terms} from word_postings w join documents d on w.tbl = 'documents' and w.rid = d.doc_id where d.path = ?)`,
+      `(select count(*) * ${p.fts_postings + p.fts_terms} from fts_postings f join chunks c on c.id = f.chunk_id join documents d on d.doc_id = c.doc_id where d.path in (?))`,
+      `(select count(*) * ${p.word_postings + p.word_terms} from word_postings w join documents d on w.tbl = 'documents' and w.rid = d.doc_id where d.path in (?))`,
     );
   }
   return `select ${parts.map((x) => `coalesce(${x}, 0)`).join(" + ")} as freed`;

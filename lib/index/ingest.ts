@@ -347,21 +347,29 @@ function assertChunksWithinLimit(docs: { path: string; content: string }[]): voi
   }
 }
 
-/** What writing `text` at `path` grows its store by at least (lib/db/store-usage.ts), on either engine. */
-export function* documentLeastGrowth({ path: docPath, text }: { path: string; text: string }): Op<number> {
+/**
+ * What writing documents grows their store by at least (lib/db/store-usage.ts), on either engine: their new rows'
+ * least bytes, less at most what the rows they replace free (one query for the whole batch).
+ */
+export function* documentsLeastGrowth(docs: { path: string; text: string }[]): Op<number> {
+  if (docs.length === 0) return 0;
   const engine = yield* dialect();
-  const chunkTexts = chunkDocument({ path: docPath, kind: kindForPath(docPath), text }).map((c) => c.text);
-  let least = newDocumentLeastBytes({ engine, path: docPath, contentBytes: Buffer.byteLength(text, "utf8"), chunkTexts });
+  const chunkTexts = docs.map((d) => chunkDocument({ path: d.path, kind: kindForPath(d.path), text: d.text }).map((c) => c.text));
+  let least = docs.reduce((n, d, i) => n + newDocumentLeastBytes({ engine, path: d.path, contentBytes: Buffer.byteLength(d.text, "utf8"), chunkTexts: chunkTexts[i] }), 0);
+  const paths = sql.join(docs.map((d) => sql`${d.path}`), sql`, `);
   const query = documentFreedMostSql(engine).split("?");
-  const [row] = yield* sqlRows<{ freed: unknown }>(sql.join(query.map((part, i) => (i === 0 ? sql.raw(part) : sql`${docPath}${sql.raw(part)}`)), sql``));
+  const [row] = yield* sqlRows<{ freed: unknown }>(sql.join(query.map((part, i) => (i === 0 ? sql.raw(part) : sql`${paths}${sql.raw(part)}`)), sql``));
   // PostgreSQL's posting rows (one per distinct word of a chunk) are most of what words that never repeat take: when
   // the store is past half its limit, they are counted too (the chunks are tokenized as the write will tokenize them).
   if (engine === "pg") {
     const [usage] = yield* sqlRows<{ bytes: unknown }>(sql.raw(STORE_USAGE_SQL));
-    if (Number(usage?.bytes ?? 0) > getConfig().limits.maxStoreBytes / 2) least += chunkTermsOf(chunkTexts).reduce((n, t) => n + t.tf.size, 0) * DERIVED_COST.pg.postings.fts_postings;
+    if (Number(usage?.bytes ?? 0) > getConfig().limits.maxStoreBytes / 2) least += chunkTermsOf(chunkTexts.flat()).reduce((n, t) => n + t.tf.size, 0) * DERIVED_COST.pg.postings.fts_postings;
   }
   return least - Number(row?.freed ?? 0);
 }
+
+/** What writing `text` at `path` grows its store by at least. */
+export const documentLeastGrowth = (doc: { path: string; text: string }): Op<number> => documentsLeastGrowth([doc]);
 
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
 export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {
@@ -369,12 +377,7 @@ export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }:
   assertChunksWithinLimit(docs);
   const now = Date.now();
   const op = function* (): Op<IngestResult[]> {
-    // What the documents add at least: their new rows' least bytes, less at most what the rows they replace free.
-    const adds = function* (): Op<number> {
-      let n = 0;
-      for (const d of docs) n += yield* documentLeastGrowth({ path: d.path, text: d.content });
-      return n;
-    };
+    const adds = () => documentsLeastGrowth(docs.map((d) => ({ path: d.path, text: d.content })));
     const results = yield* withinStoreQuota({ store: handle.store, adds, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     // An unchanged re-send writes nothing, so there is nothing to audit.
