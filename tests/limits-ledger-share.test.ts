@@ -4,6 +4,9 @@ import { POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
 import { governance } from "@/lib/backend/governance";
 import { POST as createMemory, PUT as updateMemory } from "@/app/api/v1/stores/[store]/memories/route";
 import { governanceSql, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { POST as archiveStore } from "@/app/api/v1/stores/[store]/archive/route";
+import { POST as unarchiveStore } from "@/app/api/v1/stores/[store]/unarchive/route";
+import { POST as retryParked } from "@/app/api/v1/stores/[store]/embeddings/retry-parked/route";
 import { callRoute } from "./helpers";
 
 /** One agent cannot fill the ledger for everyone: its own share (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) stops it first. */
@@ -82,5 +85,30 @@ describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
     const [usage] = await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", ["system:embed-worker"]);
     expect(Number(usage.bytes)).toBeGreaterThan(SHARE);
     expect(await record(2000)).toMatchObject({ inserted: 500 });
+  });
+
+  it("a store-limited admin token's archive and unarchive loop stops at its share with 422 (their audit rows count and are checked), and other agents still write", async () => {
+    await seedStore("shelf");
+    const keeper = await seedToken({ label: "k", agent_id: "keeper", scopes: ["admin"], stores: ["shelf"] });
+    let refused: { status: number; json: { error?: { details?: { limit?: string }[] } } } | undefined;
+    let calls = 0;
+    for (let i = 0; i < 2000 && !refused; i++) {
+      const r = await callRoute(i % 2 === 0 ? archiveStore : unarchiveStore, { method: "POST", token: keeper, params: { store: "shelf" } });
+      if (r.status === 200) calls++;
+      else refused = r;
+    }
+    expect(calls).toBeGreaterThan(10);
+    expect(refused?.status).toBe(422);
+    expect(limitOf(refused!.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    // Refused means not done: one audit row per accepted call, and the store is as the last accepted call left it.
+    const [{ n }] = await governanceSql<{ n: unknown }>("select count(*) as n from audit_log where actor = 'agent:keeper' and action in ('store.archive', 'store.unarchive')");
+    expect(Number(n)).toBe(calls);
+    // Its other audited admin actions are refused too, with any of its tokens; nobody else is held back.
+    await seedStore("shelf2");
+    const keeper2 = await seedToken({ label: "k2", agent_id: "keeper", scopes: ["admin"], stores: ["shelf2"] });
+    const retried = await callRoute(retryParked, { method: "POST", token: keeper2, params: { store: "shelf2" } });
+    expect(retried.status).toBe(422);
+    expect(limitOf(retried.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    expect((await callRoute(createTask, { token: other, body: { task_id: "after-keeper", intent: "small", spec: {} } })).status).toBe(201);
   });
 });

@@ -1,9 +1,9 @@
 import { desc, isNotNull, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
-import { engineStep, read, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { read, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { embedQueue } from "../db/schema/embed";
 import * as pgStore from "../db/schema/pg/store";
-import { appendAudit, appendAuditPg } from "../governance/audit";
+import { auditStep } from "../governance/audit";
 import { log } from "../log";
 import { readLiveCounts, readOldestPendingAt } from "./counters";
 import { isDeadLocalOwner, outageParkedPatterns, staleClaimsOf, type StaleClaims } from "./healing";
@@ -147,7 +147,7 @@ export function retryParkedEmbeddings<H extends AnyStoreHandle>({ handle, actor,
   const op = function* (): Op<number> {
     const requeued = (yield* sqlRows(sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`)).length;
     const entry = { actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } };
-    yield* engineStep({ sqlite: () => void appendAudit(entry), pg: async (tx) => void (await appendAuditPg({ db: tx, entry })) });
+    yield* auditStep(entry);
     return requeued;
   };
   return write(handle, op());

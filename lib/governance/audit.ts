@@ -7,6 +7,7 @@ import { engineStep, readLedger, row, rows, type LedgerHandle, type OnLedger, ty
 import type { AuditRow } from "../db/schema/governance";
 import { auditLog as pgAuditLog } from "../db/schema/pg/governance";
 import { AUDIT_GENESIS, auditChainFields, AuditChainVerifier, hashAuditEntry, type AuditChainEntry, type AuditChainFields, type AuditChainRow, type AuditVerification } from "./audit-chain";
+import { assertAuditRoomPg, assertAuditRoomSqlite } from "./limits";
 import { ledgerTables } from "./tables";
 
 export { AUDIT_GENESIS, type AuditVerification };
@@ -41,9 +42,12 @@ function auditStatements(sqlite: Database.Database): AuditStatements {
 /**
  * Append one entry to the hash-chained audit log. Runs inside the caller's
  * transaction when there is one (better-sqlite3 nests as a savepoint), so an
- * audited change and its audit row commit together.
+ * audited change and its audit row commit together. An agent's row is refused
+ * while the ledger is full or the agent past its share (lib/governance/limits.ts),
+ * whichever path appends it.
  */
 export function appendAudit(entry: AuditEntry): AuditRow {
+  assertAuditRoomSqlite({ actor: entry.actor });
   const { sqlite } = getGovernance();
   const { lastHash, insert } = auditStatements(sqlite);
   return sqlite
@@ -66,6 +70,7 @@ export function appendAudit(entry: AuditEntry): AuditRow {
  */
 export async function appendAuditPg({ db, entry }: { db: PgGovernanceExecutor; entry: AuditEntry }): Promise<AuditChainRow> {
   return db.transaction(async (tx) => {
+    await assertAuditRoomPg({ tx, actor: entry.actor });
     await tx.execute(sql`select pg_advisory_xact_lock(${PG_LOCK.auditChain})`);
     const [tail] = await tx.select({ id: pgAuditLog.id, hash: pgAuditLog.hash }).from(pgAuditLog).orderBy(desc(pgAuditLog.id)).limit(1);
     const fields: AuditChainFields = auditChainFields({ entry, prevHash: tail?.hash });

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { limitReached } from "../common";
 import { getConfig } from "../config";
 import { getGovernance } from "../db/connection";
@@ -27,13 +27,10 @@ function sqliteUsedBytes(db: ReturnType<typeof getGovernance>["sqlite"]): number
 /** The ledger's tables' size on PostgreSQL (they live in `public`, beside the stores' schemas). */
 const PG_LEDGER_BYTES = sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`;
 
-/**
- * Bytes the ledger holds: governance.db's used pages, or the ledger tables' size on PostgreSQL. Inside a store
- * write (`fromStoreWrite`) the step runs on the store's handle, so governance.db is measured by its own connection.
- */
-function ledgerBytes({ fromStoreWrite = false }: { fromStoreWrite?: boolean } = {}): Op<number> {
+/** Bytes the ledger holds: governance.db's used pages, or the ledger tables' size on PostgreSQL. */
+function ledgerBytes(): Op<number> {
   return engineStep({
-    sqlite: (h) => sqliteUsedBytes(fromStoreWrite ? getGovernance().sqlite : h.sqlite),
+    sqlite: (h) => sqliteUsedBytes(h.sqlite),
     pg: async (tx) => Number(((await tx.execute(PG_LEDGER_BYTES)).rows[0] as { n?: unknown } | undefined)?.n ?? 0),
   });
 }
@@ -72,33 +69,55 @@ export function* assertShareKept({ agentId }: { agentId: string }): Op<void> {
   if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} would hold ${used} bytes of the ledger with this write, past its share of ${share}; its new tasks, runs, validations, provenance and reviews are refused until some are removed or the share is raised` });
 }
 
-/** The ledger's size as the last agent store write measured it: that write's audit row asks on every agent write, so it is read at most once a second. */
+/** The ledger's size as the last agent audit row measured it: every agent's audited write asks, so it is read at most once a second. */
 let auditRoom: { at: number; bytes: number } | null = null;
 
 /**
- * An agent's store write adds its audit row to the ledger: refused (507, no
- * change made: the write's transaction rolls back) while the ledger is past
- * DUALMIND_GOVERNANCE_MAX_BYTES, as that agent's ledger writes are. A
- * person's, the CLI's and the server's own writes still go through, so an
- * operator can always make room. Inside a store write the step runs on the
- * store's handle, so governance.db is measured by its own connection
- * (SQLite); on PostgreSQL the ledger's tables are in the same database.
+ * The rule of an agent's audit row, over the engine's reads: refused (507)
+ * while the ledger is past DUALMIND_GOVERNANCE_MAX_BYTES, and (422) while the
+ * agent is past its share — the audit rows of its writes count toward its share
+ * (a trigger on audit_log), so neither its store writes nor the admin actions of
+ * a store-limited admin token can fill the ledger for every agent. A person's,
+ * the CLI's and the server's own rows still go through, so an operator can
+ * always make room.
  */
-export function* assertAuditRoom({ actor }: { actor: string }): Op<void> {
+function checkAuditRoom({ actor, ledger, used }: { actor: string; ledger: () => number; used: (agentId: string) => number }): void {
   if (!actor.startsWith("agent:")) return;
   const now = Date.now();
-  if (!auditRoom || now - auditRoom.at > 1000) auditRoom = { at: now, bytes: yield* ledgerBytes({ fromStoreWrite: true }) };
+  if (!auditRoom || now - auditRoom.at > 1000) auditRoom = { at: now, bytes: ledger() };
   const max = getConfig().limits.governanceMaxBytes;
-  if (auditRoom.bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${auditRoom.bytes} bytes, past its most of ${max}; agents' store writes (each adds an audit row) are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
-  // The audit rows of an agent's store writes count toward its share too (a trigger on audit_log): past it, its store
-  // writes are refused like its ledger writes, so rewriting one memory cannot fill the ledger for every agent.
+  if (auditRoom.bytes > max) throw new AppError("insufficient_storage", `the ledger holds ${auditRoom.bytes} bytes, past its most of ${max}; agents' audited writes (store writes, store admin actions) are refused until an operator makes room (limit DUALMIND_GOVERNANCE_MAX_BYTES)`, [{ path: "limit", message: "ledger full", limit: "DUALMIND_GOVERNANCE_MAX_BYTES" }]);
   const agentId = actor.slice("agent:".length);
   const share = getConfig().limits.governanceMaxBytesPerAgent;
-  const used = yield* engineStep({
-    sqlite: () => Number((getGovernance().sqlite.prepare("select bytes from agent_ledger_usage where agent_id = ?").get(agentId) as { bytes?: unknown } | undefined)?.bytes ?? 0),
-    pg: async (tx) => Number(((await tx.execute(sql`select bytes from public.agent_ledger_usage where agent_id = ${agentId}`)).rows[0] as { bytes?: unknown } | undefined)?.bytes ?? 0),
-  });
-  if (used > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${used} bytes of the ledger (its ledger rows and the audit rows of its store writes), past its share of ${share}; its writes are refused until the share is raised` });
+  const bytes = used(agentId);
+  if (bytes > share) throw limitReached({ limit: "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", message: `agent ${agentId} holds ${bytes} bytes of the ledger (its ledger rows and the audit rows of its writes), past its share of ${share}; its writes are refused until the share is raised` });
+}
+
+const AGENT_USAGE_SQL = "select bytes from agent_ledger_usage where agent_id = ?";
+
+/** checkAuditRoom on SQLite, by governance.db's own connection (appendAudit runs it before every row). */
+export function assertAuditRoomSqlite({ actor }: { actor: string }): void {
+  if (!actor.startsWith("agent:")) return;
+  const { sqlite } = getGovernance();
+  checkAuditRoom({ actor, ledger: () => sqliteUsedBytes(sqlite), used: (id) => Number((sqlite.prepare(AGENT_USAGE_SQL).get(id) as { bytes?: unknown } | undefined)?.bytes ?? 0) });
+}
+
+/** checkAuditRoom on PostgreSQL, in the caller's transaction (appendAuditPg runs it before every row). */
+export async function assertAuditRoomPg({ tx, actor }: { tx: { execute: (q: SQL) => Promise<{ rows: unknown[] }> }; actor: string }): Promise<void> {
+  if (!actor.startsWith("agent:")) return;
+  const agentId = actor.slice("agent:".length);
+  const ledger = auditRoom && Date.now() - auditRoom.at <= 1000 ? auditRoom.bytes : Number(((await tx.execute(PG_LEDGER_BYTES)).rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+  const used = Number(((await tx.execute(sql`select bytes from public.agent_ledger_usage where agent_id = ${agentId}`)).rows[0] as { bytes?: unknown } | undefined)?.bytes ?? 0);
+  checkAuditRoom({ actor, ledger: () => ledger, used: () => used });
+}
+
+/**
+ * The same check as a step at the start of an agent's store write, so a write
+ * that would be refused at its audit row is refused before it writes anything
+ * (on PostgreSQL a refused write's index entries outlive its rollback).
+ */
+export function assertAuditRoom({ actor }: { actor: string }): Op<void> {
+  return engineStep({ sqlite: () => assertAuditRoomSqlite({ actor }), pg: (tx) => assertAuditRoomPg({ tx, actor }) });
 }
 
 /**

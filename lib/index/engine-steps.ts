@@ -1,8 +1,7 @@
 import { engineStep, type Op } from "../db/port";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
-import { appendAudit, appendAuditPg, type AuditEntry } from "../governance/audit";
-import { assertAuditRoom } from "../governance/limits";
+import { auditStep } from "../governance/audit";
 import { enqueueEmbeddingsPg } from "./embed-queue-pg";
 import { forgetKindEmbeddingsPg } from "./vectors-pg";
 
@@ -15,13 +14,7 @@ import { forgetKindEmbeddingsPg } from "./vectors-pg";
  */
 
 /** An audit row for a change to the store (an agent's refused while the ledger is full: lib/governance/limits.ts). */
-export function* audit(entry: AuditEntry): Op<void> {
-  yield* assertAuditRoom({ actor: entry.actor });
-  yield* engineStep({
-    sqlite: () => void appendAudit(entry),
-    pg: async (tx) => void (await appendAuditPg({ db: tx, entry })),
-  });
-}
+export const audit = auditStep;
 
 /** Queue artifacts for their vectors (in the write's transaction). */
 export function enqueueVectors(items: { kind: string; refId: number; inputHash: string }[]): Op<void> {
