@@ -181,6 +181,20 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
     expect(await onDisk("disk-mems")).toBeLessThanOrEqual(memsBefore + 64 * 1024);
   });
 
+  it.runIf(onPg)("a batch whose per-word rows alone would pass the limit is refused before anything is written, even into an empty store [PostgreSQL's posting and term rows; SQLite's full-text is counted by its text]", async () => {
+    const store = "disk-batch";
+    await seedStore(store);
+    const before = await onDisk(store);
+    const documents = Array.from({ length: 10 }, (_, i) => ({ path: `b/d${i}.txt`, content: distinct(5000 + i, 1100) }));
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const r = (await callRoute(putDocumentRoute, { method: "PUT", token, params: { store }, body: { documents } })) as Answer;
+      expect(r.status).toBe(422);
+      // The check before the write refused it, not the totals' triggers after it.
+      expect(r.json.error?.message).toContain("this write adds at least");
+    }
+    expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+  });
+
   it("a delete frees the room its derived rows took", async () => {
     const refused = await putDoc("disk-prose", "p/again.md", prose(4000));
     expect(refused.status).toBe(422);

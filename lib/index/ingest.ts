@@ -6,16 +6,17 @@ import { count as countRows, dialect, engineStep, inCallerTx, read, row, select,
 import { chunks as chunksTable, documents } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { getConfig } from "../config";
+import { assertAuditRoom } from "../governance/limits";
 import { AppError } from "../errors";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { writeDocumentFts } from "./document-fts";
 import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
-import { chunkTermsOf, writeChunkTermsPg, type ChunkTerms } from "./engines/pg-fulltext";
-import { writeDocumentTermsPg } from "./engines/pg-words";
+import { arrayLiteral, chunkTermsOf, rowTermsOf, writeChunkTermsPg, type ChunkTerms } from "./engines/pg-fulltext";
+import { DOCUMENT_WORDS, documentWordValues, writeDocumentTermsPg } from "./engines/pg-words";
 import { audit } from "./engine-steps";
 import { blankFrontmatter } from "./frontmatter";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
-import { DERIVED_COST, documentFreedMostSql, newDocumentLeastBytes, STORE_USAGE_SQL } from "../db/store-usage";
+import { DERIVED_COST, documentFreedMostSql, newDocumentLeastBytes } from "../db/store-usage";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
@@ -359,13 +360,26 @@ export function* documentsLeastGrowth(docs: { path: string; text: string }[]): O
   const paths = sql.join(docs.map((d) => sql`${d.path}`), sql`, `);
   const query = documentFreedMostSql(engine).split("?");
   const [row] = yield* sqlRows<{ freed: unknown }>(sql.join(query.map((part, i) => (i === 0 ? sql.raw(part) : sql`${paths}${sql.raw(part)}`)), sql``));
-  // PostgreSQL's posting rows (one per distinct word of a chunk) are most of what words that never repeat take: when
-  // the store is past half its limit, they are counted too (the chunks are tokenized as the write will tokenize them).
-  if (engine === "pg") {
-    const [usage] = yield* sqlRows<{ bytes: unknown }>(sql.raw(STORE_USAGE_SQL));
-    if (Number(usage?.bytes ?? 0) > getConfig().limits.maxStoreBytes / 2) least += chunkTermsOf(chunkTexts.flat()).reduce((n, t) => n + t.tf.size, 0) * DERIVED_COST.pg.postings.fts_postings;
-  }
+  if (engine === "pg") least += yield* postingsLeastBytes({ docs, chunkTexts: chunkTexts.flat() });
   return least - Number(row?.freed ?? 0);
+}
+
+/**
+ * PostgreSQL's per-word rows a write adds at least (most of what text of words that never repeat takes): a posting
+ * per distinct word of each chunk and of each document's whole-document index, tokenized as the write will, and a
+ * term row per word the store does not hold yet.
+ */
+function* postingsLeastBytes({ docs, chunkTexts }: { docs: { path: string; text: string }[]; chunkTexts: string[] }): Op<number> {
+  const cost = DERIVED_COST.pg.postings;
+  const chunkTerms = chunkTermsOf(chunkTexts);
+  const docTerms = rowTermsOf({ tokenize: DOCUMENT_WORDS.tokenize, columns: DOCUMENT_WORDS.columns, rows: docs.map((d) => documentWordValues({ path: d.path, kind: kindForPath(d.path), text: d.text })) });
+  const postings = (terms: ChunkTerms[]) => terms.reduce((n, t) => n + t.tf.size, 0);
+  const words = (terms: ChunkTerms[]) => arrayLiteral([...new Set(terms.flatMap((t) => [...t.tf.keys()]))]);
+  const [fresh] = yield* sqlRows<{ fts: unknown; word: unknown }>(
+    sql`select (select count(*) from unnest(${words(chunkTerms)}::text[]) u(t) where not exists (select 1 from fts_terms f where f.term = u.t)) as fts,
+      (select count(*) from unnest(${words(docTerms)}::text[]) u(t) where not exists (select 1 from word_terms w where w.tbl = ${DOCUMENT_WORDS.tbl} and w.term = u.t)) as word`,
+  );
+  return postings(chunkTerms) * cost.fts_postings + postings(docTerms) * cost.word_postings + Number(fresh?.fts ?? 0) * cost.fts_terms + Number(fresh?.word ?? 0) * cost.word_terms;
 }
 
 /** What writing `text` at `path` grows its store by at least. */
@@ -377,6 +391,8 @@ export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }:
   assertChunksWithinLimit(docs);
   const now = Date.now();
   const op = function* (): Op<IngestResult[]> {
+    // Refused before any work when its audit row would be (a refused write's index entries outlive its rollback on PostgreSQL).
+    yield* assertAuditRoom({ actor });
     const adds = () => documentsLeastGrowth(docs.map((d) => ({ path: d.path, text: d.content })));
     const results = yield* withinStoreQuota({ store: handle.store, adds, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
