@@ -137,8 +137,9 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
       results: outcome.results,
       duration_ms: outcome.durationMs,
     });
-    await finishEvaluationJob({ id: job.id, outcome: { result: { run_id: run.id, target, hit10: run.hit10, mrr10: run.mrr10 } } });
+    // The fall's health event before the job says it is done: whoever sees the job finished sees its event too.
     await noticeFall(run).catch((e: unknown) => log("warn", "could not record a self-recall fall", { store, error: String(e) }));
+    await finishEvaluationJob({ id: job.id, outcome: { result: { run_id: run.id, target, hit10: run.hit10, mrr10: run.mrr10 } } });
     return run;
   } catch (e) {
     // A store archived or deleted under the run (its tables gone mid-question, say) says so, not the raw error it caused.
