@@ -110,6 +110,11 @@ export function vocabTables({ db, schema, table }: { db: Database.Database; sche
 }
 const vocabMade = new WeakMap<Database.Database, Set<string>>();
 
+/** The indexed columns of an FTS5 table, in order (its hidden table-named and rank columns left out). */
+export function ftsColumnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
+  return preparedOnce({ sqlite: db, sql: `select name from pragma_table_info(?, ?)`, mode: "pluck" }).all(table, schema) as string[];
+}
+
 /** The tokenizer and column count of schema.table, read once per connection. */
 export function tableShape({ db, schema, table }: { db: Database.Database; schema: string; table: string }): { tokenize: string; columns: number } {
   const shapes = shapesOf.get(db) ?? new Map<string, { tokenize: string; columns: number }>();
@@ -117,8 +122,7 @@ export function tableShape({ db, schema, table }: { db: Database.Database; schem
   const key = `${schema}.${table}`;
   let shape = shapes.get(key);
   if (!shape) {
-    const columns = (preparedOnce({ sqlite: db, sql: `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0` }).get(table, schema) as { n: number }).n;
-    shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns };
+    shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns: ftsColumnsOf({ db, schema, table }).length };
     shapes.set(key, shape);
   }
   return shape;
