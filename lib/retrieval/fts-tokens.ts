@@ -1,6 +1,7 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
+import { BoundedMemo } from "./bounded-memo";
 import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /**
@@ -156,8 +157,8 @@ export function databaseFileOf({ db, schema }: { db: Database.Database; schema: 
   return file;
 }
 
-const MAX_STATE_MEMOS = 4096;
-const stateMemos: Map<string, { state: string; value: unknown }> = ((globalThis as unknown as { __dualmindFtsStateMemos?: Map<string, { state: string; value: unknown }> }).__dualmindFtsStateMemos ??= new Map());
+/** Values kept per index state: at most 4,096 (each a count or a bounded map of rows' counts). */
+const stateMemos = ((globalThis as unknown as { __dualmindFtsStateMemo?: BoundedMemo<unknown> }).__dualmindFtsStateMemo ??= new BoundedMemo({ entries: 4096, bytes: Infinity }));
 
 /** Forget every value kept per index state (a bench's or a test's "first sight"). */
 export function clearIndexStateMemos(): void {
@@ -170,12 +171,10 @@ export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: D
   const state = file ? indexStateOf({ db, schema, table }) : null;
   if (!state) return compute();
   const k = `${file}\u0000${schema}\u0000${table}\u0000${key}`;
-  const known = stateMemos.get(k);
-  if (known && known.state === state) return known.value as T;
+  const known = stateMemos.get(k, state);
+  if (known !== undefined) return known as T;
   const value = compute();
-  stateMemos.delete(k);
-  stateMemos.set(k, { state, value });
-  while (stateMemos.size > MAX_STATE_MEMOS) stateMemos.delete(stateMemos.keys().next().value!);
+  stateMemos.set({ key: k, state, value, valueBytes: 0 });
   return value;
 }
 

@@ -3,6 +3,7 @@ import { preparedOnce } from "../db/statements";
 import type { Bm25Row } from "./bm25-top";
 import { bm25Bound, bm25Part, ftsIdf, ftsTotals, indexStateOf, type Totals } from "./fts5-bm25";
 import { databaseFileOf, ftsColumnsOf, ftsTokenizerOf, phraseRowCount, phraseTokens, scratchCounts } from "./fts-tokens";
+import { BoundedMemo } from "./bounded-memo";
 import { matchExpression } from "./match";
 
 /**
@@ -73,21 +74,18 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
   const file = databaseFileOf({ db, schema });
   const state = file ? indexStateOf({ db, schema, table }) : null;
   const memoKey = state ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${terms.join("\u0000")}` : null;
-  const memo = memoKey ? memos.get(memoKey) : undefined;
-  if (memo && memo.state === state) return memo.answer;
+  const memo = memoKey && state ? memos.get(memoKey, state) : undefined;
+  if (memo !== undefined) return memo;
   const answer = rankFromSelectiveWords(args);
-  if (memoKey && state) {
-    memos.set(memoKey, { state, answer });
-    while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
-  }
+  // A row is an object of two numbers: ~40 bytes in V8.
+  if (memoKey && state) memos.set({ key: memoKey, state, value: answer, valueBytes: 40 * (answer?.rows.length ?? 0) + 64 });
   return answer;
 }
 
-const MAX_MEMOS = 256;
+const memos = new BoundedMemo<SelectiveTop | null>({ entries: 256, bytes: 4 * 2 ** 20 });
 /** Seeds the last pruned ranking read and rescored (of CANDIDATES_PER_K × k): for tests and the bench. */
 let lastRescored = 0;
 export const rescoredByLastRanking = (): number => lastRescored;
-const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
 
 /** Forget remembered answers and word row counts (benches measuring a query's first sight). */
 export function clearSelectiveMatchCaches(): void {
