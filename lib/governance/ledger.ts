@@ -65,11 +65,7 @@ export const startRunSchema = z
     input_hash: sha256HexSchema,
     runner_version: z.string().trim().min(1).max(100),
     started_at: epochMsSchema.optional(),
-    output_hash: runFinishFields.output_hash.optional(),
-    exit_code: runFinishFields.exit_code.optional(),
-    finished_at: runFinishFields.finished_at,
-    output_ref: runFinishFields.output_ref,
-    artifacts: runFinishFields.artifacts,
+    ...finishRunSchema.partial().shape,
   })
   .strict()
   .refine((r) => (r.output_hash === undefined) === (r.exit_code === undefined), {
@@ -89,9 +85,7 @@ export const recordValidationSchema = z
 
 export const provenanceRecordSchema = z
   .object({
-    artifact_type: artifactRefSchema.shape.artifact_type,
-    artifact_id: artifactRefSchema.shape.artifact_id,
-    store: artifactRefSchema.shape.store,
+    ...artifactRefSchema.shape,
     model_name: z.string().trim().max(200).optional(),
     model_version: z.string().trim().max(100).optional(),
     fingerprint: z.string().trim().max(200).optional(),

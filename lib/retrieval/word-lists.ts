@@ -286,10 +286,11 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
 
 /** Every row's length (tokens, all columns), per segment by offset in it (-1 for none), so memory follows the rows, not the largest rowid. */
 type SegmentArrays<T> = Map<number, T>;
-const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
+/** One table's lengths under its latest stamp (build and fold position), for the 16 tables asked last. */
+const lengthMemos = new BoundedMemo<SegmentArrays<Int32Array>>({ entries: 16, bytes: Infinity });
 function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
-  const key = `${databaseFileOf({ db, schema })}\u0000${table}\u0000${stamp}`;
-  const known = lengthMemos.get(key);
+  const key = `${databaseFileOf({ db, schema })}\u0000${table}`;
+  const known = lengthMemos.get(key, stamp);
   if (known) return known;
   const blobs = preparedOnce({ sqlite: db, sql: `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, mode: "raw" }).all(table) as [number, Buffer][];
   const out: SegmentArrays<Int32Array> = new Map();
@@ -300,8 +301,7 @@ function allLengths(db: Database.Database, schema: string, table: string, stamp:
     out.set(segment, lengths);
   }
   if (key.startsWith("\u0000")) return out; // in-memory database: nothing to key it by
-  lengthMemos.set(key, out);
-  while (lengthMemos.size > 16) lengthMemos.delete(lengthMemos.keys().next().value!);
+  lengthMemos.set({ key, state: stamp, value: out, valueBytes: 0 });
   return out;
 }
 
