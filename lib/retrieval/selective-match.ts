@@ -213,24 +213,7 @@ function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals,
  * out with the whole query's scores. `exact` by the max-score bound: a row left out scores at most (k1+1) × the other
  * words' idf. Otherwise the best rows holding every word, for recall and remember also those of the highest coverage.
  */
-function rankRowsWithEveryWord({
-  db,
-  schema,
-  table,
-  terms,
-  k,
-  totals,
-  rowsAtLeast,
-}: {
-  db: Database.Database;
-  schema: string;
-  table: string;
-  terms: string[];
-  k: number;
-  totals: Totals;
-  /** Each word's row count, counted up to a limit: at least this many. */
-  rowsAtLeast: { t: string; n: number }[];
-}): SelectiveTop | null {
+function rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; totals: Totals; /** Each word's row count, counted up to a limit: at least this many. */ rowsAtLeast: { t: string; n: number }[] }): SelectiveTop | null {
   const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
   const best = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
   // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.

@@ -328,21 +328,7 @@ export function startJobSweeperPg(): void {
  */
 export type ClaimedJob = { row: AdminJobRow; run: boolean };
 
-export async function startReindexJobPg({
-  db,
-  store,
-  actor,
-  reason,
-  owner,
-  now = Date.now(),
-}: {
-  db: PgGovernanceExecutor;
-  store: string;
-  actor: string;
-  reason?: string;
-  owner: string;
-  now?: number;
-}): Promise<ClaimedJob> {
+export async function startReindexJobPg({ db, store, actor, reason, owner, now = Date.now() }: { db: PgGovernanceExecutor; store: string; actor: string; reason?: string; owner: string; now?: number }): Promise<ClaimedJob> {
   // The job that won the insert can finish between this ask's conflict and its read: then it is asked again (a new job).
   for (let attempt = 1; ; attempt++) {
     const claimed = await claimReindexJobPg({ db, store, actor, reason, owner, now });
@@ -379,20 +365,7 @@ async function claimReindexJobPg({ db, store, actor, reason, owner, now }: { db:
  * free. A job that has already died MAX_ATTEMPTS times is closed as failed
  * instead (audited), and the next one is looked at.
  */
-export async function takeOverStaleJobPg({
-  db,
-  owner,
-  store,
-  now = Date.now(),
-  staleMs = JOB_STALE_MS,
-}: {
-  db: PgGovernanceExecutor;
-  owner: string;
-  /** Only this store's stale jobs (a request for one store takes over nothing of another's). */
-  store?: string;
-  now?: number;
-  staleMs?: number;
-}): Promise<AdminJobRow | null> {
+export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), staleMs = JOB_STALE_MS }: { db: PgGovernanceExecutor; owner: string; /** Only this store's stale jobs (a request for one store takes over nothing of another's). */ store?: string; now?: number; staleMs?: number }): Promise<AdminJobRow | null> {
   for (;;) {
     const outcome = await db.transaction(async (tx): Promise<AdminJobRow | "abandoned" | null> => {
       const [stale] = await tx
@@ -435,19 +408,7 @@ export async function takeOverStaleJobPg({
 }
 
 /** The owner's heartbeat (and progress); false when the job is no longer this owner's (taken over), so its run must stop. */
-export async function beatJobPg({
-  db,
-  id,
-  owner,
-  progressJson,
-  now = Date.now(),
-}: {
-  db: PgGovernanceExecutor;
-  id: string;
-  owner: string;
-  progressJson?: string;
-  now?: number;
-}): Promise<boolean> {
+export async function beatJobPg({ db, id, owner, progressJson, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; progressJson?: string; now?: number }): Promise<boolean> {
   const rows = await db
     .update(adminJobs)
     .set({ heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) })
@@ -457,19 +418,7 @@ export async function beatJobPg({
 }
 
 /** Close a job this owner still holds; false when it lost the job meanwhile (the new owner's outcome counts). */
-export async function finishJobPg({
-  db,
-  id,
-  owner,
-  outcome,
-  now = Date.now(),
-}: {
-  db: PgGovernanceExecutor;
-  id: string;
-  owner: string;
-  outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string };
-  now?: number;
-}): Promise<boolean> {
+export async function finishJobPg({ db, id, owner, outcome, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string }; now?: number }): Promise<boolean> {
   const set = outcome.status === "succeeded" ? { status: outcome.status, resultJson: outcome.resultJson } : { status: outcome.status, error: outcome.error };
   const rows = await db
     .update(adminJobs)
