@@ -60,7 +60,8 @@ function tool<S extends ZodType>(def: { name: string; description: string; scope
 }
 
 const storeShape = storeParams.shape;
-const storeItemShape = storeItemParams.shape;
+/** A store item's id and the fields to change (the PATCH route's body under `changes`). */
+const withChanges = <C extends ZodType>(changes: C) => z.object({ ...storeItemParams.shape, changes }).strict();
 const sessionIdShape = { session_id: ownedRefSchema };
 const taskIdShape = { task_id: ownedRefSchema };
 
@@ -112,19 +113,19 @@ const graphTools: ToolDef[] = [
     description: "A node with its frames, relations and neighbours." }),
   tool({ name: "node_list", scope: "read", output: nodeListResponse, input: listNodesQuerySchema.safeExtend(storeShape), run: ({ store, ...filter }) => graphBackend().listNodes({ store, filter }),
     description: "List or find nodes by name and entity type." }),
-  tool({ name: "node_update", scope: "write", output: nodeResponse, input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(), run: async ({ store, id, changes }) => ({ node: await graphBackend().updateNode({ store, id, input: changes }) }),
+  tool({ name: "node_update", scope: "write", output: nodeResponse, input: withChanges(updateNodeInputSchema), run: async ({ store, id, changes }) => ({ node: await graphBackend().updateNode({ store, id, input: changes }) }),
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`)." }),
   tool({ name: "node_delete", scope: "write", output: nodeDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteNode({ store, id, actor: actorIn(ctx) }),
     description: "Delete a node with its frames and relations (audited)." }),
   tool({ name: "relation_create", scope: "write", output: relationCreatedResponse, input: createRelationInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorIn(ctx) }),
     description: "Create a relation between two nodes, or merge into the existing one of the same type." }),
-  tool({ name: "relation_update", scope: "write", output: relationResponse, input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(), run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
+  tool({ name: "relation_update", scope: "write", output: relationResponse, input: withChanges(updateRelationInputSchema), run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`)." }),
   tool({ name: "relation_delete", scope: "write", output: graphDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteRelation({ store, id, actor: actorIn(ctx) }),
     description: "Delete a relation (audited)." }),
   tool({ name: "frame_create", scope: "write", output: frameResponse, input: createFrameInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ frame: await graphBackend().createFrame({ store, input, actor: actorIn(ctx) }) }),
     description: "Attach a semantic / episodic / procedural / custom frame to a node." }),
-  tool({ name: "frame_update", scope: "write", output: frameResponse, input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(), run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
+  tool({ name: "frame_update", scope: "write", output: frameResponse, input: withChanges(updateFrameInputSchema), run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
     description: "Replace a frame's properties (under `changes`)." }),
   tool({ name: "frame_delete", scope: "write", output: graphDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteFrame({ store, id, actor: actorIn(ctx) }),
     description: "Delete a frame (audited)." }),
