@@ -178,7 +178,7 @@ const CONFIGS = [
   { label: "store + core (read-only)", includeCore: true, weights: undefined },
 ];
 
-/** remember's full-text leg over both tables (as rememberSplit runs it) on words seen for the first time, as before beside now (bench/fts-leg.ts). */
+/** remember's full-text leg over both tables (as rememberSplit runs it) on words seen for the first time (bench/fts-leg.ts). */
 function rememberLegFirstSight({ queries, thoughts }: { queries: { query: string }[]; thoughts: number }): Row[] {
   const handle = openStore({ store: "bench" });
   const terms = queries.map(({ query }) => matchTerms(query, { maxTerms: 16 }));
@@ -370,6 +370,6 @@ export default async function run() {
   printTable(`Seed through the domain functions (${SEED_BATCH} calls per transaction), then the real embed worker (batches of 256), then the HNSW graphs of sets past the threshold (as the server's background build makes them); core only at ${SIZES[0].thoughts}`, seedRows);
   printTable(`remember latency (limit 10, 25 candidates per source, min edge weight 0.5; vectors: ${vectors}); store + core only at ${SIZES[0].thoughts}`, rememberRows);
   printTable("remember, store only: where the time goes (each leg timed alone on the same queries, after the table above)", splitRows);
-  printTable("remember's full-text leg (25 candidates per table) on words never seen before: every cache cleared before each call, as before and now alternating query by query", legRows);
+  printTable("remember's full-text leg (25 candidates per table) on words never seen before: every cache cleared before each call", legRows);
   printTable(`remember: how cost grows from ${SIZES[0].thoughts} to ${largest.thoughts} thoughts (same queries, same configurations)`, growthRows({ seedRows, rememberRows, sizes: [SIZES[0].thoughts, largest.thoughts] }));
 }

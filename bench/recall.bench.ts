@@ -177,7 +177,7 @@ export default async function run() {
   try {
     await qualityTables();
     printTable("Recall latency (recallReflections end to end: readiness, query embedding, KNN and/or FTS5 over traces + learnings, gate, event log)", await latencyRows());
-    printTable("Recall's full-text leg over traces on words never seen before (every cache cleared before each call; as before and now alternating query by query)", legRows);
+    printTable("Recall's full-text leg over traces on words never seen before (every cache cleared before each call)", legRows);
   } finally {
     closeAllDatabases();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -560,26 +560,14 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
   );
 }
 
-type PostOutcome = { ok: { message: DialecticMessage; session: DialecticSession; created: boolean } } | { failedIdle: AppError };
+type Posted = { message: DialecticMessage; session: DialecticSession; created: boolean };
+type PostOutcome = { ok: Posted } | { failedIdle: AppError };
 
 /**
  * Append one message, in one transaction holding the session (see above), so
  * the phase check, the seq and the signature see the latest message.
  */
-export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>({
-  handle = getGovernance() as H,
-  sessionId,
-  agentId,
-  isAdmin = false,
-  input,
-  now = Date.now(),
-}: Handle<H> & {
-  sessionId: string;
-  agentId: string;
-  isAdmin?: boolean;
-  input: z.input<typeof postMessageSchema>;
-  now?: number;
-}): OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }> {
+export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, agentId, isAdmin = false, input, now = Date.now() }: Handle<H> & { sessionId: string; agentId: string; isAdmin?: boolean; input: z.input<typeof postMessageSchema>; now?: number }): OnLedger<H, Posted> {
   const parsed = postMessageSchema.parse(input);
   const messageId = parsed.message_id ?? newId();
   const { message_id: _id, ...text } = parsed;
@@ -619,8 +607,8 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
     return outcome.ok;
   };
   // Posts to one session queue on its lock and message ids are unique per session, so no two posts race for one key.
-  if (handle.kind !== "pg") return settle(attempt() as PostOutcome) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
-  return (attempt() as Promise<PostOutcome>).then(settle) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
+  if (handle.kind !== "pg") return settle(attempt() as PostOutcome) as OnLedger<H, Posted>;
+  return (attempt() as Promise<PostOutcome>).then(settle) as OnLedger<H, Posted>;
 }
 
 /** A reviewer takes an open session (one without an assigned reviewer). */

@@ -65,11 +65,7 @@ export const startRunSchema = z
     input_hash: sha256HexSchema,
     runner_version: z.string().trim().min(1).max(100),
     started_at: epochMsSchema.optional(),
-    output_hash: runFinishFields.output_hash.optional(),
-    exit_code: runFinishFields.exit_code.optional(),
-    finished_at: runFinishFields.finished_at,
-    output_ref: runFinishFields.output_ref,
-    artifacts: runFinishFields.artifacts,
+    ...finishRunSchema.partial().shape,
   })
   .strict()
   .refine((r) => (r.output_hash === undefined) === (r.exit_code === undefined), {
@@ -89,9 +85,7 @@ export const recordValidationSchema = z
 
 export const provenanceRecordSchema = z
   .object({
-    artifact_type: artifactRefSchema.shape.artifact_type,
-    artifact_id: artifactRefSchema.shape.artifact_id,
-    store: artifactRefSchema.shape.store,
+    ...artifactRefSchema.shape,
     model_name: z.string().trim().max(200).optional(),
     model_version: z.string().trim().max(100).optional(),
     fingerprint: z.string().trim().max(200).optional(),
@@ -330,16 +324,7 @@ export function sameAgentFact({ stored, incoming }: { stored: string | null; inc
  * validation has run yet leaves the task pending, awaiting that check — it is
  * not a failure.
  */
-export function explainVerdict({
-  requiredChecks,
-  runs,
-  validations: vals,
-}: {
-  requiredChecks: Check[];
-  runs: Pick<SkillRun, "run_id" | "finished_at">[];
-  /** In recording order: the last one is the latest. */
-  validations: Pick<Validation, "validation_id" | "critic_passed" | "runner_passed">[];
-}): VerdictExplanation {
+export function explainVerdict({ requiredChecks, runs, validations: vals }: { requiredChecks: Check[]; runs: Pick<SkillRun, "run_id" | "finished_at">[]; /** In recording order: the last one is the latest. */ validations: Pick<Validation, "validation_id" | "critic_passed" | "runner_passed">[] }): VerdictExplanation {
   const open = runs.filter((r) => r.finished_at === null);
   if (open.length > 0) return { verdict: "pending", reasons: open.map((r) => `run ${r.run_id} has not finished`) };
   if (vals.length === 0) return { verdict: "pending", reasons: ["no validation recorded yet"] };
@@ -589,23 +574,7 @@ type ProvenanceBatchRecord = z.output<typeof provenanceRecordSchema>;
  * A run id is unique per task: with a task_id it names that task's run,
  * without one the one run of that id among the tasks the caller works on.
  */
-export function provenanceBatchRows({
-  records,
-  runs,
-  candidates,
-  recordedBy,
-  caller,
-  now = Date.now(),
-}: {
-  records: ProvenanceBatchRecord[];
-  /** The runs the records' run ids may name. */
-  runs: Pick<SkillRunRow, "runId" | "clientId" | "taskId">[];
-  /** The tasks the records' task ids may name, and the tasks of their runs. */
-  candidates: Pick<TaskRow, "taskId" | "clientId" | "requestedBy" | "assigneesJson">[];
-  recordedBy: string;
-  caller?: LedgerCaller;
-  now?: number;
-}) {
+export function provenanceBatchRows({ records, runs, candidates, recordedBy, caller, now = Date.now() }: { records: ProvenanceBatchRecord[]; /** The runs the records' run ids may name. */ runs: Pick<SkillRunRow, "runId" | "clientId" | "taskId">[]; /** The tasks the records' task ids may name, and the tasks of their runs. */ candidates: Pick<TaskRow, "taskId" | "clientId" | "requestedBy" | "assigneesJson">[]; recordedBy: string; caller?: LedgerCaller; now?: number }) {
   const workable = candidates.filter((t) => !caller || canWorkOnTask({ task: t, caller }));
   const byKey = new Map(workable.map((t) => [t.taskId, t]));
   return records.map((r, i) => {

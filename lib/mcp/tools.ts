@@ -1,7 +1,6 @@
 /**
- * The MCP tool catalog: each tool is one existing domain function with the
- * REST route's own zod schema as its input (plus the route's path params:
- * `store`, `id`, ...). Nothing here re-implements domain logic.
+ * The MCP tool catalog, one row a tool: the matching REST route's scope, response schema and zod input (plus its
+ * path params: `store`, `id`, ...) and the one domain call it makes. Nothing here re-implements domain logic.
  */
 import { deletedResponse } from "../api/responses/common";
 import { recallBackend } from "../recall/backend";
@@ -61,401 +60,139 @@ function tool<S extends ZodType>(def: { name: string; description: string; scope
 }
 
 const storeShape = storeParams.shape;
-const storeItemShape = storeItemParams.shape;
+/** A store item's id and the fields to change (the PATCH route's body under `changes`). */
+const withChanges = <C extends ZodType>(changes: C) => z.object({ ...storeItemParams.shape, changes }).strict();
 const sessionIdShape = { session_id: ownedRefSchema };
 const taskIdShape = { task_id: ownedRefSchema };
 
 const agentOf = (ctx: ToolContext) => ctx.principal.agentId;
+const actorIn = (ctx: ToolContext) => actorOf(ctx.principal);
 /** The same caller the REST routes build: agent id, and admin only for an unrestricted admin token. */
 const callerIn = (ctx: ToolContext) => callerOf(ctx.principal);
 
 const indexTools: ToolDef[] = [
-  tool({
-    name: "search",
-    description:
-      "Search a store's documents and memories (mode fts | vector | hybrid; group=document for each document once with its best passages), with filters; same as POST /stores/{store}/search. effective_mode says what answered, fallback why vectors did not, reason why an answer is empty or weak (store_empty, no_match, below_similarity_floor, backlog, model_mismatch, provider_error, vectors_unavailable); explain=true adds each stage and why each hit ranked where it did. q must not be empty.",
-    output: searchResponse,
-    scope: "read",
-    input: searchInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "search", agentId: agentOf(ctx), store, work: () => stores().search({ store, input }) }),
-  }),
-  tool({
-    name: "read_chunk",
-    description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
-    output: chunkDetail,
-    scope: "read",
-    input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
-    run: ({ store, id }) => stores().getChunk({ store, chunkId: id }),
-  }),
-  tool({
-    name: "query_memories",
-    description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
-    output: memoryListResponse,
-    scope: "read",
-    input: memoryFilterSchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => stores().listMemories({ store, filter }),
-  }),
-  tool({
-    name: "recent_memories",
-    description: "The most recently updated memories of a store.",
-    output: recentMemoriesResponse,
-    scope: "read",
-    input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
-    run: async ({ store, limit }) => ({ memories: (await stores().listMemories({ store, filter: memoryFilterSchema.parse({ limit: String(limit) }) })).memories }),
-  }),
-  tool({
-    name: "list_memories",
-    description: "Browse the category tree: a page of the child categories of `parent` (root when absent; `categories_offset` continues it) and a page of the memories under it (recursive, newest first).",
-    output: categoryBrowseResponse,
-    scope: "read",
-    input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset, categories_offset: categoryPageSchema.shape.offset }).strict(),
-    run: async ({ store, parent, limit, offset, categories_offset }) => {
+  tool({ name: "search", scope: "read", output: searchResponse, input: searchInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "search", agentId: agentOf(ctx), store, work: () => stores().search({ store, input }) }),
+    description: "Search a store's documents and memories (mode fts | vector | hybrid; group=document for each document once with its best passages), with filters; same as POST /stores/{store}/search. effective_mode says what answered, fallback why vectors did not, reason why an answer is empty or weak (store_empty, no_match, below_similarity_floor, backlog, model_mismatch, provider_error, vectors_unavailable); explain=true adds each stage and why each hit ranked where it did. q must not be empty." }),
+  tool({ name: "read_chunk", scope: "read", output: chunkDetail, input: z.object({ ...storeShape, id: chunkIdSchema }).strict(), run: ({ store, id }) => stores().getChunk({ store, chunkId: id }),
+    description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit." }),
+  tool({ name: "query_memories", scope: "read", output: memoryListResponse, input: memoryFilterSchema.safeExtend(storeShape), run: ({ store, ...filter }) => stores().listMemories({ store, filter }),
+    description: "List memories by category (recursive), tags, updated range, source; sorted and paged." }),
+  tool({ name: "recent_memories", scope: "read", output: recentMemoriesResponse, input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(), run: async ({ store, limit }) => ({ memories: (await stores().listMemories({ store, filter: memoryFilterSchema.parse({ limit: String(limit) }) })).memories }),
+    description: "The most recently updated memories of a store." }),
+  tool({ name: "list_memories", scope: "read", output: categoryBrowseResponse, input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset, categories_offset: categoryPageSchema.shape.offset }).strict(), run: async ({ store, parent, limit, offset, categories_offset }) => {
       const { total, memories } = await stores().listMemories({ store, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
       const page = await stores().listCategoryChildren({ store, parent: parent ?? null, limit: categoryPageSchema.shape.limit.parse(undefined), offset: categories_offset });
       return { parent: parent ?? null, categories: page.categories, categories_total: page.total, categories_next_offset: page.next_offset, total, memories };
     },
-  }),
-  tool({
-    name: "read_memory",
-    description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
-    output: memoryWithBody,
-    scope: "read",
-    input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }) => stores().getMemory({ store, memoryPath: path }),
-  }),
-  tool({
-    name: "write_memory",
-    description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
-    output: memoryWithBody,
-    scope: "write",
-    input: createMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => stores().createMemory({ store, input, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "update_memory",
-    description: "Update (or move with move_to) an existing memory.",
-    output: memoryWithBody,
-    scope: "write",
-    input: updateMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => stores().updateMemory({ store, input, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "delete_memory",
-    description: "Delete a memory: it leaves the list and search and is kept in the store's trash (list_memory_trash, restore_memory) for DUALMIND_MEMORY_TRASH_DAYS.",
-    output: deletedResponse,
-    scope: "write",
-    input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: async ({ store, path }, ctx) => {
-      await stores().deleteMemory({ store, memoryPath: path, actor: actorOf(ctx.principal) });
+    description: "Browse the category tree: a page of the child categories of `parent` (root when absent; `categories_offset` continues it) and a page of the memories under it (recursive, newest first)." }),
+  tool({ name: "read_memory", scope: "read", output: memoryWithBody, input: z.object({ ...storeShape, path: memoryPathSchema }).strict(), run: ({ store, path }) => stores().getMemory({ store, memoryPath: path }),
+    description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md." }),
+  tool({ name: "write_memory", scope: "write", output: memoryWithBody, input: createMemorySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => stores().createMemory({ store, input, actor: actorIn(ctx) }),
+    description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory." }),
+  tool({ name: "update_memory", scope: "write", output: memoryWithBody, input: updateMemorySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => stores().updateMemory({ store, input, actor: actorIn(ctx) }),
+    description: "Update (or move with move_to) an existing memory." }),
+  tool({ name: "delete_memory", scope: "write", output: deletedResponse, input: z.object({ ...storeShape, path: memoryPathSchema }).strict(), run: async ({ store, path }, ctx) => {
+      await stores().deleteMemory({ store, memoryPath: path, actor: actorIn(ctx) });
       return { deleted: path };
     },
-  }),
-  tool({
-    name: "list_memory_trash",
-    description: "Deleted memories still restorable, newest first (same as GET /stores/{store}/memories/trash); with id, one of them with its body.",
-    output: memoryTrashReadOrListResponse,
-    scope: "read",
-    input: z.object({ ...storeShape, id: trashIdSchema.optional() }).strict(),
-    run: async ({ store, id }) => (id ? stores().getTrashedMemory({ store, id }) : { retention_days: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store }) }),
-  }),
-  tool({
-    name: "restore_memory",
-    description: "Restore a deleted memory from the trash, byte for byte, at its old path or at `to` (same as POST /stores/{store}/memories/trash).",
-    output: memoryWithBody,
-    scope: "write",
-    input: restoreMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => stores().restoreMemory({ store, input, actor: actorOf(ctx.principal) }),
-  }),
+    description: "Delete a memory: it leaves the list and search and is kept in the store's trash (list_memory_trash, restore_memory) for DUALMIND_MEMORY_TRASH_DAYS." }),
+  tool({ name: "list_memory_trash", scope: "read", output: memoryTrashReadOrListResponse, input: z.object({ ...storeShape, id: trashIdSchema.optional() }).strict(), run: async ({ store, id }) => (id ? stores().getTrashedMemory({ store, id }) : { retention_days: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store }) }),
+    description: "Deleted memories still restorable, newest first (same as GET /stores/{store}/memories/trash); with id, one of them with its body." }),
+  tool({ name: "restore_memory", scope: "write", output: memoryWithBody, input: restoreMemorySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => stores().restoreMemory({ store, input, actor: actorIn(ctx) }),
+    description: "Restore a deleted memory from the trash, byte for byte, at its old path or at `to` (same as POST /stores/{store}/memories/trash)." }),
 ];
 
 const graphTools: ToolDef[] = [
-  tool({
-    name: "think",
-    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
-    output: thoughtResponse,
-    scope: "write",
-    input: thinkInputSchema.safeExtend(storeShape),
-    run: async ({ store, ...input }, ctx) => ({ thought: await graphBackend().think({ store, input, actor: actorOf(ctx.principal) }) }),
-  }),
-  tool({
-    name: "remember",
-    description:
-      "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence. mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, expansion, fusion) with its candidates and time.",
-    output: rememberResponse,
-    scope: "read",
-    input: rememberInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "remember", agentId: agentOf(ctx), store, work: () => graphBackend().remember({ store, input }) }),
-  }),
-  tool({
-    name: "node_create",
-    description: "Create a knowledge-graph node (entity).",
-    output: nodeResponse,
-    scope: "write",
-    input: createNodeInputSchema.safeExtend(storeShape),
-    run: async ({ store, ...input }, ctx) => ({ node: await graphBackend().createNode({ store, input, actor: actorOf(ctx.principal) }) }),
-  }),
-  tool({
-    name: "node_get",
-    description: "A node with its frames, relations and neighbours.",
-    output: nodeDetailResponse,
-    scope: "read",
-    input: storeItemParams,
-    run: ({ store, id }) => graphBackend().getNodeDetail({ store, id }),
-  }),
-  tool({
-    name: "node_list",
-    description: "List or find nodes by name and entity type.",
-    output: nodeListResponse,
-    scope: "read",
-    input: listNodesQuerySchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => graphBackend().listNodes({ store, filter }),
-  }),
-  tool({
-    name: "node_update",
-    description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
-    output: nodeResponse,
-    scope: "write",
-    input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
-    run: async ({ store, id, changes }) => ({ node: await graphBackend().updateNode({ store, id, input: changes }) }),
-  }),
-  tool({
-    name: "node_delete",
-    description: "Delete a node with its frames and relations (audited).",
-    output: nodeDeletedResponse,
-    scope: "write",
-    input: storeItemParams,
-    run: ({ store, id }, ctx) => graphBackend().deleteNode({ store, id, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "relation_create",
-    description: "Create a relation between two nodes, or merge into the existing one of the same type.",
-    output: relationCreatedResponse,
-    scope: "write",
-    input: createRelationInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "relation_update",
-    description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
-    output: relationResponse,
-    scope: "write",
-    input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
-    run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
-  }),
-  tool({
-    name: "relation_delete",
-    description: "Delete a relation (audited).",
-    output: graphDeletedResponse,
-    scope: "write",
-    input: storeItemParams,
-    run: ({ store, id }, ctx) => graphBackend().deleteRelation({ store, id, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "frame_create",
-    description: "Attach a semantic / episodic / procedural / custom frame to a node.",
-    output: frameResponse,
-    scope: "write",
-    input: createFrameInputSchema.safeExtend(storeShape),
-    run: async ({ store, ...input }, ctx) => ({ frame: await graphBackend().createFrame({ store, input, actor: actorOf(ctx.principal) }) }),
-  }),
-  tool({
-    name: "frame_update",
-    description: "Replace a frame's properties (under `changes`).",
-    output: frameResponse,
-    scope: "write",
-    input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
-    run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
-  }),
-  tool({
-    name: "frame_delete",
-    description: "Delete a frame (audited).",
-    output: graphDeletedResponse,
-    scope: "write",
-    input: storeItemParams,
-    run: ({ store, id }, ctx) => graphBackend().deleteFrame({ store, id, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "evidence_link",
-    description: "Link a thought as evidence for (or against) a frame or relation.",
-    output: evidenceLinkResponse,
-    scope: "write",
-    input: linkEvidenceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => graphBackend().linkEvidence({ store, input, actor: actorOf(ctx.principal) }),
-  }),
-  tool({
-    name: "evidence_unlink",
-    description: "Remove a thought's evidence link from a frame or relation (audited).",
-    output: evidenceUnlinkedResponse,
-    scope: "write",
-    input: evidenceKeySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => graphBackend().unlinkEvidence({ store, input, actor: actorOf(ctx.principal) }),
-  }),
+  tool({ name: "think", scope: "write", output: thoughtResponse, input: thinkInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ thought: await graphBackend().think({ store, input, actor: actorIn(ctx) }) }),
+    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty." }),
+  tool({ name: "remember", scope: "read", output: rememberResponse, input: rememberInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "remember", agentId: agentOf(ctx), store, work: () => graphBackend().remember({ store, input }) }),
+    description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence. mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, expansion, fusion) with its candidates and time." }),
+  tool({ name: "node_create", scope: "write", output: nodeResponse, input: createNodeInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ node: await graphBackend().createNode({ store, input, actor: actorIn(ctx) }) }),
+    description: "Create a knowledge-graph node (entity)." }),
+  tool({ name: "node_get", scope: "read", output: nodeDetailResponse, input: storeItemParams, run: ({ store, id }) => graphBackend().getNodeDetail({ store, id }),
+    description: "A node with its frames, relations and neighbours." }),
+  tool({ name: "node_list", scope: "read", output: nodeListResponse, input: listNodesQuerySchema.safeExtend(storeShape), run: ({ store, ...filter }) => graphBackend().listNodes({ store, filter }),
+    description: "List or find nodes by name and entity type." }),
+  tool({ name: "node_update", scope: "write", output: nodeResponse, input: withChanges(updateNodeInputSchema), run: async ({ store, id, changes }) => ({ node: await graphBackend().updateNode({ store, id, input: changes }) }),
+    description: "Change a node's display name, scope, attributes or tags (fields under `changes`)." }),
+  tool({ name: "node_delete", scope: "write", output: nodeDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteNode({ store, id, actor: actorIn(ctx) }),
+    description: "Delete a node with its frames and relations (audited)." }),
+  tool({ name: "relation_create", scope: "write", output: relationCreatedResponse, input: createRelationInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorIn(ctx) }),
+    description: "Create a relation between two nodes, or merge into the existing one of the same type." }),
+  tool({ name: "relation_update", scope: "write", output: relationResponse, input: withChanges(updateRelationInputSchema), run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
+    description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`)." }),
+  tool({ name: "relation_delete", scope: "write", output: graphDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteRelation({ store, id, actor: actorIn(ctx) }),
+    description: "Delete a relation (audited)." }),
+  tool({ name: "frame_create", scope: "write", output: frameResponse, input: createFrameInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ frame: await graphBackend().createFrame({ store, input, actor: actorIn(ctx) }) }),
+    description: "Attach a semantic / episodic / procedural / custom frame to a node." }),
+  tool({ name: "frame_update", scope: "write", output: frameResponse, input: withChanges(updateFrameInputSchema), run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
+    description: "Replace a frame's properties (under `changes`)." }),
+  tool({ name: "frame_delete", scope: "write", output: graphDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteFrame({ store, id, actor: actorIn(ctx) }),
+    description: "Delete a frame (audited)." }),
+  tool({ name: "evidence_link", scope: "write", output: evidenceLinkResponse, input: linkEvidenceInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => graphBackend().linkEvidence({ store, input, actor: actorIn(ctx) }),
+    description: "Link a thought as evidence for (or against) a frame or relation." }),
+  tool({ name: "evidence_unlink", scope: "write", output: evidenceUnlinkedResponse, input: evidenceKeySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => graphBackend().unlinkEvidence({ store, input, actor: actorIn(ctx) }),
+    description: "Remove a thought's evidence link from a frame or relation (audited)." }),
 ];
 
 const recallTools: ToolDef[] = [
-  tool({
-    name: "recall",
-    description:
-      "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, ranking) with its candidates and time.",
-    output: recallResponse,
-    scope: "read",
-    input: recallInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "recall", agentId: agentOf(ctx), store, work: () => recallBackend().recall({ store, agentId: agentOf(ctx), input }) }),
-  }),
-  tool({
-    name: "record_trace",
-    description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
-    output: traceRecordedResponse,
-    scope: "write",
-    input: traceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => recallBackend().recordTrace({ store, agentId: agentOf(ctx), input }),
-  }),
-  tool({
-    name: "record_learning",
-    description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
-    output: learningRecordedResponse,
-    scope: "write",
-    input: learningInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => recallBackend().recordLearning({ store, agentId: agentOf(ctx), input }),
-  }),
+  tool({ name: "recall", scope: "read", output: recallResponse, input: recallInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "recall", agentId: agentOf(ctx), store, work: () => recallBackend().recall({ store, agentId: agentOf(ctx), input }) }),
+    description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, ranking) with its candidates and time." }),
+  tool({ name: "record_trace", scope: "write", output: traceRecordedResponse, input: traceInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => recallBackend().recordTrace({ store, agentId: agentOf(ctx), input }),
+    description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor." }),
+  tool({ name: "record_learning", scope: "write", output: learningRecordedResponse, input: learningInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => recallBackend().recordLearning({ store, agentId: agentOf(ctx), input }),
+    description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated." }),
 ];
 
 const ledgerTools: ToolDef[] = [
-  tool({
-    name: "task_create",
-    description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one.",
-    output: taskCreatedResponse,
-    scope: "write",
-    input: createTaskSchema,
-    run: (input, ctx) => governance().createTask({ input, requestedBy: agentOf(ctx) }),
-  }),
-  tool({
-    name: "task_status",
-    description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons.",
-    output: taskStatusResponse,
-    scope: "read",
-    input: z.object(taskIdShape).strict(),
-    run: ({ task_id }, ctx) => governance().getTaskStatus({ taskId: task_id, caller: callerIn(ctx) }),
-  }),
-  tool({
-    name: "record_run",
-    description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
-    output: runRecordedResponse,
-    scope: "write",
-    input: startRunSchema.safeExtend(taskIdShape),
-    run: ({ task_id, ...input }, ctx) => governance().recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
-  }),
-  tool({
-    name: "finish_run",
-    description: "Finish a started run with its output hash and exit code.",
-    output: runFinishedResponse,
-    scope: "write",
-    input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
-    run: ({ task_id, run_id, ...input }, ctx) => governance().recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
-  }),
-  tool({
-    name: "record_validation",
-    description: "Record a critic and/or runner validation of a task.",
-    output: validationRecordedResponse,
-    scope: "write",
-    input: recordValidationSchema.safeExtend(taskIdShape),
-    run: ({ task_id, ...input }, ctx) => governance().recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
-  }),
+  tool({ name: "task_create", scope: "write", output: taskCreatedResponse, input: createTaskSchema, run: (input, ctx) => governance().createTask({ input, requestedBy: agentOf(ctx) }),
+    description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one." }),
+  tool({ name: "task_status", scope: "read", output: taskStatusResponse, input: z.object(taskIdShape).strict(), run: ({ task_id }, ctx) => governance().getTaskStatus({ taskId: task_id, caller: callerIn(ctx) }),
+    description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons." }),
+  tool({ name: "record_run", scope: "write", output: runRecordedResponse, input: startRunSchema.safeExtend(taskIdShape), run: ({ task_id, ...input }, ctx) => governance().recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
+    description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given)." }),
+  tool({ name: "finish_run", scope: "write", output: runFinishedResponse, input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }), run: ({ task_id, run_id, ...input }, ctx) => governance().recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
+    description: "Finish a started run with its output hash and exit code." }),
+  tool({ name: "record_validation", scope: "write", output: validationRecordedResponse, input: recordValidationSchema.safeExtend(taskIdShape), run: ({ task_id, ...input }, ctx) => governance().recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
+    description: "Record a critic and/or runner validation of a task." }),
 ];
 
 const dialecticTools: ToolDef[] = [
-  tool({
-    name: "dialectic_request",
-    description: "Open a dialectic review session (you are the paused agent; post the thesis next).",
-    output: sessionCreatedResponse,
-    scope: "write",
-    input: createSessionSchema,
-    run: (input, ctx) => governance().createDialecticSession({ input, agentId: agentOf(ctx) }),
-  }),
-  tool({
-    name: "dialectic_post",
-    description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
-    output: messagePostedResponse,
-    scope: "write",
-    input: postMessageSchema.safeExtend(sessionIdShape),
-    run: ({ session_id, ...input }, ctx) => governance().postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
-  }),
-  tool({
-    name: "dialectic_get",
-    description: "A session with its transcript and who is expected to post next.",
-    output: sessionView,
-    scope: "read",
-    input: z.object(sessionIdShape).strict(),
-    run: ({ session_id }, ctx) => governance().getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
-  }),
+  tool({ name: "dialectic_request", scope: "write", output: sessionCreatedResponse, input: createSessionSchema, run: (input, ctx) => governance().createDialecticSession({ input, agentId: agentOf(ctx) }),
+    description: "Open a dialectic review session (you are the paused agent; post the thesis next)." }),
+  tool({ name: "dialectic_post", scope: "write", output: messagePostedResponse, input: postMessageSchema.safeExtend(sessionIdShape), run: ({ session_id, ...input }, ctx) => governance().postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
+    description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post." }),
+  tool({ name: "dialectic_get", scope: "read", output: sessionView, input: z.object(sessionIdShape).strict(), run: ({ session_id }, ctx) => governance().getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
+    description: "A session with its transcript and who is expected to post next." }),
 ];
 
 const storeTools: ToolDef[] = [
-  tool({
-    name: "list_stores",
-    description: "The stores this token may use, with counts.",
-    output: storeListResponse,
-    scope: "read",
-    input: z.object({}).strict(),
-    run: async (_args, ctx) => ({ stores: await stores().listStores({ only: (store) => canUseStore({ principal: ctx.principal, store }) }) }),
-  }),
-  tool({
-    name: "store_health",
-    description:
-      "A store's health, the same report as GET /stores/{store}/health: its one live status (healthy, degraded, stalled, drifted, provider_down, parked, vectors_unavailable) with the reason and fixing action, backlog, drift, coverage, vector index, provider and worker state, re-embed progress, recall quality.",
-    output: storeHealthResponse,
-    scope: "read",
-    input: storeParams,
-    run: ({ store }, ctx) => storeHealthReportFor({ store, principal: ctx.principal }),
-  }),
+  tool({ name: "list_stores", scope: "read", output: storeListResponse, input: z.object({}).strict(), run: async (_args, ctx) => ({ stores: await stores().listStores({ only: (store) => canUseStore({ principal: ctx.principal, store }) }) }),
+    description: "The stores this token may use, with counts." }),
+  tool({ name: "store_health", scope: "read", output: storeHealthResponse, input: storeParams, run: ({ store }, ctx) => storeHealthReportFor({ store, principal: ctx.principal }),
+    description: "A store's health, the same report as GET /stores/{store}/health: its one live status (healthy, degraded, stalled, drifted, provider_down, parked, vectors_unavailable) with the reason and fixing action, backlog, drift, coverage, vector index, provider and worker state, re-embed progress, recall quality." }),
 ];
 
 /** Admin tools over the audit log: like their REST routes, a store-limited admin names one of its stores. */
 const activityTools: ToolDef[] = [
-  tool({
-    name: "activity",
-    description:
-      "What agents and people did, from the audit log, newest first (GET /activity): filter by agent, actor, action (or a family ending in a dot, e.g. memory.), store, target and time (since/until); page with before = next_cursor. Each entry links to what it touched.",
-    output: activityPageResponse,
-    scope: "admin",
-    input: activityFilterSchema,
-    run: (filter, ctx) => {
+  tool({ name: "activity", scope: "admin", output: activityPageResponse, input: activityFilterSchema, run: (filter, ctx) => {
       assertStoreNamedWhenLimited({ principal: ctx.principal, store: filter.store });
       return listActivity({ filter });
     },
-  }),
-  tool({
-    name: "activity_summary",
-    description: "What one agent (or actor) did over a time range: writes, reviews, searches, recalls, remembers and failures, and audited actions per action (GET /activity/summary).",
-    output: activitySummaryResponse,
-    scope: "admin",
-    input: activitySummarySchema,
-    run: (filter, ctx) => {
+    description: "What agents and people did, from the audit log, newest first (GET /activity): filter by agent, actor, action (or a family ending in a dot, e.g. memory.), store, target and time (since/until); page with before = next_cursor. Each entry links to what it touched." }),
+  tool({ name: "activity_summary", scope: "admin", output: activitySummaryResponse, input: activitySummarySchema, run: (filter, ctx) => {
       assertStoreNamedWhenLimited({ principal: ctx.principal, store: filter.store });
       return summarizeActivity({ filter });
     },
-  }),
+    description: "What one agent (or actor) did over a time range: writes, reviews, searches, recalls, remembers and failures, and audited actions per action (GET /activity/summary)." }),
 ];
 
 /** Self-recall: how well a store finds its own content (POST and GET /stores/{store}/evaluate). */
 const selfRecallTools: ToolDef[] = [
-  tool({
-    name: "evaluate_store",
-    description:
-      "Start a self-recall evaluation of a store (an admin job, POST /stores/{store}/evaluate): probes drawn from the store's own documents, memories, traces, learnings and thoughts are asked in each mode and scored hit@1/hit@10/MRR@10. target=shadow measures the model a held re-embed built, before the switch. Poll self_recall for the result.",
-    output: evaluateStartResponse,
-    scope: "admin",
-    input: evaluateInputSchema.safeExtend(storeShape),
-    run: async ({ store, ...input }, ctx) => ({ job: await startEvaluation({ store, actor: actorOf(ctx.principal), input }) }),
-  }),
-  tool({
-    name: "self_recall",
-    description: "A store's self-recall (GET /stores/{store}/evaluate): the newest run per kind and mode, the trend with what changed between runs, and the last evaluation job.",
-    output: selfRecallResponse,
-    scope: "read",
-    input: storeParams,
-    run: ({ store }) => getSelfRecall({ store }),
-  }),
+  tool({ name: "evaluate_store", scope: "admin", output: evaluateStartResponse, input: evaluateInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ job: await startEvaluation({ store, actor: actorIn(ctx), input }) }),
+    description: "Start a self-recall evaluation of a store (an admin job, POST /stores/{store}/evaluate): probes drawn from the store's own documents, memories, traces, learnings and thoughts are asked in each mode and scored hit@1/hit@10/MRR@10. target=shadow measures the model a held re-embed built, before the switch. Poll self_recall for the result." }),
+  tool({ name: "self_recall", scope: "read", output: selfRecallResponse, input: storeParams, run: ({ store }) => getSelfRecall({ store }),
+    description: "A store's self-recall (GET /stores/{store}/evaluate): the newest run per kind and mode, the trend with what changed between runs, and the last evaluation job." }),
 ];
 
 export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools];

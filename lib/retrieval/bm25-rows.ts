@@ -26,24 +26,7 @@ export const MAX_SCANNED_INSTANCES = 20_000;
  * listed row the expression matches, or null (see above). Rows it does not
  * match are absent from the map.
  */
-export function bm25OfRows({
-  db,
-  schema,
-  table,
-  match,
-  rowids,
-  maxInstances = MAX_SCANNED_INSTANCES,
-  texts,
-}: {
-  db: Database.Database;
-  schema: string;
-  table: string;
-  match: string;
-  rowids: number[];
-  maxInstances?: number;
-  /** The listed rows' column values (in the table's column order) as they were indexed, or null to decline (too large). */
-  texts?: (rowids: number[]) => Map<number, (string | null)[]> | null;
-}): Map<number, number> | null {
+export function bm25OfRows({ db, schema, table, match, rowids, maxInstances = MAX_SCANNED_INSTANCES, texts }: { db: Database.Database; schema: string; table: string; match: string; rowids: number[]; maxInstances?: number; /** The listed rows' column values (in the table's column order) as they were indexed, or null to decline (too large). */ texts?: (rowids: number[]) => Map<number, (string | null)[]> | null }): Map<number, number> | null {
   const plain = plainPhrases(match);
   if (!plain) return null;
   const out = new Map<number, number>();

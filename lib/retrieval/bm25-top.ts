@@ -99,48 +99,13 @@ export function broadTopWithinBudget(args: { db: Database.Database; schema: stri
 
 /** The best `m` of the rows: score descending, rowid ascending (as `order by bm25, rowid`). */
 function bestOf(all: RowScores, m: number): Bm25Row[] {
-  // Many rows, few asked for: only the rows at or above the m-th score (ties included) go through the heap.
-  if (m > 0 && all.ids.length > 8 * m) {
-    const kth = kthLargest(all.scores, m);
-    const keep: number[] = [];
-    for (let i = 0; i < all.scores.length; i++) if (all.scores[i] >= kth) keep.push(i);
-    if (keep.length < all.ids.length) return bestOf({ ids: Float64Array.from(keep, (i) => all.ids[i]), scores: Float64Array.from(keep, (i) => all.scores[i]) }, m);
-  }
-  const { ids, scores } = all;
-  const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && ids[a] > ids[b]);
-  // A heap of indices whose root is the worst kept row.
-  const heap: number[] = [];
-  const up = (i: number) => {
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!worse(heap[i], heap[p])) break;
-      [heap[i], heap[p]] = [heap[p], heap[i]];
-      i = p;
-    }
-  };
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let w = i;
-      if (l < heap.length && worse(heap[l], heap[w])) w = l;
-      if (r < heap.length && worse(heap[r], heap[w])) w = r;
-      if (w === i) break;
-      [heap[i], heap[w]] = [heap[w], heap[i]];
-      i = w;
-    }
-  };
-  for (let i = 0; i < ids.length; i++) {
-    if (heap.length < m) {
-      heap.push(i);
-      up(heap.length - 1);
-    } else if (m > 0 && worse(heap[0], i)) {
-      heap[0] = i;
-      down(0);
-    }
-  }
-  heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
-  return heap.map((i) => ({ rowid: ids[i], rank: -scores[i] }));
+  if (m <= 0) return [];
+  // Only the rows at or above the m-th score (ties included) are sorted.
+  const kth = all.ids.length > m ? kthLargest(all.scores, m) : -Infinity;
+  const keep: number[] = [];
+  for (let i = 0; i < all.scores.length; i++) if (all.scores[i] >= kth) keep.push(i);
+  keep.sort((a, b) => all.scores[b] - all.scores[a] || all.ids[a] - all.ids[b]);
+  return keep.slice(0, m).map((i) => ({ rowid: all.ids[i], rank: -all.scores[i] }));
 }
 
 /** The k-th largest of `values` (1-based), by selection on a copy (Hoare's quickselect: linear on average). */

@@ -1,6 +1,7 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
+import { BoundedMemo } from "./bounded-memo";
 import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /**
@@ -110,6 +111,11 @@ export function vocabTables({ db, schema, table }: { db: Database.Database; sche
 }
 const vocabMade = new WeakMap<Database.Database, Set<string>>();
 
+/** The indexed columns of an FTS5 table, in order (its hidden table-named and rank columns left out). */
+export function ftsColumnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
+  return preparedOnce({ sqlite: db, sql: `select name from pragma_table_info(?, ?)`, mode: "pluck" }).all(table, schema) as string[];
+}
+
 /** The tokenizer and column count of schema.table, read once per connection. */
 export function tableShape({ db, schema, table }: { db: Database.Database; schema: string; table: string }): { tokenize: string; columns: number } {
   const shapes = shapesOf.get(db) ?? new Map<string, { tokenize: string; columns: number }>();
@@ -117,8 +123,7 @@ export function tableShape({ db, schema, table }: { db: Database.Database; schem
   const key = `${schema}.${table}`;
   let shape = shapes.get(key);
   if (!shape) {
-    const columns = (preparedOnce({ sqlite: db, sql: `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0` }).get(table, schema) as { n: number }).n;
-    shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns };
+    shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns: ftsColumnsOf({ db, schema, table }).length };
     shapes.set(key, shape);
   }
   return shape;
@@ -152,8 +157,8 @@ export function databaseFileOf({ db, schema }: { db: Database.Database; schema: 
   return file;
 }
 
-const MAX_STATE_MEMOS = 4096;
-const stateMemos: Map<string, { state: string; value: unknown }> = ((globalThis as unknown as { __dualmindFtsStateMemos?: Map<string, { state: string; value: unknown }> }).__dualmindFtsStateMemos ??= new Map());
+/** Values kept per index state: at most 4,096 (each a count or a bounded map of rows' counts). */
+const stateMemos = ((globalThis as unknown as { __dualmindFtsStateMemo?: BoundedMemo<unknown> }).__dualmindFtsStateMemo ??= new BoundedMemo({ entries: 4096, bytes: Infinity }));
 
 /** Forget every value kept per index state (a bench's or a test's "first sight"). */
 export function clearIndexStateMemos(): void {
@@ -166,12 +171,10 @@ export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: D
   const state = file ? indexStateOf({ db, schema, table }) : null;
   if (!state) return compute();
   const k = `${file}\u0000${schema}\u0000${table}\u0000${key}`;
-  const known = stateMemos.get(k);
-  if (known && known.state === state) return known.value as T;
+  const known = stateMemos.get(k, state);
+  if (known !== undefined) return known as T;
   const value = compute();
-  stateMemos.delete(k);
-  stateMemos.set(k, { state, value });
-  while (stateMemos.size > MAX_STATE_MEMOS) stateMemos.delete(stateMemos.keys().next().value!);
+  stateMemos.set({ key: k, state, value, valueBytes: 0 });
   return value;
 }
 

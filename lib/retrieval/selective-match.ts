@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 import type { Bm25Row } from "./bm25-top";
-import { bm25Bound, bm25Part, ftsIdf, ftsTotals, type Totals } from "./fts5-bm25";
-import { databaseFileOf, emptyScratch, ftsTokenizerOf, phraseRowCount, scratchCounts, scratchTable } from "./fts-tokens";
+import { bm25Bound, bm25Part, ftsIdf, ftsTotals, indexStateOf, type Totals } from "./fts5-bm25";
+import { databaseFileOf, ftsColumnsOf, ftsTokenizerOf, phraseRowCount, phraseTokens, scratchCounts } from "./fts-tokens";
+import { BoundedMemo } from "./bounded-memo";
 import { matchExpression } from "./match";
 
 /**
@@ -36,10 +37,6 @@ export type SelectiveTop = {
   exact: boolean;
 };
 
-function columnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
-  return (preparedOnce({ sqlite: db, sql: `select name from pragma_table_xinfo(?, ?) where hidden = 0`, mode: "pluck" }).all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
-}
-
 /**
  * Word → row count per table, reused while the table's row count is within
  * 1% of the one they were counted at: counting a common word walks its whole
@@ -64,49 +61,31 @@ function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; sche
   return entry.counts;
 }
 
-/** The query's words through the scratch table: their tokens (stems) by position, one per word when each word is one token. */
-function wordTokens({ tokenize, columns, words }: { tokenize: string; columns: number; words: string[] }): (string | undefined)[] {
-  const { db, table, vocab } = scratchTable({ tokenize, columns });
-  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
-  const tokenOf: (string | undefined)[] = [];
-  try {
-    insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
-    for (const [term, offset] of preparedOnce({ sqlite: db, sql: `select term, "offset" from ${vocab}`, mode: "raw" }).all() as [string, number][]) tokenOf[offset] = term;
-  } finally {
-    emptyScratch({ db, table });
-  }
-  return tokenOf;
-}
-
 /**
  * The top k rows of "any of `terms`" by bm25 among the selective words' best
  * rows, scored as FTS5 scores them, or null when the caller should run the
  * whole query itself (see above).
  * `terms` are words as matchTerms gives them (one token each, unquoted).
  */
-export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Stop rescoring seeds at the bound (default; false: every seed, as before, for the bench). */ stopEarly?: boolean }): SelectiveTop | null {
-  const { db, schema, table, terms, k, stopEarly = true } = args;
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+  const { db, schema, table, terms, k } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
   const file = databaseFileOf({ db, schema });
-  const block = file ? (preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 10`, mode: "pluck" }).get() as Buffer | undefined) : undefined;
-  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
-  const state = block?.toString("base64");
-  const memo = memoKey ? memos.get(memoKey) : undefined;
-  if (memo && memo.state === state) return memo.answer;
+  const state = file ? indexStateOf({ db, schema, table }) : null;
+  const memoKey = state ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${terms.join("\u0000")}` : null;
+  const memo = memoKey && state ? memos.get(memoKey, state) : undefined;
+  if (memo !== undefined) return memo;
   const answer = rankFromSelectiveWords(args);
-  if (memoKey && state) {
-    memos.set(memoKey, { state, answer });
-    while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
-  }
+  // A row is an object of two numbers: ~40 bytes in V8.
+  if (memoKey && state) memos.set({ key: memoKey, state, value: answer, valueBytes: 40 * (answer?.rows.length ?? 0) + 64 });
   return answer;
 }
 
-const MAX_MEMOS = 256;
+const memos = new BoundedMemo<SelectiveTop | null>({ entries: 256, bytes: 4 * 2 ** 20 });
 /** Seeds the last pruned ranking read and rescored (of CANDIDATES_PER_K × k): for tests and the bench. */
 let lastRescored = 0;
 export const rescoredByLastRanking = (): number => lastRescored;
-const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
 
 /** Forget remembered answers and word row counts (benches measuring a query's first sight). */
 export function clearSelectiveMatchCaches(): void {
@@ -114,8 +93,8 @@ export function clearSelectiveMatchCaches(): void {
   rowCounts.clear();
 }
 
-function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; stopEarly?: boolean }): SelectiveTop | null {
-  const columns = columnsOf({ db, schema, table });
+function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+  const columns = ftsColumnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
   const counts = rowCountsFor({ db, schema, table, rows: totals.rows });
@@ -170,14 +149,14 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   const idf = rowsOfTerm.map((n) => ftsIdf(db, totals.rows, n));
   const commonBound = common.reduce((sum, t) => sum + bm25Bound(idf[terms.indexOf(t)]), 0);
   // The query's words' tokens once (each batch below counts them in its rows).
-  const tokenOf = wordTokens({ tokenize, columns: columns.length, words: terms });
-  if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
-  const tokens = [...new Set(tokenOf as string[])];
+  const tokenOf = phraseTokens({ tokenize, phrases: terms.map((t) => matchExpression([t], "any")!) });
+  if (!tokenOf) return null;
+  const tokens = [...new Set(tokenOf)];
   const rescored: Bm25Row[] = [];
   let kth = -Infinity;
   for (let from = 0; from < seeds.length; from += k) {
     // Scores agree with FTS5's to ~1e-12; the margin keeps a tie with a seed left out from being decided by rounding.
-    if (stopEarly && rescored.length >= k && kth > -seeds[from].rank + commonBound + 1e-9) break;
+    if (rescored.length >= k && kth > -seeds[from].rank + commonBound + 1e-9) break;
     const texts: [number, ...(string | null)[]][] = [];
     for (const seed of seeds.slice(from, from + k)) {
       const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
@@ -189,7 +168,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
       const freq = tf.get(rowid);
       let score = 0;
       for (let i = 0; i < terms.length; i++) {
-        const f = freq?.get(tokenOf[i]!) ?? 0;
+        const f = freq?.get(tokenOf[i]) ?? 0;
         score += bm25Part(idf[i], f, d, avgdl);
       }
       rescored.push({ rowid, rank: -1.0 * score });
@@ -234,24 +213,7 @@ function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals,
  * out with the whole query's scores. `exact` by the max-score bound: a row left out scores at most (k1+1) × the other
  * words' idf. Otherwise the best rows holding every word, for recall and remember also those of the highest coverage.
  */
-function rankRowsWithEveryWord({
-  db,
-  schema,
-  table,
-  terms,
-  k,
-  totals,
-  rowsAtLeast,
-}: {
-  db: Database.Database;
-  schema: string;
-  table: string;
-  terms: string[];
-  k: number;
-  totals: Totals;
-  /** Each word's row count, counted up to a limit: at least this many. */
-  rowsAtLeast: { t: string; n: number }[];
-}): SelectiveTop | null {
+function rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; totals: Totals; /** Each word's row count, counted up to a limit: at least this many. */ rowsAtLeast: { t: string; n: number }[] }): SelectiveTop | null {
   const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
   const best = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
   // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 import { bm25OfRows } from "./bm25-rows";
 import { bm25Part, docsizeLength, ftsIdf, ftsTotals, indexStateOf } from "./fts5-bm25";
-import { databaseFileOf, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
+import { databaseFileOf, ftsColumnsOf, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
 import { BoundedMemo } from "./bounded-memo";
 import { plainPhrases } from "./match";
 
@@ -108,10 +108,6 @@ function textsOf(db: Database.Database, schema: string, table: string, columns: 
   return new Map(rows.map(([id, ...values]) => [id, values]));
 }
 
-function columnNames(db: Database.Database, schema: string, table: string): string[] {
-  return (preparedOnce({ sqlite: db, sql: `select name from pragma_table_info(?, ?)`, mode: "pluck" }).all(table, schema) as string[]);
-}
-
 function lengthsOf(db: Database.Database, table: string, lo: number, hi: number, columns: number): Map<number, number> {
   const rows = preparedOnce({ sqlite: db, sql: `select id, sz from main.${table}_docsize where id >= ? and id < ?`, mode: "raw" }).all(lo, hi) as [number, Buffer][];
   return new Map(rows.map(([id, sz]) => [id, docsizeLength(sz, columns)]));
@@ -126,7 +122,7 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
   const { tokenize, columns: ncols } = tableShape({ db, schema: "main", table });
   // Made outside any transaction: a rolled-back one would take the temp tables with it.
   const vocab = vocabTables({ db, schema: "main", table });
-  const columns = columnNames(db, "main", table);
+  const columns = ftsColumnsOf({ db, schema: "main", table });
   const read: RowTexts = texts ?? ((ids) => textsOf(db, "main", table, columns, ids));
   // The longest head of `ids` whose texts read at once (a row that cannot be read alone gets no text: a misfit).
   const readHead = (ids: number[]): { ids: number[]; texts: Map<number, (string | null)[]> } => {
@@ -290,10 +286,11 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
 
 /** Every row's length (tokens, all columns), per segment by offset in it (-1 for none), so memory follows the rows, not the largest rowid. */
 type SegmentArrays<T> = Map<number, T>;
-const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
+/** One table's lengths under its latest stamp (build and fold position), for the 16 tables asked last. */
+const lengthMemos = new BoundedMemo<SegmentArrays<Int32Array>>({ entries: 16, bytes: Infinity });
 function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
-  const key = `${databaseFileOf({ db, schema })}\u0000${table}\u0000${stamp}`;
-  const known = lengthMemos.get(key);
+  const key = `${databaseFileOf({ db, schema })}\u0000${table}`;
+  const known = lengthMemos.get(key, stamp);
   if (known) return known;
   const blobs = preparedOnce({ sqlite: db, sql: `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, mode: "raw" }).all(table) as [number, Buffer][];
   const out: SegmentArrays<Int32Array> = new Map();
@@ -304,8 +301,7 @@ function allLengths(db: Database.Database, schema: string, table: string, stamp:
     out.set(segment, lengths);
   }
   if (key.startsWith("\u0000")) return out; // in-memory database: nothing to key it by
-  lengthMemos.set(key, out);
-  while (lengthMemos.size > 16) lengthMemos.delete(lengthMemos.keys().next().value!);
+  lengthMemos.set({ key, state: stamp, value: out, valueBytes: 0 });
   return out;
 }
 
@@ -545,7 +541,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
         if (unknownRow) return null;
       }
       if (pending.length) {
-        const columns = columnNames(db, schema, table);
+        const columns = ftsColumnsOf({ db, schema, table });
         const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: texts ?? ((ids) => textsOf(db, schema, table, columns, ids)) });
         if (!scored) return null;
         for (const [id, s] of scored) {

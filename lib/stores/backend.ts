@@ -1,7 +1,9 @@
 import type { z } from "zod";
 import type { Engine } from "../db/engine";
 import { perEngine } from "../db/engine";
-import type { AnyStoreHandle } from "../db/port";
+import { read, type AnyStoreHandle } from "../db/port";
+import { isVanishedStore } from "../db/pg-store";
+import { isAppError } from "../errors";
 import { deleteApiDocument, listDocumentsByPrefix, putDocuments, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
   type restoreMemorySchema,
@@ -29,7 +31,7 @@ import type { UnindexableFile } from "../index/files";
 import { getChunkByChunkId, readChunkInDocument, type ChunkDetail, type ChunkReader } from "../index/reader";
 import type { SearchInput, SearchResult } from "../index/search";
 import type { VerifyReport } from "../index/verify";
-import type { createStoreSchema, StoreSummary } from "./stores";
+import { storeHasContentOp, type createStoreSchema, type StoreSummary } from "./stores";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
@@ -62,7 +64,8 @@ export type StoresBackend = {
   /** Make a store read-only and closed to background work (admin; audited); reads still work. */
   archiveStore: (a: { name: string; actor: string }) => Promise<{ store: string; archived: boolean }>;
   unarchiveStore: (a: { name: string; actor: string }) => Promise<{ store: string; archived: boolean }>;
-  describeStore: (a: StoreArg) => Promise<StoreInfo>;
+  /** `memoryFiles` counts the memory folder's files (SQLite; by default), else null. */
+  describeStore: (a: StoreArg & { memoryFiles?: boolean }) => Promise<StoreInfo>;
   putDocuments: (a: StoreArg & { input: z.output<typeof putDocumentsSchema>; actor: string }) => Promise<IngestResult[]>;
   listDocuments: (a: StoreArg & { prefix: string; limit: number; offset: number }) => Promise<{ total: number; documents: DocumentSummary[] }>;
   deleteDocument: (a: StoreArg & { path: string; actor: string }) => Promise<void>;
@@ -113,7 +116,7 @@ export type StoresBackend = {
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory" | "listMemoryHistory";
+type WrittenOnce = "listStores" | "storeHasContent" | "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory" | "listMemoryHistory";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -145,6 +148,19 @@ export function storesOn(engine: Engine): StoresBackend {
   return refusingArchivedWrites(
     { backend: {
       ...own,
+      listStores: async ({ only = () => true, memoryFiles = false } = {}) => {
+        const out: StoreInfo[] = [];
+        for (const store of (await own.listStoreNames()).filter(only)) {
+          try {
+            out.push(await own.describeStore({ store, memoryFiles }));
+          } catch (e) {
+            // Deleted (by another process or replica) since the names were read: not listed.
+            if (!(isAppError(e) && e.code === "not_found") && !isVanishedStore(e)) throw e;
+          }
+        }
+        return out;
+      },
+      storeHasContent: async ({ store }) => read(await on(store), storeHasContentOp()),
       putDocuments: async ({ store, ...a }) => putDocuments({ handle: await on(store), ...a }),
       deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: await on(store), ...a }),
       listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),

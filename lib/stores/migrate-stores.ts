@@ -24,36 +24,10 @@ import { createStore } from "./stores";
 import { createStorePg, listStoreNamesPg, openStorePg } from "./engines/pg";
 
 /**
- * The stores' part of `dualmind migrate-data`: every store's truth copied
- * between DATA_DIR's SQLite stores and the PostgreSQL stores, then checked.
- *
- * What is copied is what each side treats as the truth:
- * - the memories (on SQLite the files under memory/, on PostgreSQL the
- *   memories table, file text byte for byte, with the category descriptions)
- *   and the documents sent by API (their text). Chunks are derived and
- *   rebuilt on the target by the same deterministic chunking.
- * - the primary tables, row for row with their ids: traces, learnings,
- *   reflection settings, recall history (events and their rated hits),
- *   chains, thoughts, the graph (nodes, frames, relations, evidence) and
- *   working memory. Full-text indexes follow on the target by themselves
- *   (SQLite triggers, PostgreSQL generated columns).
- * Vectors are not copied: every copied artifact is queued on the target and
- * re-embedded there by its embed worker (with the target's model).
- *
- * The check, per store: the sorted (path, sha256) of every copied document
- * and the number of chunks they make; and per primary table the row count
- * and a sha256 over its rows (lib/db/twin-copy.ts). Each is read back from
- * the target and must equal the source's, or the store's copy is undone (one
- * transaction per store on the target) and the command fails naming it.
- *
- * Not copied: documents read from source roots on this machine (SQLite
- * `file` documents outside memory/: they live on this disk). A source store
- * holding any is refused before anything is written (governance included)
- * unless `allowLoss`, and then they are counted in the report as left
- * behind. A target store that already holds memories, documents or primary
- * rows is refused unless `replace` (PostgreSQL: those emptied in the same
- * transaction, with the vectors and queue rows of what is replaced; SQLite:
- * refused, remove the store folder first).
+ * The stores' part of `dualmind migrate-data` (docs/postgresql.md, "Moving an install to PostgreSQL and back"): each
+ * store's truth (memories, API documents, the primary tables row for row) copied and checked by counts and sha256s
+ * read back from the target, or that store's copy undone. Derived rows are rebuilt on the target, never copied:
+ * chunks by the same deterministic chunking, vectors by the target's embed worker with the target's model.
  */
 
 export type StoreCopyCheck = {

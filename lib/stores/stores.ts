@@ -2,7 +2,9 @@ import { CATEGORY_FILE } from "../index/memories";
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { sql } from "drizzle-orm";
 import { z } from "zod";
+import { sqlRows, type Op } from "../db/port";
 import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
@@ -95,22 +97,11 @@ export function describeStore({ handle, memoryFiles = true }: { handle: StoreHan
   };
 }
 
-/** The stores described; `only` picks which before any is described (a token's stores); `memoryFiles` walks each memory folder (the dashboard). */
-export function listStores({ only = () => true, memoryFiles = false }: { only?: (store: string) => boolean; memoryFiles?: boolean } = {}): StoreSummary[] {
-  return listStoreNames()
-    .filter(only)
-    .map((store) => describeStore({ handle: openStore({ store }), memoryFiles }));
-}
-
-/**
- * Whether a store holds anything a person would come to read: documents,
- * memories, traces, learnings or thoughts (an index with only its schema is
- * empty). One indexed probe per table, so it is cheap for every store.
- */
-export function storeHasContent({ handle }: { handle: StoreHandle }): boolean {
-  const probe = ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].map((t) => `exists(select 1 from ${t})`).join(" or ");
-  // Fixed table names from the schema, never from the request.
-  return (handle.sqlite.prepare(`select (${probe}) as has`).get() as { has: number }).has === 1;
+/** Whether a store holds anything a person would come to read (an index with only its schema is empty): one indexed probe per table. */
+export function* storeHasContentOp(): Op<boolean> {
+  const probe = sql.join(["documents", "memories", "reasoning_traces", "learnings", "thoughts"].map((t) => sql`exists (select 1 from ${sql.identifier(t)})`), sql` or `);
+  const [row] = yield* sqlRows<{ has: number | boolean }>(sql`select (${probe}) as has`);
+  return row.has === 1 || row.has === true;
 }
 
 /**

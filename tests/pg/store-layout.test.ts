@@ -25,7 +25,7 @@ const tablesIn = async (schema: string) =>
 describe("PostgreSQL stores: one schema per store", () => {
   it("creating a store makes its schema with the index tables, a full-text column, and an audit row", async () => {
     const summary = await createStorePg({ pg, input: { name: "photo-2024", description: "pictures" }, actor: "user:alice" });
-    expect(summary).toMatchObject({ name: "photo-2024", schema: "store_photo-2024", description: "pictures", schemaVersion: storeSchemaVersion() });
+    expect(summary).toMatchObject({ name: "photo-2024", description: "pictures", schema_version: storeSchemaVersion(), files: null });
     expect(summary.counts).toEqual({ categories: 0, chains: 0, chunk_embeddings: 0, chunks: 0, documents: 0, embeddings: 0, kg_frame: 0, kg_node: 0, kg_relation: 0, learnings: 0, memories: 0, reasoning_traces: 0, thoughts: 0, working_memory: 0 });
     expect(await tablesIn("store_photo-2024")).toEqual([
       "categories",
@@ -163,7 +163,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       await pg.db.execute(sql`update "store_raced".store_meta set value = 'old' where key = 'schema_version'`);
       // A fresh handle (another replica) has not seen the store yet, so it checks and re-stamps the version.
       const h = await openStorePg({ pg: other, store: "raced" });
-      expect((await describeStorePg({ handle: h })).schemaVersion).toBe(storeSchemaVersion());
+      expect((await describeStorePg({ handle: h })).schema_version).toBe(storeSchemaVersion());
       const applied = (await pg.db.execute(sql`select count(*)::int as n from "store_raced".store_migrations`)).rows[0] as { n: number };
       // Each migration of drizzle/pg/store once, however many replicas opened the store.
       expect(applied.n).toBe(storeMigrationCount());

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import { checkStoreUsagePg, pgStoreUsageCurrent, recountStoreUsagePg, usageAgrees } from "../../db/store-usage";
-import { isVanishedStore, migrateStoreSchema, rowsOf, storeNamesInPg, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../../db/pg-store";
+import { migrateStoreSchema, rowsOf, storeNamesInPg, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../../db/pg-store";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../../db/pg";
 import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../../db/store-names";
 import { AppError, dbErrorCode, isAppError } from "../../errors";
@@ -81,21 +81,11 @@ export async function openCoreForPg({ pg, handle, includeCore }: { pg: PgHandle;
   return { ...core, readOnly: true };
 }
 
-export type PgStoreSummary = {
-  name: string;
-  schema: string;
-  description: string | null;
-  archived: boolean;
-  createdAt: number | null;
-  schemaVersion: string | null;
-  vectors: { method: "hnsw" | "exact_scan"; exactScanLimit: number; pgvector: string | null; hnswDimensions: number[]; reason: string };
-  counts: Record<string, number>;
-};
-
 /** The tables a store's summary counts (fixed names from the store schema). */
 const COUNTED_TABLES = ["categories", "chains", "chunk_embeddings", "chunks", "documents", "embeddings", "kg_frame", "kg_node", "kg_relation", "learnings", "memories", "reasoning_traces", "thoughts", "working_memory"] as const;
 
-export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Promise<PgStoreSummary> {
+/** A store as the API describes it: no files on PostgreSQL; the exact scan works on any PostgreSQL, and `vectors.reason` says which method answers and its limit. */
+export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Promise<StoreInfo> {
   const archived = (await lastLifecycleActionPg({ db: handle.db, store: handle.store })) === "store.archive";
   return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const meta = Object.fromEntries(((await tx.execute(sql`select key, value from store_meta`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
@@ -104,21 +94,19 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
     const { pgvector, hnswDimensions } = await pgvectorSupportPg({ db: tx });
     return {
       name: handle.store,
-      schema: handle.schema,
       description: meta.description ?? null,
       archived,
-      createdAt: meta.created_at ? Number(meta.created_at) : null,
-      schemaVersion: meta.schema_version ?? null,
+      created_at: meta.created_at ? Number(meta.created_at) : null,
+      schema_version: meta.schema_version ?? null,
       vectors: {
-        method: hnswDimensions.length > 0 ? "hnsw" : "exact_scan",
-        exactScanLimit: EXACT_SCAN_LIMIT,
-        pgvector,
-        hnswDimensions,
+        available: true,
+        version: pgvector,
         reason: pgvector
           ? `pgvector ${pgvector}: vector search walks an HNSW index (cosine) per dimension${hnswDimensions.length ? ` (here: ${hnswDimensions.join(", ")})` : " — built by the first vector write of a dimension"}, with no size limit; vectors without one use the exact scan of up to ${EXACT_SCAN_LIMIT}`
           : `vector search is an exact cosine scan over real[] of up to ${EXACT_SCAN_LIMIT} vectors (after filters); larger sets answer lexically with reason vectors_unavailable; pgvector is not created in this database (an admin runs CREATE EXTENSION vector)`,
       },
       counts,
+      files: null,
     };
   } });
 }
@@ -128,37 +116,12 @@ export async function listStoreNamesPg({ pg }: { pg: PgHandle }): Promise<string
   return storeNamesInPg(pg.db);
 }
 
-/** Whether a store holds anything a page would show: one exists() probe per table, no counts (the twin of storeHasContent). */
-export async function storeHasContentPg({ handle }: { handle: PgStoreHandle }): Promise<boolean> {
-  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
-    const probe = sql.join(
-      ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].map((t) => sql`exists (select 1 from ${sql.identifier(t)})`),
-      sql` or `,
-    );
-    const [row] = (await tx.execute(sql`select (${probe}) as has`)).rows as { has: boolean }[];
-    return row.has === true;
-  } });
-}
-
-export async function listStoresPg({ pg, only = () => true }: { pg: PgHandle; only?: (store: string) => boolean }): Promise<PgStoreSummary[]> {
-  const out: PgStoreSummary[] = [];
-  for (const store of (await listStoreNamesPg({ pg })).filter(only)) {
-    try {
-      out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));
-    } catch (e) {
-      // Deleted (on any replica) since the names were read: not listed.
-      if (!(isAppError(e) && e.code === "not_found") && !isVanishedStore(e)) throw e;
-    }
-  }
-  return out;
-}
-
 /**
  * Create a store: its schema, its tables (the store migrations), its meta
  * and the audit row, in one transaction — all or nothing. Creating one that
  * exists (or that another replica is creating right now) is a conflict.
  */
-export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg: PgHandle; input: z.input<typeof createStoreSchema>; actor: string; now?: number }): Promise<PgStoreSummary> {
+export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg: PgHandle; input: z.input<typeof createStoreSchema>; actor: string; now?: number }): Promise<StoreInfo> {
   const { name, description } = createStoreSchema.parse(input);
   const handle = handleFor(pg, name);
   try {
@@ -249,21 +212,6 @@ async function createQuietly({ pg, name, description, actor }: { pg: PgHandle; n
   }
 }
 
-/** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
-function storeInfoOf(s: PgStoreSummary): StoreInfo {
-  return {
-    name: s.name,
-    description: s.description,
-    archived: s.archived,
-    created_at: s.createdAt,
-    schema_version: s.schemaVersion,
-    // The exact scan works on any PostgreSQL; `reason` says which method answers and its limit.
-    vectors: { available: true, version: s.vectors.pgvector, reason: s.vectors.reason },
-    counts: s.counts,
-    files: null,
-  };
-}
-
 /**
  * The stores on PostgreSQL: a schema per store, the memories table as the
  * truth. Every method awaits the process's pool (migrated on first use) and
@@ -283,14 +231,12 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
       await ensureCoreStorePg({ pg });
       return { createdDefault: await ensureDefaultStorePg({ pg }) };
     },
-    listStores: async (a) => (await listStoresPg({ pg: await pgHandle, only: a?.only })).map(storeInfoOf),
     listStoreNames: async () => listStoreNamesPg({ pg: await pgHandle }),
-    storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
-    createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
+    createStore: async (a) => createStorePg({ pg: await pgHandle, ...a }),
     deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
     archiveStore: async (a) => setArchivedPg({ pg: await pgHandle, ...a, archive: true }),
     unarchiveStore: async (a) => setArchivedPg({ pg: await pgHandle, ...a, archive: false }),
-    describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
+    describeStore: async ({ store }) => describeStorePg({ handle: (await open(store)).handle }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
@@ -382,21 +328,7 @@ export function startJobSweeperPg(): void {
  */
 export type ClaimedJob = { row: AdminJobRow; run: boolean };
 
-export async function startReindexJobPg({
-  db,
-  store,
-  actor,
-  reason,
-  owner,
-  now = Date.now(),
-}: {
-  db: PgGovernanceExecutor;
-  store: string;
-  actor: string;
-  reason?: string;
-  owner: string;
-  now?: number;
-}): Promise<ClaimedJob> {
+export async function startReindexJobPg({ db, store, actor, reason, owner, now = Date.now() }: { db: PgGovernanceExecutor; store: string; actor: string; reason?: string; owner: string; now?: number }): Promise<ClaimedJob> {
   // The job that won the insert can finish between this ask's conflict and its read: then it is asked again (a new job).
   for (let attempt = 1; ; attempt++) {
     const claimed = await claimReindexJobPg({ db, store, actor, reason, owner, now });
@@ -433,20 +365,7 @@ async function claimReindexJobPg({ db, store, actor, reason, owner, now }: { db:
  * free. A job that has already died MAX_ATTEMPTS times is closed as failed
  * instead (audited), and the next one is looked at.
  */
-export async function takeOverStaleJobPg({
-  db,
-  owner,
-  store,
-  now = Date.now(),
-  staleMs = JOB_STALE_MS,
-}: {
-  db: PgGovernanceExecutor;
-  owner: string;
-  /** Only this store's stale jobs (a request for one store takes over nothing of another's). */
-  store?: string;
-  now?: number;
-  staleMs?: number;
-}): Promise<AdminJobRow | null> {
+export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), staleMs = JOB_STALE_MS }: { db: PgGovernanceExecutor; owner: string; /** Only this store's stale jobs (a request for one store takes over nothing of another's). */ store?: string; now?: number; staleMs?: number }): Promise<AdminJobRow | null> {
   for (;;) {
     const outcome = await db.transaction(async (tx): Promise<AdminJobRow | "abandoned" | null> => {
       const [stale] = await tx
@@ -489,19 +408,7 @@ export async function takeOverStaleJobPg({
 }
 
 /** The owner's heartbeat (and progress); false when the job is no longer this owner's (taken over), so its run must stop. */
-export async function beatJobPg({
-  db,
-  id,
-  owner,
-  progressJson,
-  now = Date.now(),
-}: {
-  db: PgGovernanceExecutor;
-  id: string;
-  owner: string;
-  progressJson?: string;
-  now?: number;
-}): Promise<boolean> {
+export async function beatJobPg({ db, id, owner, progressJson, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; progressJson?: string; now?: number }): Promise<boolean> {
   const rows = await db
     .update(adminJobs)
     .set({ heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) })
@@ -511,19 +418,7 @@ export async function beatJobPg({
 }
 
 /** Close a job this owner still holds; false when it lost the job meanwhile (the new owner's outcome counts). */
-export async function finishJobPg({
-  db,
-  id,
-  owner,
-  outcome,
-  now = Date.now(),
-}: {
-  db: PgGovernanceExecutor;
-  id: string;
-  owner: string;
-  outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string };
-  now?: number;
-}): Promise<boolean> {
+export async function finishJobPg({ db, id, owner, outcome, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string }; now?: number }): Promise<boolean> {
   const set = outcome.status === "succeeded" ? { status: outcome.status, resultJson: outcome.resultJson } : { status: outcome.status, error: outcome.error };
   const rows = await db
     .update(adminJobs)

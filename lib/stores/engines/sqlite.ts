@@ -6,7 +6,7 @@ import { lastUnindexableFiles } from "../../index/reindex";
 import { searchStore } from "../../index/search";
 import { verifyStoreAsync } from "../../index/verify";
 import type { StoreEngine } from "../backend";
-import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, removeDeletedStoreLeftovers, storeHasContent, unarchiveStore } from "../stores";
+import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, unarchiveStore } from "../stores";
 
 /**
  * The stores as files in DATA_DIR: one index.db and memory/ folder per store
@@ -22,14 +22,12 @@ export const sqliteStoreEngine: StoreEngine = {
     removeDeletedStoreLeftovers();
     return { createdDefault: ensureDefaultStore() };
   },
-  listStores: async (a) => listStores(a),
   listStoreNames: async () => listStoreNames(),
-  storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
   createStore: async (a) => createStore(a),
   deleteStore: async (a) => deleteStore(a),
   archiveStore: async (a) => archiveStore(a),
   unarchiveStore: async (a) => unarchiveStore(a),
-  describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
+  describeStore: async ({ store, memoryFiles }) => describeStore({ handle: openStore({ store }), memoryFiles }),
   search: async ({ store, input }) => {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
