@@ -25,12 +25,12 @@ const npm = (script: string): string[] => ["npm", "run", "-s", script];
 
 /**
  * The stages, in order. A stage is lanes that run side by side; the phases of
- * one lane run one after another, the longest lane listed first. The
- * reliability suites and e2e run one server or one test file at a time and
- * spend much of it waiting (servers starting, timed load, the browser), so
- * they share the cores with the suites that run two files at a time (unit, pg):
- * the SQLite reliability suite follows the short type check beside unit, and
- * e2e runs beside the PostgreSQL lane, the longest.
+ * one lane run one after another. Two lanes keep 2 cores busy: every suite
+ * after the build either runs two files at a time (unit, pg) or spends much of
+ * it waiting (reliability and e2e: servers starting, timed load, the browser).
+ * After the build there is no barrier: the lanes are balanced by their phases'
+ * summed seconds — the PostgreSQL suite (the longest) with unit and the type
+ * check, e2e with both reliability suites — so neither lane waits for the other.
  */
 const STAGES: Phase[][][] = [
   // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
@@ -38,16 +38,14 @@ const STAGES: Phase[][][] = [
   [
     [
       { name: "typecheck", args: npm("typecheck"), needsBuild: true },
-      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
-    ],
-    [{ name: "unit", args: npm("test:unit"), needsBuild: true }],
-  ],
-  [
-    [
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
+      { name: "unit", args: npm("test:unit"), needsBuild: true },
+    ],
+    [
+      { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
       { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
     ],
-    [{ name: "e2e", args: npm("test:e2e"), needsBuild: true }],
   ],
 ];
 
@@ -130,14 +128,29 @@ async function main() {
 
   const total = performance.now();
   const results: Result[] = [];
+  // The cluster starts beside the first stage (the build), ready before a phase needs it: once that
+  // stage's processes are spawned (initdb and pg_ctl are waited for synchronously).
+  const clusterStarted = performance.now();
+  const cluster = selected.flat(2).some((p) => p.needsPostgres)
+    ? new Promise((spawned) => setTimeout(spawned, 0))
+        .then(() => startTestPostgres())
+        .then(
+          (pg) => {
+            postgres = pg;
+            return { seconds: (performance.now() - clusterStarted) / 1000 };
+          },
+          // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
+          (error: unknown) => ({ error }),
+        )
+    : null;
   try {
     for (const stage of selected) {
-      if (!postgres && stage.flat().some((p) => p.needsPostgres)) {
-        const s = performance.now();
-        postgres = await startTestPostgres();
+      if (cluster && !env.DM_TEST_PG_ADMIN_URL && stage.flat().some((p) => p.needsPostgres)) {
+        const started = await cluster;
+        if ("error" in started) throw started.error;
         // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
-        env.DM_TEST_PG_ADMIN_URL = postgres.url;
-        results.push({ name: "postgres cluster", seconds: (performance.now() - s) / 1000, ok: true });
+        env.DM_TEST_PG_ADMIN_URL = postgres!.url;
+        results.push({ name: "postgres cluster", seconds: started.seconds, ok: true });
       }
       const lanes = await Promise.all(
         stage.map(async (lane) => {
@@ -149,6 +162,8 @@ async function main() {
       results.push(...lanes.flat());
     }
   } finally {
+    // A cluster still starting when a stage threw is stopped once it is up.
+    await cluster;
     stopPostgres();
   }
   const seconds = (performance.now() - total) / 1000;
