@@ -128,20 +128,17 @@ async function main() {
 
   const total = performance.now();
   const results: Result[] = [];
-  // The cluster starts beside the first stage (the build), ready before a phase needs it: once that
-  // stage's processes are spawned (initdb and pg_ctl are waited for synchronously).
+  // The cluster starts beside the first stage (the build), ready before a phase needs it.
   const clusterStarted = performance.now();
   const cluster = selected.flat(2).some((p) => p.needsPostgres)
-    ? new Promise((spawned) => setTimeout(spawned, 0))
-        .then(() => startTestPostgres())
-        .then(
-          (pg) => {
-            postgres = pg;
-            return { seconds: (performance.now() - clusterStarted) / 1000 };
-          },
-          // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
-          (error: unknown) => ({ error }),
-        )
+    ? startTestPostgres().then(
+        (pg) => {
+          postgres = pg;
+          return { seconds: (performance.now() - clusterStarted) / 1000 };
+        },
+        // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
+        (error: unknown) => ({ error }),
+      )
     : null;
   try {
     for (const stage of selected) {
