@@ -128,22 +128,24 @@ async function main() {
 
   const total = performance.now();
   const results: Result[] = [];
-  // The cluster starts beside the first stage (the build), ready before a phase needs it.
-  const clusterStarted = performance.now();
-  const cluster = selected.flat(2).some((p) => p.needsPostgres)
-    ? startTestPostgres().then(
-        (pg) => {
-          postgres = pg;
-          return { seconds: (performance.now() - clusterStarted) / 1000 };
-        },
-        // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
-        (error: unknown) => ({ error }),
-      )
-    : null;
+  let cluster: Promise<{ seconds: number } | { error: unknown }> | null = null;
+  const startCluster = () => {
+    const started = performance.now();
+    return (cluster ??= startTestPostgres().then(
+      (pg) => {
+        postgres = pg;
+        return { seconds: (performance.now() - started) / 1000 };
+      },
+      // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
+      (error: unknown) => ({ error }),
+    ));
+  };
+  // The cluster starts beside the first stage (the build), ready before a phase needs it (with --serial, when one does).
+  if (!serial && selected.flat(2).some((p) => p.needsPostgres)) void startCluster();
   try {
     for (const stage of selected) {
-      if (cluster && !env.DM_TEST_PG_ADMIN_URL && stage.flat().some((p) => p.needsPostgres)) {
-        const started = await cluster;
+      if (!env.DM_TEST_PG_ADMIN_URL && stage.flat().some((p) => p.needsPostgres)) {
+        const started = await startCluster();
         if ("error" in started) throw started.error;
         // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
         env.DM_TEST_PG_ADMIN_URL = postgres!.url;
