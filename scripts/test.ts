@@ -23,6 +23,8 @@ type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres
 
 const npm = (script: string): string[] => ["npm", "run", "-s", script];
 
+const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] };
+
 /**
  * The stages, in order. A stage is lanes that run side by side; the phases of
  * one lane run one after another. Two lanes keep 2 cores busy: every suite
@@ -34,7 +36,7 @@ const npm = (script: string): string[] => ["npm", "run", "-s", script];
  */
 const STAGES: Phase[][][] = [
   // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
-  [[{ name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] }], [{ name: "lint", args: npm("lint") }]],
+  [[BUILD], [{ name: "lint", args: npm("lint") }]],
   [
     [
       { name: "typecheck", args: npm("typecheck"), needsBuild: true },
@@ -106,12 +108,15 @@ async function main() {
   const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
   let selected = STAGES.map((stage) => stage.map((lane) => lane.filter(wanted)).filter((lane) => lane.length > 0)).filter((s) => s.length > 0);
   // A selection that needs the bundle gets the build in front of it.
-  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[STAGES[0][0][0]]]);
+  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[BUILD]]);
   // --serial: every phase alone, one after another (to tell a slow or flaky phase from a crowded one).
   if (serial) selected = selected.flat(2).map((p) => [[p]]);
 
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-logs-"));
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
+  // The typecheck phase checks every file of the project (tests and .next/types too): a run that has it builds
+  // without Next's own check of the same program (next.config.mjs), which would hold up every phase after the build.
+  const typechecked = selected.flat(2).some((p) => p.name === "typecheck");
   let postgres: TestPostgres | null = null;
   const stopPostgres = () => {
     postgres?.stop();
@@ -154,7 +159,7 @@ async function main() {
       const lanes = await Promise.all(
         stage.map(async (lane) => {
           const done: Result[] = [];
-          for (const p of lane) done.push(await runPhase(p, env, logDir));
+          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir));
           return done;
         }),
       );
