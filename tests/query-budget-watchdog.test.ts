@@ -19,14 +19,19 @@ function wakeups(tid: string): number {
   return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1]);
 }
 
-/** Until the watchdog thread has named itself and gone to sleep (its state S in /proc: nothing else holds its mutex meanwhile). */
-async function asleep(tid: string): Promise<void> {
-  for (;;) {
-    const name = fs.readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
-    const state = /^\d+ \(.*\) (\S)/.exec(fs.readFileSync(`/proc/self/task/${tid}/stat`, "utf8"))?.[1];
-    if (name === "dm-query-budget" && state === "S") return;
-    await new Promise((r) => setTimeout(r, 1));
+/**
+ * Until a new thread sleeps in its wait: asleep, and not woken for 20 ms while this thread holds nothing it
+ * needs. Until then (a loaded machine may not have run it yet) it races the arms for the mutex, which is its start, not the
+ * wake-ups counted.
+ */
+async function settled(tid: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const seen = wakeups(tid);
+    await new Promise((r) => setTimeout(r, 20));
+    const state = /State:\s+(\S)/.exec(fs.readFileSync(`/proc/self/task/${tid}/status`, "utf8"))?.[1];
+    if (state === "S" && wakeups(tid) === seen) return;
   }
+  throw new Error(`thread ${tid} never settled`);
 }
 
 describe.skipIf(!fs.existsSync(QUERY_BUDGET_EXTENSION))("the query budget's watchdog", () => {
@@ -41,14 +46,10 @@ describe.skipIf(!fs.existsSync(QUERY_BUDGET_EXTENSION))("the query budget's watc
     const select = sqlite.prepare("select 1 as one");
     // The first arm starts the thread: the one thread that was not there before.
     const had = threads();
-    expect(sqlite.prepare("select dualmind_budget_arm(60000)").pluck().get()).toBe(1);
+    runWithinBudget({ sqlite, budget: startQueryBudget({ hint: "test", budgetMs: 60_000 }), fn: () => select.get() });
     const started = [...threads()].filter((tid) => !had.has(tid));
     expect(started).toHaveLength(1);
-    // Counted from the watchdog's sleep until that first deadline. A thread that first ran after the budget was
-    // disarmed would sleep until woken instead, and each arm would wake it until it found one armed: the start, not
-    // the steady state this counts (on a loaded machine that start alone woke it dozens of times).
-    await asleep(started[0]);
-    expect(sqlite.prepare("select dualmind_budget_disarm()").pluck().get()).toBe(0);
+    await settled(started[0]);
     const before = wakeups(started[0]);
     for (let i = 0; i < 2000; i++) {
       expect(runWithinBudget({ sqlite, budget: startQueryBudget({ hint: "test", budgetMs: 60_000 }), fn: () => select.get() })).toEqual({ one: 1 });
