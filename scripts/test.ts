@@ -3,9 +3,10 @@
  *
  * Stages run one after another, each as lanes side by side (a phase's output
  * is held and printed whole when it ends). The production bundle is built
- * once, beside lint, for every suite that starts `next start` (unit,
- * PostgreSQL, reliability, e2e); one PostgreSQL cluster serves both
- * PostgreSQL suites (each test file makes its own database in it).
+ * once, beside lint, for the type check and every suite that starts
+ * `next start` (PostgreSQL, reliability, e2e); one PostgreSQL cluster, started
+ * beside the build, serves both PostgreSQL suites (each test file makes its
+ * own database in it).
  * Every phase runs even when an earlier one failed, so one run shows every
  * failure; the exit code is 1 when any failed.
  *
@@ -41,7 +42,8 @@ const STAGES: Phase[][][] = [
     [
       { name: "typecheck", args: npm("typecheck"), needsBuild: true },
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
-      { name: "unit", args: npm("test:unit"), needsBuild: true },
+      // Route handlers are called in-process: no server, no bundle.
+      { name: "unit", args: npm("test:unit") },
     ],
     [
       { name: "e2e", args: npm("test:e2e"), needsBuild: true },
