@@ -3,9 +3,10 @@
  *
  * Stages run one after another, each as lanes side by side (a phase's output
  * is held and printed whole when it ends). The production bundle is built
- * once, beside lint, for every suite that starts `next start` (unit,
- * PostgreSQL, reliability, e2e); one PostgreSQL cluster serves both
- * PostgreSQL suites (each test file makes its own database in it).
+ * once, beside lint, for the type check and every suite that starts
+ * `next start` (PostgreSQL, reliability, e2e); one PostgreSQL cluster, started
+ * beside the build, serves both PostgreSQL suites (each test file makes its
+ * own database in it).
  * Every phase runs even when an earlier one failed, so one run shows every
  * failure; the exit code is 1 when any failed.
  *
@@ -23,31 +24,32 @@ type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres
 
 const npm = (script: string): string[] => ["npm", "run", "-s", script];
 
+const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] };
+
 /**
  * The stages, in order. A stage is lanes that run side by side; the phases of
- * one lane run one after another, the longest lane listed first. The
- * reliability suites and e2e run one server or one test file at a time and
- * spend much of it waiting (servers starting, timed load, the browser), so
- * they share the cores with the suites that run two files at a time (unit, pg):
- * the SQLite reliability suite follows the short type check beside unit, and
- * e2e runs beside the PostgreSQL lane, the longest.
+ * one lane run one after another. Two lanes keep 2 cores busy: every suite
+ * after the build either runs two files at a time (unit, pg) or spends much of
+ * it waiting (reliability and e2e: servers starting, timed load, the browser).
+ * After the build there is no barrier: the lanes are balanced by their phases'
+ * summed seconds — the PostgreSQL suite (the longest) with unit and the type
+ * check, e2e with both reliability suites — so neither lane waits for the other.
  */
 const STAGES: Phase[][][] = [
   // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
-  [[{ name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] }], [{ name: "lint", args: npm("lint") }]],
+  [[BUILD], [{ name: "lint", args: npm("lint") }]],
   [
     [
       { name: "typecheck", args: npm("typecheck"), needsBuild: true },
-      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
-    ],
-    [{ name: "unit", args: npm("test:unit"), needsBuild: true }],
-  ],
-  [
-    [
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
+      // Route handlers are called in-process: no server, no bundle.
+      { name: "unit", args: npm("test:unit") },
+    ],
+    [
+      { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
       { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
     ],
-    [{ name: "e2e", args: npm("test:e2e"), needsBuild: true }],
   ],
 ];
 
@@ -108,12 +110,15 @@ async function main() {
   const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
   let selected = STAGES.map((stage) => stage.map((lane) => lane.filter(wanted)).filter((lane) => lane.length > 0)).filter((s) => s.length > 0);
   // A selection that needs the bundle gets the build in front of it.
-  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[STAGES[0][0][0]]]);
+  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[BUILD]]);
   // --serial: every phase alone, one after another (to tell a slow or flaky phase from a crowded one).
   if (serial) selected = selected.flat(2).map((p) => [[p]]);
 
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-logs-"));
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
+  // The typecheck phase checks every file of the project (tests and .next/types too): a run that has it builds
+  // without Next's own check of the same program (next.config.mjs), which would hold up every phase after the build.
+  const typechecked = selected.flat(2).some((p) => p.name === "typecheck");
   let postgres: TestPostgres | null = null;
   const stopPostgres = () => {
     postgres?.stop();
@@ -130,25 +135,41 @@ async function main() {
 
   const total = performance.now();
   const results: Result[] = [];
+  let cluster: Promise<{ seconds: number } | { error: unknown }> | null = null;
+  const startCluster = () => {
+    const started = performance.now();
+    return (cluster ??= startTestPostgres().then(
+      (pg) => {
+        postgres = pg;
+        return { seconds: (performance.now() - started) / 1000 };
+      },
+      // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
+      (error: unknown) => ({ error }),
+    ));
+  };
+  // The cluster starts beside the first stage (the build), ready before a phase needs it (with --serial, when one does).
+  if (!serial && selected.flat(2).some((p) => p.needsPostgres)) void startCluster();
   try {
     for (const stage of selected) {
-      if (!postgres && stage.flat().some((p) => p.needsPostgres)) {
-        const s = performance.now();
-        postgres = await startTestPostgres();
+      if (!env.DM_TEST_PG_ADMIN_URL && stage.flat().some((p) => p.needsPostgres)) {
+        const started = await startCluster();
+        if ("error" in started) throw started.error;
         // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
-        env.DM_TEST_PG_ADMIN_URL = postgres.url;
-        results.push({ name: "postgres cluster", seconds: (performance.now() - s) / 1000, ok: true });
+        env.DM_TEST_PG_ADMIN_URL = postgres!.url;
+        results.push({ name: "postgres cluster", seconds: started.seconds, ok: true });
       }
       const lanes = await Promise.all(
         stage.map(async (lane) => {
           const done: Result[] = [];
-          for (const p of lane) done.push(await runPhase(p, env, logDir));
+          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir));
           return done;
         }),
       );
       results.push(...lanes.flat());
     }
   } finally {
+    // A cluster still starting when a stage threw is stopped once it is up.
+    await cluster;
     stopPostgres();
   }
   const seconds = (performance.now() - total) / 1000;

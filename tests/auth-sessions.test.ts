@@ -13,7 +13,7 @@ import { governanceSql, useTestBackend, type TestEnv } from "./backend";
 let env: TestEnv;
 beforeEach(async () => {
   // No start-up: root is the only admin, so the last-admin rules apply to it.
-  env = await useTestBackend({}, { bootstrap: false });
+  env = await useTestBackend({}, { bootstrap: false, migrated: true });
   await createUser({ input: { username: "root", password: "root-password", role: "admin" }, actor: "test" });
   await createUser({ input: { username: "vera", password: "vera-password", role: "viewer" }, actor: "test" });
 });

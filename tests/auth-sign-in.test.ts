@@ -22,7 +22,7 @@ vi.mock("node:crypto", async (importOriginal) => {
 
 let env: TestEnv;
 beforeEach(async () => {
-  env = await useTestBackend({}, { bootstrap: false });
+  env = await useTestBackend({}, { bootstrap: false, migrated: true });
   await createUser({ input: { username: "alice", password: "alice-password", role: "viewer" }, actor: "test" });
   await createUser({ input: { username: "root", password: "root-password", role: "admin" }, actor: "test" });
   scryptRuns.count = 0;

@@ -68,11 +68,15 @@ export type TestEnv = { dataDir: string; backend: TestBackend; databaseUrl: stri
  * A fresh temp DATA_DIR (tests/helpers.ts useTempDataDir) and, on
  * PostgreSQL, a fresh database as DATABASE_URL; then the app's start-up
  * (bootstrapApp: core and default stores, the first admin) unless
- * `bootstrap: false`. Cleanup closes the process's pool before the env goes,
- * so files do not leak connections.
+ * `bootstrap: false` (with `migrated: true`, a PostgreSQL database that has
+ * the migrations, for a test about anything but them). Cleanup closes the
+ * process's pool before the env goes, so files do not leak connections.
  */
-export async function useTestBackend(extraEnv: Record<string, string> = {}, { bootstrap = true }: { bootstrap?: boolean } = {}): Promise<TestEnv> {
-  const databaseUrl = onPg ? await freshDatabase(extraEnv, bootstrap) : undefined;
+export async function useTestBackend(
+  extraEnv: Record<string, string> = {},
+  { bootstrap = true, migrated = false }: { bootstrap?: boolean; migrated?: boolean } = {},
+): Promise<TestEnv> {
+  const databaseUrl = onPg ? await freshDatabase(extraEnv, bootstrap, migrated) : undefined;
   const env = useTempDataDir({ ...baseEnv(databaseUrl), ...extraEnv });
   const cleanup = async () => {
     await closePg();
@@ -103,13 +107,13 @@ const startedTemplates = new Map<string, Promise<string>>();
  * suite that wants a clean database per test then pays for the migrations
  * once, not per test. Start-up still runs on the copy and finds it done.
  */
-async function freshDatabase(extraEnv: Record<string, string>, bootstrap: boolean): Promise<string> {
-  if (!bootstrap) return createTestDatabase();
+async function freshDatabase(extraEnv: Record<string, string>, bootstrap: boolean, migrated: boolean): Promise<string> {
+  if (!bootstrap) return createTestDatabase({ migrated });
   const key = JSON.stringify(extraEnv);
   let template = startedTemplates.get(key);
   if (!template) {
     template = (async () => {
-      const url = await createTestDatabase();
+      const url = await createTestDatabase({ migrated: true });
       const env = useTempDataDir({ ...baseEnv(url), ...extraEnv });
       try {
         await bootstrapApp();

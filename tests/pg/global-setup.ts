@@ -1,10 +1,15 @@
+import { randomBytes } from "node:crypto";
+import { Client } from "pg";
 import type { TestProject } from "vitest/node";
+import { closePgHandle, openPgHandle } from "@/lib/db/pg";
 import { startTestPostgres } from "./harness";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** Admin URL of the suite's PostgreSQL server (database `postgres`); each test file makes its own database. */
     pgAdminUrl: string;
+    /** A database on that server with every governance migration applied and nothing else: a template (tests/pg/helpers.ts). */
+    pgMigratedTemplate: string;
   }
 }
 
@@ -12,14 +17,34 @@ declare module "vitest" {
  * One real PostgreSQL server for the whole PostgreSQL suite, stopped and deleted when it ends.
  * Under `npm test` (scripts/test.ts) both PostgreSQL suites share the run's one cluster,
  * handed over as DM_TEST_PG_ADMIN_URL; its owner stops it.
+ * The run migrates one database once, which files copy instead of each migrating their own.
  */
 export default async function setup(project: TestProject) {
   const shared = process.env.DM_TEST_PG_ADMIN_URL;
-  if (shared) {
-    project.provide("pgAdminUrl", shared);
-    return;
+  const server = shared ? null : await startTestPostgres();
+  const adminUrl = shared ?? server!.url;
+  try {
+    project.provide("pgAdminUrl", adminUrl);
+    project.provide("pgMigratedTemplate", await migratedTemplate(adminUrl));
+  } catch (e) {
+    server?.stop();
+    throw e;
   }
-  const server = await startTestPostgres();
-  project.provide("pgAdminUrl", server.url);
-  return () => server.stop();
+  return server ? () => server.stop() : undefined;
+}
+
+/** A new database (named as tests/pg/helpers.ts names test databases) with the migrations applied, and no session left on it. */
+async function migratedTemplate(adminUrl: string): Promise<string> {
+  const url = new URL(adminUrl);
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  url.pathname = `/${name}`;
+  await closePgHandle(await openPgHandle({ url: url.toString(), max: 1 }));
+  return url.toString();
 }

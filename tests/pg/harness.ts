@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -43,12 +44,25 @@ function freePort(): Promise<number> {
 
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
 
+const asServerUser = (bin: string, args: string[]): [string, string[]] => (isRoot() ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args]);
+
 /** Run a server binary as a non-root user: ourselves, or `postgres` when we are root. */
 function runAsServerUser(bin: string, args: string[]): void {
-  const [cmd, argv] = isRoot() ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
+  const [cmd, argv] = asServerUser(bin, args);
   const r = spawnSync(cmd, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   if (r.status !== 0) {
     throw new Error(`${path.basename(bin)} failed (exit ${r.status ?? r.signal}): ${r.error?.message ?? ""}${r.stderr}${r.stdout}`);
+  }
+}
+
+/** The same, without holding the event loop (a caller starting the cluster beside other work). */
+async function runAsServerUserAsync(bin: string, args: string[]): Promise<void> {
+  const [cmd, argv] = asServerUser(bin, args);
+  try {
+    await promisify(execFile)(cmd, argv, { encoding: "utf8" });
+  } catch (e) {
+    const r = e as { code?: number; signal?: string; message: string; stderr?: string; stdout?: string };
+    throw new Error(`${path.basename(bin)} failed (exit ${r.code ?? r.signal}): ${r.message}${r.stderr ?? ""}${r.stdout ?? ""}`);
   }
 }
 
@@ -71,7 +85,7 @@ export async function startTestPostgres({ port: fixedPort, keepDir }: { port?: n
     fs.chownSync(dir, uid, gid);
   }
   const user = "dualmind";
-  if (!kept) runAsServerUser(path.join(binDir, "initdb"), ["-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
+  if (!kept) await runAsServerUserAsync(path.join(binDir, "initdb"), ["-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
   const port = fixedPort ?? (await freePort());
   const opts = [
     `-p ${port}`,
@@ -82,7 +96,7 @@ export async function startTestPostgres({ port: fixedPort, keepDir }: { port?: n
     "-c full_page_writes=off",
     "-c max_connections=100",
   ].join(" ");
-  runAsServerUser(path.join(binDir, "pg_ctl"), ["-D", data, "-l", log, "-o", opts, "-w", "-t", "60", "start"]);
+  await runAsServerUserAsync(path.join(binDir, "pg_ctl"), ["-D", data, "-l", log, "-o", opts, "-w", "-t", "60", "start"]);
   let stopped = false;
   const stop = () => {
     if (stopped) return;

@@ -5,11 +5,14 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 
 /**
  * A new, empty database on the suite's server, so test files never see each other's rows;
- * with `template` (the URL of another test database, no one connected to it), a copy of that one.
+ * with `template` (the URL of another test database, no one connected to it), a copy of that one;
+ * `migrated`: a copy of the run's database that has every governance migration and nothing else
+ * (tests/pg/global-setup.ts), which start-up then finds migrated.
  */
-export async function createTestDatabase({ template }: { template?: string } = {}): Promise<string> {
+export async function createTestDatabase({ template, migrated = false }: { template?: string; migrated?: boolean } = {}): Promise<string> {
   const admin = new URL(inject("pgAdminUrl"));
   const name = `t_${randomBytes(6).toString("hex")}`;
+  template ??= migrated ? inject("pgMigratedTemplate") : undefined;
   const from = template ? new URL(template).pathname.slice(1) : undefined;
   if (from !== undefined && !/^t_[0-9a-f]{12}$/.test(from)) throw new Error(`not a test database: ${template}`);
   const client = new Client({ connectionString: admin.toString() });

@@ -21,7 +21,7 @@ const WHY_SQLITE_ONLY = "the usearch HNSW file beside index.db; PostgreSQL's HNS
 
 const FP = "00aa11bb22cc33dd";
 const DIM = 64;
-const N = 15_000;
+const N = 5_000;
 
 const rand = seeded(7);
 const unitVector = () => unitVectorOf(rand, DIM);
