@@ -240,7 +240,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     }
     expect(rankedMemoSize().entries).toBeLessThanOrEqual(RANKED_MEMO_ENTRIES);
     expect(rankedMemoSize().bytes).toBeLessThanOrEqual(RANKED_MEMO_BYTES);
-  }, 120_000);
+  }, 600_000);
 
   it("a build whose reads are declined past 100 rows goes on in smaller steps, and one that starts over clears what a raced step left behind", () => {
     const texts = LISTED_TABLES.find((t) => t.table === "documents_fts")!.texts!(db());
