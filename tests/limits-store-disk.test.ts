@@ -115,6 +115,20 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
     expect(grew).toBeLessThanOrEqual(BOUND * LIMIT);
   });
 
+  it("a thought into a full store is refused before anything is written: its files do not grow however often it is tried", async () => {
+    const store = "disk-thoughts";
+    await drainEmbeddings([store]);
+    const before = await onDisk(store);
+    for (let i = 0; i < 20; i++) {
+      const r = (await callRoute(think, { token, params: { store }, body: { content: distinct(7000 + i, 1000) } })) as Answer;
+      expect(r.status).toBe(422);
+      expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+      // Refused by the check before the write, not by the totals' triggers after it.
+      expect(r.json.error?.message).toContain("this write adds at least");
+    }
+    expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+  });
+
   it("rewriting a full store's documents again and again, each time new text, keeps the bound (the embedding cache keeps no more vectors than the store)", async () => {
     const store = "disk-rewrite";
     const { written, grew } = await fill(store, (i) => putDoc(store, `r/d${i}.md`, prose(4000)));

@@ -139,6 +139,23 @@ const COUNTED: readonly Counted[] = [
 ];
 
 
+/**
+ * What a new row of `table` counts, in process: sizeOf's sum over its values (column name → value as stored), so a
+ * write can be refused before its row (and on PostgreSQL its index entries) is written.
+ */
+export function rowBytes({ engine, table, values }: { engine: Engine; table: string; values: Record<string, unknown> }): number {
+  const c = COUNTED.find((x) => x.table === table);
+  if (!c) throw new Error(`${table} is not a counted table`);
+  const bytes = (col: string) => {
+    const v = values[col];
+    return v === null || v === undefined ? 0 : Buffer.byteLength(typeof v === "string" ? v : JSON.stringify(v), "utf8");
+  };
+  const cost = DERIVED_COST[engine];
+  let n = ROW_OVERHEAD_BYTES + c.text.reduce((sum, col) => sum + bytes(col), 0) + (c.number ? Number(values[c.number] ?? 0) : 0);
+  if (c.derived) n += cost.row + derivedVectorBytes(engine) + c.derived.reduce((sum, col) => sum + (cost.text + (c.text.includes(col) ? 0 : 1)) * bytes(col), 0);
+  return n;
+}
+
 /** The bytes a row of `c` counts, over the row named `row` (new, old, or the table itself in a recount). Both engines read it as written. */
 function sizeOf(engine: Engine, c: Counted, row: string): string {
   const bytes = (col: string) => `coalesce(octet_length(cast(${row}."${col}" as text)), 0)`;

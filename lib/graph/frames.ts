@@ -5,6 +5,7 @@ import { count, insert, read, remove, row, rows, update, write, type AnyStoreHan
 import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
 import { audit } from "../index/engine-steps";
+import { assertRoomForRow } from "../index/store-quota";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 
@@ -49,7 +50,9 @@ export function createFrame<H extends AnyStoreHandle>({ handle, input, actor }: 
     (function* () {
       // Locked: the node's updated_at is written below, and a delete on another replica waits for this frame.
       yield* requireNode(f.node_id, { lock: "update" });
-      const created = yield* insert(frames, { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor });
+      const values = { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor };
+      yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: { id: values.id, node_id: values.nodeId, properties: values.properties, created_by: actor } });
+      const created = yield* insert(frames, values);
       yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, f.node_id));
       return toGraphFrame(created);
     })(),

@@ -15,6 +15,7 @@ import { tsqueryFor } from "../index/search-pg";
 import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { assertRoomForRow } from "../index/store-quota";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
@@ -165,6 +166,7 @@ export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: {
   return write(
     handle,
     (function* () {
+      yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: { id: values.id, name: values.name, display_name: values.displayName, scope: values.scope, attributes: values.attributes, tags: values.tags, created_by: actor } });
       // On PostgreSQL another replica's create of the same node is waited for by the unique index, then found here.
       const created = yield* insertOrIgnore(nodes, values, (t) => [t.name, t.entityType]);
       if (!created) {

@@ -18,6 +18,7 @@ import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, 
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { assertRoomForRow } from "../index/store-quota";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 
@@ -155,6 +156,8 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
   return write(
     handle,
     (function* () {
+      const tags = JSON.stringify(normalizeTags(t.tags));
+      yield* assertRoomForRow({ store: handle.store, table: "thoughts", values: { id, content: t.content, tags, category: t.category, chain_id: t.chain_id, created_by: actor } });
       let thoughtNumber: number | null = null;
       if (t.chain_id) {
         const chainId = t.chain_id;
@@ -172,7 +175,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
       // The thought number was read under the chain's write lock.
       const thought = {
         id, content: t.content, framework: t.framework, chainId: t.chain_id ?? null, thoughtNumber, totalThoughts: t.total_thoughts ?? null, timestamp: t.timestamp ?? now,
-        importance: t.importance, relevance: t.relevance, tags: JSON.stringify(normalizeTags(t.tags)), category: t.category ?? null, consistency: t.consistency ?? null, contentHash: sha256Hex(t.content), createdBy: actor,
+        importance: t.importance, relevance: t.relevance, tags, category: t.category ?? null, consistency: t.consistency ?? null, contentHash: sha256Hex(t.content), createdBy: actor,
       };
       let seq: number;
       try {

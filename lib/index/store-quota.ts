@@ -3,8 +3,8 @@ import { limitReached } from "../common";
 import { getConfig } from "../config";
 import type { PgStoreTx } from "../db/pg-store";
 import type { StoreHandle } from "../db/connection";
-import { engineStep, sqlRows, type Op } from "../db/port";
-import { STORE_USAGE_SQL } from "../db/store-usage";
+import { dialect, engineStep, sqlRows, type Op } from "../db/port";
+import { rowBytes, STORE_USAGE_SQL } from "../db/store-usage";
 
 /**
  * The per-store quotas (SECURITY.md, "Limits"): DUALMIND_MAX_STORE_DOCUMENTS
@@ -44,6 +44,15 @@ function assertRoomFor(store: string, before: StoreUsage, adds: number): void {
 
 function usageOf(row: { documents: unknown; bytes: unknown } | undefined): StoreUsage {
   return { documents: Number(row?.documents ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/**
+ * Before writing one row of `table` (a thought, a node): refused when what the row itself counts would take the store
+ * past DUALMIND_MAX_STORE_BYTES, before it and its index entries are written (the triggers still decide exactly).
+ */
+export function* assertRoomForRow({ store, table, values }: { store: string; table: string; values: Record<string, unknown> }): Op<void> {
+  const adds = rowBytes({ engine: yield* dialect(), table, values });
+  assertRoomFor(store, usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(STORE_USAGE_SQL)))[0]), adds);
 }
 
 /** SQLite: run `write` (already inside the caller's immediate transaction, so no other writer interleaves) under the store quotas. */
