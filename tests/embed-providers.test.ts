@@ -91,6 +91,23 @@ describe("openai-compatible provider against a local stand-in", () => {
     if (mode === "429") expect((err as EmbeddingError).retryAfterSeconds).toBe(1);
   });
 
+  it("a provider answering without end is refused after a bounded read, not held in memory: a huge vector answer is a bad response, a huge error page a short reason", async () => {
+    fake.state.modes.push("huge");
+    const huge = await make()
+      .embed(["x"], "document")
+      .then(() => null, (e: unknown) => e);
+    expect((huge as EmbeddingError).kind).toBe("bad_response");
+    expect((huge as EmbeddingError).message).toMatch(/answered more than \d+ bytes for 1 texts/);
+    fake.state.modes.push("huge_error");
+    const page = await make()
+      .embed(["x"], "document")
+      .then(() => null, (e: unknown) => e);
+    expect((page as EmbeddingError).kind).toBe("server");
+    expect((page as EmbeddingError).message.length).toBeLessThan(400);
+    // The stand-in still answers: the refused streams were let go.
+    expect(await make().embed(["y"], "document")).toHaveLength(1);
+  });
+
   it("an unreachable server is a retryable network error", async () => {
     const err = await make({ baseUrl: "http://127.0.0.1:9/v1" })
       .embed(["x"], "document")

@@ -73,7 +73,7 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       throw new EmbeddingError("network", `cannot reach ${this.opts.baseUrl}: ${err.message}`);
     }
     if (!res.ok) {
-      const text = (await res.text().catch(() => "")).slice(0, 300);
+      const text = (await readAtMost(res, ERROR_BODY_BYTES).catch(() => ({ text: "" }))).text.slice(0, 300);
       if (res.status === 429) {
         const retryAfter = Number(res.headers.get("retry-after"));
         throw new EmbeddingError("rate_limited", `provider rate-limited the request (429) ${text}`, Number.isFinite(retryAfter) ? retryAfter : undefined);
@@ -82,10 +82,15 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       if (res.status >= 500) throw new EmbeddingError("server", `provider failed (${res.status}) ${text}`);
       throw new EmbeddingError("bad_request", `provider rejected the request (${res.status}) ${text}`);
     }
+    // A vector's floats as JSON, generously: a provider that answers more (a broken proxy, a huge error page) is refused, not held in memory.
+    const most = 1024 * 1024 + input.length * (this.dimension ?? MAX_DIMENSION) * 32;
     let parsed: z.infer<typeof responseSchema>;
     try {
-      parsed = responseSchema.parse(await res.json());
+      const body = await readAtMost(res, most);
+      if (body.cut) throw new EmbeddingError("bad_response", `provider answered more than ${most} bytes for ${input.length} texts`);
+      parsed = responseSchema.parse(JSON.parse(body.text));
     } catch (e) {
+      if (e instanceof EmbeddingError) throw e;
       throw new EmbeddingError("bad_response", `provider answered with an unexpected body: ${(e as Error).message.slice(0, 200)}`);
     }
     if (parsed.data.length !== input.length) {
@@ -101,4 +106,29 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       return l2Normalize(Float32Array.from(d.embedding));
     });
   }
+}
+
+/** What of a provider's error body is read (its first words say why; the rest is not kept). */
+const ERROR_BODY_BYTES = 4096;
+/** The widest vector assumed before the provider's first answer says its dimension. */
+const MAX_DIMENSION = 8192;
+
+/** A response body read up to `most` bytes; past that the stream is cancelled and `cut` says so. */
+async function readAtMost(res: Response, most: number): Promise<{ text: string; cut: boolean }> {
+  if (!res.body) return { text: "", cut: false };
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > most) {
+      await reader.cancel().catch(() => undefined);
+      parts.push(value.subarray(0, Math.max(0, value.byteLength - (bytes - most))));
+      return { text: Buffer.concat(parts).toString("utf8"), cut: true };
+    }
+    parts.push(value);
+  }
+  return { text: Buffer.concat(parts).toString("utf8"), cut: false };
 }
