@@ -374,10 +374,9 @@ export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
 
 /**
  * Fusion, one rule for both backends: a candidate per chunk key of either leg (each ranked best first), scored by
- * what answered (weighted reciprocal rank, cosine or the lexical score) × recency, best first. `snippetOf`: a
- * lexical hit's snippet when the backend has it already.
+ * what answered (weighted reciprocal rank, cosine or the lexical score) × recency, best first.
  */
-export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays, snippetOf }: {
+export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays }: {
   lexical: Pick<LexicalHit, "key" | "score" | "exactForms" | "nearPairs" | "context" | "matched">[];
   vector: { key: string; similarity: number; distance?: number }[];
   detailOf: (key: string) => ChunkDetail | undefined;
@@ -385,7 +384,6 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
   weights: { fts: number; vec: number };
   now: number;
   tauDays: number | undefined;
-  snippetOf?: (key: string, detail: ChunkDetail) => { snippet: string; highlights: [number, number][] };
 }): Candidate[] {
   const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, r }]));
   const vecPos = new Map(vector.map((r, i) => [r.key, { rank: i + 1, r }]));
@@ -397,7 +395,7 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
     if (answeredBy === "vector" && !v) return [];
     const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, tauDays);
     const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
-    const fts = f && { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), ...(snippetOf?.(key, detail) ?? { snippet: "", highlights: [] }) };
+    const fts = f && { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), snippet: "", highlights: [] };
     const vec = v && { rank: v.rank, distance: v.r.distance ?? 1 - v.r.similarity, similarity: v.r.similarity };
     return [{ key, store: key.slice(0, key.indexOf(":")), detail, fts: fts ?? null, vector: vec ?? null, decay, score: raw * (decay ?? 1) }];
   });
@@ -460,7 +458,6 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;
 
   // Vector leg: readiness and the query's vector first; any "no" is a fallback to full-text that says why.
-  let fallback: SearchResult["fallback"] = null;
   let vectorFallback: Fallback | null = null;
   let vectors: SearchResult["vectors"] = null;
   let weights = { fts: 1, vec: 1 };
@@ -469,10 +466,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   if (input.mode !== "fts") {
     const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
     rec?.readiness(plan);
-    if (!plan.ok) {
-      vectorFallback = plan.fallback;
-      fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered with full-text search` };
-    } else {
+    if (!plan.ok) vectorFallback = plan.fallback;
+    else {
       const fp = plan.fingerprint;
       const floor = similarityFloorFor(fp.provider);
       policy = fusionPolicyFor({ fingerprint: fp, override: { fts: input.w_fts, vec: input.w_vec ?? tuning.vec } });
@@ -580,36 +575,12 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
 
-  // Fusion: one score per chunk.
-  const t0 = performance.now();
   const answeredBy: SearchInput["mode"] = lexicalOverBudget ? "vector" : vectors ? input.mode : "fts";
   const details = new Map<string, ChunkDetail>(ftsRanked.map((r) => [r.key, r.row]));
   for (const h of handles) {
     const ids = vectorRanked.filter((r) => r.store === h.store && !details.has(r.key)).map((r) => r.id);
     for (const [id, d] of detailsFor({ handle: h, ids })) details.set(`${h.store}:${id}`, d);
   }
-  // The snippet is made for the shown hits only (withShownSnippets).
-  const candidates = fuseCandidates({ lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key), answeredBy, weights, now, tauDays: input.recency_tau_days });
-  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
-
-  // The snippets are made for the shown hits only (withShownSnippets).
-  const toHit = (c: Candidate) => chunkHit({ chunk: c, snippet: { snippet: "", highlights: [] }, explain: input.explain, mode: answeredBy, weights });
-
-  let hits: SearchHit[];
-  if (!grouped) {
-    hits = candidates.map(toHit);
-  } else {
-    const t1 = performance.now();
-    const scoring = { ...DOCUMENT_SCORING, ...tuning.document };
-    // Plain queries only: an advanced expression may name chunk columns the document index does not have.
-    const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
-    if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
-    const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null;
-    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights }) });
-    recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine });
-  }
-  const results = withShownSnippets({ results: hits.slice(input.offset, input.offset + input.limit), candidates, match, tokenizers: snippetTokenizers });
-
   const warnings: SearchResult["warnings"] = [];
   if (vectors) {
     if (!handle.vectors.available) warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
@@ -617,27 +588,107 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   }
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
-  if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
+  return finishSearch({
+    input,
+    rec,
+    now,
+    answeredBy,
+    weights,
+    policy,
+    ranking: "bm25",
+    lexical: ftsRanked,
+    vector: vectorRanked,
+    detailOf: (key) => details.get(key),
+    terms: matchTerms(input.q, { stopwords: tuning.stopwords }),
+    scoring: tuning.document,
+    handles,
+    // Plain queries only: an advanced expression may name chunk columns the document index does not have.
+    wholeDocument: (candidates) => (match && input.syntax === "plain" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null),
+    lexicalSnippets: (shown) => {
+      const raws = new Map<string, string>();
+      for (const [store, tokenize] of snippetTokenizers) {
+        const rows = shown.filter((c) => c.store === store).map((c) => c.detail);
+        if (match && rows.length) for (const [id, raw] of chunkSnippets({ tokenize, match, rows })) raws.set(`${store}:${id}`, raw);
+      }
+      return raws;
+    },
+    answer: { match, stores, vectors, vectorFallback, lexicalOverBudget, warnings, hasChunks: () => handles.some(hasChunks), ...(rebuilding.length ? { fts_rebuild: rebuilding } : {}) },
+  });
+}
+
+/**
+ * Everything after the legs, one rule for both backends: fusion, grouping (with the engine's whole-document leg),
+ * the page, its snippets (the engine's, for the shown hits that hold the query's words) and the answer.
+ */
+export async function finishSearch({ input, rec, now, answeredBy, weights, policy, ranking, lexical, vector, detailOf, terms, scoring: tuned, handles, wholeDocument: wholeDocumentOf, lexicalSnippets, groupingNote, answer }: {
+  input: SearchInput;
+  rec: ExplainRecorder | null;
+  now: number;
+  answeredBy: SearchInput["mode"];
+  weights: { fts: number; vec: number };
+  policy: FusionPolicy;
+  ranking: LexicalRanking;
+  /** Each leg ranked best first over every searched store. */
+  lexical: Pick<LexicalHit, "key" | "score" | "exactForms" | "nearPairs" | "context" | "matched">[];
+  vector: { key: string; similarity: number; distance?: number }[];
+  detailOf: (key: string) => ChunkDetail | undefined;
+  terms: string[];
+  scoring?: Partial<DocumentScoring>;
+  /** The stores whose titles weigh a document (group=document). */
+  handles: StoreHandle[];
+  /** The whole-document bm25 of the candidates' documents by `store:path`, or null. */
+  wholeDocument: (candidates: Candidate[]) => Map<string, number> | null | Promise<Map<string, number> | null>;
+  /** The raw marked snippets of the shown candidates that hold the query's words, by key. */
+  lexicalSnippets: (shown: Candidate[]) => Map<string, string> | Promise<Map<string, string>>;
+  groupingNote?: string;
+  answer: Pick<SearchResult, "match" | "stores" | "vectors" | "warnings" | "fts_rebuild"> & { vectorFallback: Fallback | null; lexicalOverBudget: string | null; hasChunks: () => boolean };
+}): Promise<SearchResult> {
+  const t0 = performance.now();
+  const candidates = fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days });
+  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking, policy });
+  // The snippets are made for the shown hits only (below).
+  const toHit = (c: Candidate) => chunkHit({ chunk: c, snippet: { snippet: "", highlights: [] }, explain: input.explain, mode: answeredBy, weights, ranking });
+  let hits: SearchHit[];
+  if (input.group === "chunk") hits = candidates.map(toHit);
+  else {
+    const t1 = performance.now();
+    const scoring = { ...DOCUMENT_SCORING, ...tuned };
+    if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
+    const wholeDocument = scoring.wholeDocument > 0 && answeredBy !== "vector" ? await wholeDocumentOf(candidates) : null;
+    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking }), ranking });
+    recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine, note: groupingNote });
+  }
+  const results = hits.slice(input.offset, input.offset + input.limit);
+  // A document's best chunk is also its first passage: one snippet each.
+  const byKey = new Map(candidates.map((c) => [c.key, c]));
+  const shown = results.flatMap((h) => [{ key: `${h.store}:${h.id}`, into: h as { snippet: string; highlights: [number, number][] } }, ...(h.passages ?? []).map((p) => ({ key: `${h.store}:${p.id}`, into: p }))]);
+  const raws = await lexicalSnippets([...new Set(shown.map((s) => s.key))].flatMap((key) => (holdsWords(byKey.get(key)) ? [byKey.get(key)!] : [])));
+  for (const s of shown) {
+    const c = byKey.get(s.key);
+    if (c) Object.assign(s.into, snippetFor({ raw: holdsWords(c) ? (raws.get(s.key) ?? "") : c.detail.text, where: c.detail }));
+  }
+
+  const { vectors, vectorFallback, lexicalOverBudget } = answer;
   // Whether the stores hold anything matters only to an empty answer (answerReason): no read when there are hits.
-  const searchable = hits.length > 0 || handles.some(hasChunks) ? 1 : 0;
+  const searchable = hits.length > 0 || answer.hasChunks() ? 1 : 0;
   const weak = bandSearchHits({ results, candidates, q: input.q, provider: (vectors?.model.provider ?? null) as Fingerprint["provider"] | null, floor: vectors?.similarity_floor ?? 1 });
-  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak });
   return {
     mode: input.mode,
     effective_mode: answeredBy,
     group: input.group,
     query: input.q,
-    match,
+    match: answer.match,
     results,
     has_more: hits.length > input.offset + input.limit,
-    stores,
+    stores: answer.stores,
+    // Degraded is the store's state (a queue over the watermark), as its health says.
     degraded: backlogDegrades(vectorFallback),
-    fallback,
-    reason,
+    fallback: lexicalOverBudget ? lexicalOverBudgetFallback(lexicalOverBudget) : vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null,
+    reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak }),
     vectors,
     fusion: answeredBy === "hybrid" ? { w_fts: weights.fts, w_vec: weights.vec, k: RRF_K, recency_tau_days: input.recency_tau_days ?? null, calibration: policy.key, calibration_source: policy.source } : null,
-    warnings,
-    ...(rebuilding.length ? { fts_rebuild: rebuilding } : {}),
+    warnings: answer.warnings,
+    ...(answer.fts_rebuild ? { fts_rebuild: answer.fts_rebuild } : {}),
     ...(rec ? { explain: rec.result() } : {}),
   };
 }
@@ -685,24 +736,6 @@ export function mergeContext<H extends { score: number; context?: number }>({ ra
 
 /** Documents read on each side of a context seed's time to find the nearest of its folder. */
 export const CONTEXT_ROWS_READ = 8;
-
-/** The snippets of the hits shown and of their passages, made only for them (for every candidate they were a quarter of a broad query's cost). */
-function withShownSnippets({ results, candidates, match, tokenizers }: { results: SearchHit[]; candidates: Candidate[]; match: string | null; tokenizers: Map<string, string> }): SearchHit[] {
-  const byKey = new Map(candidates.map((c) => [c.key, c]));
-  const shown = results.flatMap((h) => [{ store: h.store, id: h.id, into: h as { snippet: string; highlights: [number, number][] } }, ...(h.passages ?? []).map((p) => ({ store: h.store, id: p.id, into: p }))]);
-  const lexical = new Map<string, Map<number, string>>();
-  for (const [store, tokenize] of tokenizers) {
-    // A document's best chunk is also its first passage: one snippet each.
-    const rows = new Map(shown.flatMap((s) => (s.store === store && holdsWords(byKey.get(`${s.store}:${s.id}`)) ? [[s.id, byKey.get(`${s.store}:${s.id}`)!.detail] as const] : [])));
-    if (match && rows.size) lexical.set(store, chunkSnippets({ tokenize, match, rows: [...rows.values()] }));
-  }
-  for (const s of shown) {
-    const c = byKey.get(`${s.store}:${s.id}`);
-    if (!c) continue;
-    Object.assign(s.into, holdsWords(c) ? snippetFor({ raw: lexical.get(s.store)?.get(s.id) ?? "", where: c.detail }) : snippetFor({ raw: c.detail.text, where: c.detail }));
-  }
-  return results;
-}
 
 /**
  * Whole-document bm25 (documents_fts) of the documents the chunk legs found, keyed `store:path` (higher is better),
