@@ -402,9 +402,9 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
   return candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
 }
 
-/** A candidate as a chunk hit (both backends), with `signals` when explained. */
-export function chunkHit({ chunk: c, snippet, explain, mode, weights, ranking }: { chunk: Candidate; snippet: { snippet: string; highlights: [number, number][] }; explain: boolean; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): SearchHit {
-  const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
+/** A candidate as a chunk hit, with `signals` when explained (its snippet is made once it is shown). */
+export function chunkHit({ chunk: c, explain, mode, weights, ranking }: { chunk: Candidate; explain: boolean; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): SearchHit {
+  const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] };
   if (explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode, weights, ranking }) };
   return hit;
 }
@@ -647,7 +647,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
   const candidates = fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days });
   recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking, policy });
   // The snippets are made for the shown hits only (below).
-  const toHit = (c: Candidate) => chunkHit({ chunk: c, snippet: { snippet: "", highlights: [] }, explain: input.explain, mode: answeredBy, weights, ranking });
+  const toHit = (c: Candidate) => chunkHit({ chunk: c, explain: input.explain, mode: answeredBy, weights, ranking });
   let hits: SearchHit[];
   if (input.group === "chunk") hits = candidates.map(toHit);
   else {
