@@ -287,22 +287,28 @@ function releaseClaimsOfDeadWorkers(): void {
 
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
 export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
-  let embedded = 0;
-  let failed = 0;
-  let batches = 0;
-  for (const store of opts.stores ?? listStoreNames()) {
-    const handle = openForWorker(store);
+  // Each store opened when its turn comes.
+  const handles = (function* () {
+    for (const store of opts.stores ?? listStoreNames()) yield openForWorker(store);
+  })();
+  return drainEach({ stores: handles, maxBatches: opts.maxBatches, step: (handle) => processEmbedBatch({ handle, batchSize: opts.batchSize }) });
+}
+
+/** Run `step` on each store until it claims nothing (either engine). */
+export async function drainEach<S>({ stores, maxBatches, step }: { stores: Iterable<S>; maxBatches?: number; step: (store: S) => Promise<BatchResult> }): Promise<{ embedded: number; failed: number; batches: number }> {
+  const total = { embedded: 0, failed: 0, batches: 0 };
+  for (const store of stores) {
     for (;;) {
-      if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { embedded, failed, batches };
-      const r = await processEmbedBatch({ handle, batchSize: opts.batchSize });
+      if (maxBatches !== undefined && total.batches >= maxBatches) return total;
+      const r = await step(store);
       if (r.claimed === 0) break;
-      batches++;
-      embedded += r.embedded;
-      failed += r.failed;
+      total.batches++;
+      total.embedded += r.embedded;
+      total.failed += r.failed;
       if (r.hold || (r.failed > 0 && r.embedded === 0)) break; // provider down, disk full or items failing: let the backoff work
     }
   }
-  return { embedded, failed, batches };
+  return total;
 }
 
 /**

@@ -7,7 +7,7 @@ import { embeddingProvenanceRecords, PROVENANCE_BATCH, retireReplacedVectorFacts
 import type { Fingerprint } from "../embed/providers";
 import { releaseDeadWorkerClaims, type Backlog, type ClaimedItem } from "../embed/queue";
 import type { EmbeddingProvider } from "../embed/types";
-import { cacheKey, embedMisses, emptyBatchResult, processClaimOwner, runEmbedBatch, type BatchResult } from "../embed/worker";
+import { cacheKey, drainEach, embedMisses, emptyBatchResult, processClaimOwner, runEmbedBatch, type BatchResult } from "../embed/worker";
 import { newClaimOwnerId, type StaleClaims } from "../embed/healing";
 import { pgLedger } from "../governance/audit";
 import type { PgGovernanceExecutor } from "../db/pg";
@@ -257,31 +257,8 @@ async function finishEmbedItemsPg({
 }
 
 /** Drain the given stores until no ready work is left (tests, CLI, benchmarks). */
-export async function drainEmbedQueuesPg({
-  handles,
-  ...opts
-}: {
-  handles: PgStoreHandle[];
-  embedder?: PgEmbedder;
-  workerId?: string;
-  batchSize?: number;
-  leaseMs?: number;
-  now?: () => number;
-  maxBatches?: number;
-}): Promise<{ embedded: number; failed: number; batches: number }> {
-  const total = { embedded: 0, failed: 0, batches: 0 };
-  for (const handle of handles) {
-    for (;;) {
-      if (opts.maxBatches !== undefined && total.batches >= opts.maxBatches) return total;
-      const r = await processEmbedBatchPg({ handle, ...opts });
-      if (r.claimed === 0) break;
-      total.batches++;
-      total.embedded += r.embedded;
-      total.failed += r.failed;
-      if (r.hold || (r.failed > 0 && r.embedded === 0)) break; // provider down, disk full or items failing: let the backoff work
-    }
-  }
-  return total;
+export async function drainEmbedQueuesPg({ handles, maxBatches, ...opts }: { handles: PgStoreHandle[]; embedder?: PgEmbedder; workerId?: string; batchSize?: number; leaseMs?: number; now?: () => number; maxBatches?: number }): Promise<{ embedded: number; failed: number; batches: number }> {
+  return drainEach({ stores: handles, maxBatches, step: (handle) => processEmbedBatchPg({ handle, ...opts }) });
 }
 
 /**

@@ -589,19 +589,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   return finishSearch({
-    input,
-    rec,
-    now,
-    answeredBy,
-    weights,
-    policy,
-    ranking: "bm25",
-    lexical: ftsRanked,
-    vector: vectorRanked,
-    detailOf: (key) => details.get(key),
-    terms: matchTerms(input.q, { stopwords: tuning.stopwords }),
-    scoring: tuning.document,
-    handles,
+    input, rec, now, answeredBy, weights, policy, handles, ranking: "bm25", lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key),
+    terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring: tuning.document,
     // Plain queries only: an advanced expression may name chunk columns the document index does not have.
     wholeDocument: (candidates) => (match && input.syntax === "plain" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null),
     lexicalSnippets: (shown) => {
