@@ -15,7 +15,7 @@ import { arrayLiteral, bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from
 import { DOCUMENT_WORDS, rowsBm25Pg, startDocumentTermsBackfillPg } from "./engines/pg-words";
 
 /**
- * Search on PostgreSQL (the SQLite twin is ./search.ts): same input, answer shape, reasons and fusion; full-text
+ * Search's legs on PostgreSQL (fusion, grouping, the page and the answer are ./search.ts finishSearch): full-text
  * ranked by FTS5's own bm25 from statistics kept at write time (engines/pg-fulltext.ts, engines/pg-words.ts), or
  * while they are built by an idf-weighted ts_rank (docs/postgresql.md). User words are bound parameters, one
  * plainto_tsquery each, never tsquery syntax. The statements run within the query budget as their statement_timeout.
