@@ -1,9 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
-import { comparisonOf, type ModelComparison } from "../embed/compare";
-import { getEmbedder } from "../embed/model";
+import { compareWith, type ModelComparison } from "../embed/compare";
 import { describeReembedIntentOn, estimateReembedOn, finishReembedIfDoneOn, getReembedProgressOn, onPg, startReembedOn, switchHeldReembedOn, type ReembedEngine } from "../embed/reembed";
-import { AppError } from "../errors";
 import { log } from "../log";
 import { getPgEmbeddable, pgEmbeddableKinds } from "./embed-kinds-pg";
 import { vectorNeighboursPg } from "./vectors-pg";
@@ -131,34 +129,21 @@ export async function logVectorQueryPg({ tx, q, mode, fingerprintId, resultIds }
   if (Number(id) % 100 === 0) await tx.execute(sql`delete from search_log where id <= ${Number(id) - LOG_KEEP}`);
 }
 
-/**
- * Before switching models (the twin of compareCandidateModel): replay the
- * last `n` logged vector queries against the candidate (the configured
- * model, whose vectors the re-embed is building) and measure overlap@k with
- * what the active model answered. Read-only.
- */
+/** Before switching models: compareCandidateModel's replay of the logged queries against the candidate (lib/embed/compare.ts). */
 export async function compareCandidateModelPg({ handle, n = 50, k = 10 }: { handle: PgStoreHandle; n?: number; k?: number }): Promise<ModelComparison> {
-  const { provider, fingerprint } = getEmbedder();
-  const candidate = await fingerprint;
-  const { active, have, logs } = await withStoreTx({ handle, readOnly: true, snapshot: true, work: async (tx) => {
-    const active = (await readActiveFingerprintPg(tx)) ?? candidate.id;
-    const [{ have }] = await rowsOf<{ have: boolean }>({ tx, query: sql`select exists (select 1 from chunk_embeddings where fingerprint_id = ${candidate.id}) as have` });
-    const logs = await rowsOf<{ q: string; ids: (string | number)[] }>({ tx, query: sql`select q, result_ids as ids from search_log where fingerprint_id = ${active} order by id desc limit ${n}` });
-    return { active, have, logs };
-  } });
-  if (active === candidate.id) {
-    throw new AppError("conflict", "the configured model is already the active one: configure the candidate model and start a re-embed (hold_switch) first");
-  }
-  if (!have) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
-  const perQuery: ModelComparison["per_query"] = [];
-  for (const entry of logs) {
-    const activeIds = entry.ids.map(Number).slice(0, k);
-    if (activeIds.length === 0) continue;
-    const [query] = await provider.embed([entry.q], "query");
-    const knn = await withStoreTx({ handle, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: candidate.id, query, k, where: [] }) });
-    const candidateIds = knn.ok ? knn.hits.map((h) => h.id) : [];
-    const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
-    perQuery.push({ q: entry.q, overlap, active: activeIds, candidate: candidateIds });
-  }
-  return comparisonOf({ activeFingerprintId: active, candidateFingerprintId: candidate.id, k, perQuery, progress: await getReembedProgressPg({ handle }) });
+  return compareWith({
+    k,
+    read: (candidate) =>
+      withStoreTx({ handle, readOnly: true, snapshot: true, work: async (tx) => {
+        const active = (await readActiveFingerprintPg(tx)) ?? candidate.id;
+        const [{ have }] = await rowsOf<{ have: boolean }>({ tx, query: sql`select exists (select 1 from chunk_embeddings where fingerprint_id = ${candidate.id}) as have` });
+        const logs = await rowsOf<{ q: string; ids: (string | number)[] }>({ tx, query: sql`select q, result_ids as ids from search_log where fingerprint_id = ${active} order by id desc limit ${n}` });
+        return { active, have, logs: logs.map((l) => ({ q: l.q, ids: l.ids.map(Number) })) };
+      } }),
+    knn: async (candidate, query) => {
+      const knn = await withStoreTx({ handle, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: candidate.id, query, k, where: [] }) });
+      return knn.ok ? knn.hits.map((h) => h.id) : [];
+    },
+    progress: () => getReembedProgressPg({ handle }),
+  });
 }
