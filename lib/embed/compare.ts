@@ -74,18 +74,15 @@ export async function compareWith({ k, read, knn, progress }: {
     const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
     perQuery.push({ q: log.q, overlap, active: activeIds, candidate: candidateIds });
   }
-  return comparisonOf({ activeFingerprintId: active, candidateFingerprintId: candidate.id, k, perQuery, progress: await progress() });
-}
-
-/** The comparison from the replayed queries: mean overlap@k, and how much of the re-embed the candidate's vectors cover. */
-export function comparisonOf({ perQuery, progress, activeFingerprintId, candidateFingerprintId, k }: { activeFingerprintId: string; candidateFingerprintId: string; k: number; perQuery: ModelComparison["per_query"]; progress: ReembedProgress | null }): ModelComparison {
+  const p = await progress();
   return {
-    active_fingerprint_id: activeFingerprintId,
-    candidate_fingerprint_id: candidateFingerprintId,
+    active_fingerprint_id: active,
+    candidate_fingerprint_id: candidate.id,
     k,
     queries: perQuery.length,
-    mean_overlap: perQuery.length ? perQuery.reduce((s, x) => s + x.overlap, 0) / perQuery.length : null,
-    candidate_coverage_pct: progress && progress.total ? (100 * progress.done) / progress.total : null,
+    mean_overlap: perQuery.length ? perQuery.reduce((sum, x) => sum + x.overlap, 0) / perQuery.length : null,
+    // How much of the re-embed the candidate's vectors cover.
+    candidate_coverage_pct: p && p.total ? (100 * p.done) / p.total : null,
     per_query: perQuery,
   };
 }

@@ -176,11 +176,6 @@ const MAX_POST_FILTER_K = 2_000;
  */
 export const MAX_VECTOR_DEPTH = 1000;
 
-/** The fallback of a hybrid answer whose full-text part ran out of its budget (`why`, the refusal's message): answered from vectors alone. */
-export function lexicalOverBudgetFallback(why: string): NonNullable<SearchResult["fallback"]> {
-  return { reason: "query_budget", message: `full-text part skipped: ${why}; answered from vectors alone` };
-}
-
 /** Refuses (400) a vector, hybrid or document-grouped page deeper than MAX_VECTOR_DEPTH, saying how to page further. */
 export function refuseTooDeep(input: Pick<SearchInput, "mode" | "group" | "offset" | "limit">): void {
   const grouped = input.group === "document";
@@ -402,14 +397,7 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
   return candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
 }
 
-/** A candidate as a chunk hit, with `signals` when explained (its snippet is made once it is shown). */
-export function chunkHit({ chunk: c, explain, mode, weights, ranking }: { chunk: Candidate; explain: boolean; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): SearchHit {
-  const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] };
-  if (explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode, weights, ranking }) };
-  return hit;
-}
-
-export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
+function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
     const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
@@ -419,26 +407,6 @@ export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk:
   if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
   if (c.decay !== null) parts.push(`recency ×${round6(c.decay)}`);
   return `${parts.join("; ")} = ${round6(c.score)}`;
-}
-
-/**
- * The stages of a search's explain that both backends share (the readiness
- * stage is ExplainRecorder.readiness; the vector and lexical stages say what
- * each backend's own engine did): fusion, filters and grouping, one wording.
- */
-export function recordFusionStages(rec: ExplainRecorder | null, { ms, input, answeredBy, weights, candidates, ranking, policy }: { ms: number; input: SearchInput; answeredBy: SearchInput["mode"]; weights: { fts: number; vec: number }; candidates: Candidate[]; ranking: LexicalRanking; policy: FusionPolicy }): void {
-  rec?.record("fusion", ms, {
-    candidates: candidates.length,
-    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
-    top: candidates.map((c) => ({ key: c.key, score: c.score })),
-  });
-  // Both backends filter inside each leg's own statement, so this stage takes no time of its own.
-  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
-}
-
-/** The grouping stage (group=document): the documents ranked, each by its chunks' evidence. */
-export function recordGroupingStage(rec: ExplainRecorder | null, { ms, hits, combine, note }: { ms: number; hits: SearchHit[]; combine: DocumentScoring["combine"]; note?: string }): void {
-  rec?.record("grouping", ms, { candidates: hits.length, detail: `chunks grouped by document (${combine})${note ? `; ${note}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
 }
 
 /**
@@ -634,9 +602,19 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
 }): Promise<SearchResult> {
   const t0 = performance.now();
   const candidates = fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days });
-  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking, policy });
-  // The snippets are made for the shown hits only (below).
-  const toHit = (c: Candidate) => chunkHit({ chunk: c, explain: input.explain, mode: answeredBy, weights, ranking });
+  rec?.record("fusion", performance.now() - t0, {
+    candidates: candidates.length,
+    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
+    top: candidates.map((c) => ({ key: c.key, score: c.score })),
+  });
+  // Each leg filters inside its own statement, so this stage takes no time of its own.
+  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+  const why = (c: Candidate) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking });
+  // A candidate as a chunk hit; its snippet is made once it is shown (below).
+  const toHit = (c: Candidate): SearchHit => ({
+    ...{ store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] },
+    ...(input.explain ? { signals: { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: why(c) } } : {}),
+  });
   let hits: SearchHit[];
   if (input.group === "chunk") hits = candidates.map(toHit);
   else {
@@ -644,8 +622,8 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
     const scoring = { ...DOCUMENT_SCORING, ...tuned };
     if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
     const wholeDocument = scoring.wholeDocument > 0 && answeredBy !== "vector" ? await wholeDocumentOf(candidates) : null;
-    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking }), ranking });
-    recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine, note: groupingNote });
+    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why, ranking });
+    rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${scoring.combine})${groupingNote ? `; ${groupingNote}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
   const results = hits.slice(input.offset, input.offset + input.limit);
   // A document's best chunk is also its first passage: one snippet each.
@@ -672,7 +650,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
     stores: answer.stores,
     // Degraded is the store's state (a queue over the watermark), as its health says.
     degraded: backlogDegrades(vectorFallback),
-    fallback: lexicalOverBudget ? lexicalOverBudgetFallback(lexicalOverBudget) : vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null,
+    fallback: lexicalOverBudget ? { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` } : vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null,
     reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak }),
     vectors,
     fusion: answeredBy === "hybrid" ? { w_fts: weights.fts, w_vec: weights.vec, k: RRF_K, recency_tau_days: input.recency_tau_days ?? null, calibration: policy.key, calibration_source: policy.source } : null,
