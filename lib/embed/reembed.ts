@@ -16,7 +16,7 @@ import { enqueueEmbeddings, type EmbedItem } from "./queue";
 import { dropAnnIndexesExcept } from "./ann-index";
 import { vecIndexTable } from "./vector-index";
 
-export type ReembedJob = {
+type ReembedJob = {
   target_fingerprint_id: string;
   only_stale: boolean;
   /** Build the new vectors but wait for an admin to switch (after comparing). */
@@ -71,7 +71,7 @@ type OldJobSpelling = { targetFingerprintId?: string; onlyStale?: boolean; holdS
  * The job as stored (JSON in the store's meta row, on both backends), in either spelling. Jobs written
  * before status existed: running, and every queued row counts.
  */
-export function reembedJobOf(stored: Partial<ReembedJob> & OldJobSpelling): ReembedJob {
+function reembedJobOf(stored: Partial<ReembedJob> & OldJobSpelling): ReembedJob {
   return {
     target_fingerprint_id: stored.target_fingerprint_id ?? stored.targetFingerprintId ?? "",
     only_stale: stored.only_stale ?? stored.onlyStale ?? false,
@@ -314,7 +314,7 @@ function reembedProgressOn<H extends AnyStoreHandle>(handle: H): On<H, ReembedPr
 }
 
 /** A job's progress from how many of its own items are still queued. */
-export function reembedProgressOf<J extends ReembedJob>({ job: { queue_id_until: _internal, ...job }, queued }: { job: J & { queue_id_until?: number }; queued: number }): ReembedProgress {
+function reembedProgressOf<J extends ReembedJob>({ job: { queue_id_until: _internal, ...job }, queued }: { job: J & { queue_id_until?: number }; queued: number }): ReembedProgress {
   const remaining = job.status === "done" ? 0 : Math.min(job.total, queued);
   const done = job.total - remaining;
   const elapsed = ((job.finished_at ?? Date.now()) - job.started_at) / 1000;

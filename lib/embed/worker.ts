@@ -45,7 +45,7 @@ export type BatchResult = {
   hold?: QueueHold | null;
 };
 
-export const emptyBatchResult = (): BatchResult => ({ claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, held: 0, sent: 0 });
+const emptyBatchResult = (): BatchResult => ({ claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, held: 0, sent: 0 });
 
 const g = globalThis as unknown as { __dualmindEmbedOwner?: string };
 /** This process's claim owner id when the caller names none (host and pid in it: see ./healing.ts). */
@@ -239,7 +239,7 @@ export async function embedClaimed<T extends EmbeddableText>({ handle, provider,
  * refused for themselves are charged an attempt and items a provider outage
  * left are handed back, in one write (either engine).
  */
-export async function embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now = Date.now() }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fp: Fingerprint; misses: { item: ClaimedItem; text: string }[]; workerId: string; vectors: Map<number, ArrayLike<number>>; result: BatchResult; signal?: AbortSignal; now?: number }): Promise<void> {
+async function embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now = Date.now() }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fp: Fingerprint; misses: { item: ClaimedItem; text: string }[]; workerId: string; vectors: Map<number, ArrayLike<number>>; result: BatchResult; signal?: AbortSignal; now?: number }): Promise<void> {
   const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
   result.sent = got.sent;
   const { refused, held, vectors: made } = splitBatchOutcome({ misses, got });

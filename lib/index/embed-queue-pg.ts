@@ -63,7 +63,7 @@ export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx:
 }
 
 /** Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
-export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
+async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
   const found = (
     await tx.execute(sql`with ready as (
         select id from embed_queue
