@@ -13,7 +13,6 @@ const positional = {
   "lib/format.ts": { reason: "(value, options) like Intl's formatters", names: ["formatDecimal", "formatQuantity", "formatPercent", "formatNumber", "formatDateTime", "formatRelative"] },
   "lib/graph/nodes.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["requireNode"] },
   "lib/index/engines/pg-fulltext.ts": { reason: "hot synchronous scoring helpers on the per-term path", names: ["impactOf", "impactBound"] },
-  "lib/index/search.ts": { reason: "not yet converted", names: ["recordFusionStages", "recordGroupingStage"] },
   "lib/log.ts": { reason: "(level, message, fields) like console's methods", names: ["log"] },
   "lib/recall/events.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["recallEventRows"] },
   "lib/recall/recall.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["lexicalSimilarities"] },

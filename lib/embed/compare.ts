@@ -3,6 +3,7 @@ import type { StoreHandle } from "../db/connection";
 import { embeddings, searchLog } from "../db/schema/embed";
 import { AppError } from "../errors";
 import { getActiveFingerprintId, getEmbedder } from "./model";
+import type { Fingerprint } from "./providers";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { knnSearch } from "./vector-index";
 
@@ -37,36 +38,51 @@ export type ModelComparison = {
  * answered. Read-only.
  */
 export async function compareCandidateModel({ handle, n = 50, k = 10 }: { handle: StoreHandle; n?: number; k?: number }): Promise<ModelComparison> {
+  return compareWith({
+    k,
+    read: async (candidate) => {
+      const active = getActiveFingerprintId({ handle, configured: candidate });
+      const have = (handle.db.select({ n: count() }).from(embeddings).where(and(eq(embeddings.fingerprintId, candidate.id), eq(embeddings.kind, "chunk"))).get()?.n ?? 0) > 0;
+      const logs = handle.db.select({ q: searchLog.q, ids: searchLog.resultIds }).from(searchLog).where(eq(searchLog.fingerprintId, active)).orderBy(desc(searchLog.id)).limit(n).all();
+      return { active, have, logs: logs.map((l) => ({ q: l.q, ids: JSON.parse(l.ids) as number[] })) };
+    },
+    knn: async (candidate, query) => knnSearch({ handle, kind: "chunk", fingerprintId: candidate.id, query, k }).hits.map((h) => h.refId),
+    progress: async () => getReembedProgress({ handle }),
+  });
+}
+
+/** The comparison's rules on either engine: `read` gives the active model, whether the candidate has vectors, and the logged queries. */
+export async function compareWith({ k, read, knn, progress }: {
+  k: number;
+  read: (candidate: Fingerprint) => Promise<{ active: string; have: boolean; logs: { q: string; ids: number[] }[] }>;
+  knn: (candidate: Fingerprint, query: Float32Array) => Promise<number[]>;
+  progress: () => Promise<ReembedProgress | null>;
+}): Promise<ModelComparison> {
   const { provider, fingerprint } = getEmbedder();
   const candidate = await fingerprint;
-  const active = getActiveFingerprintId({ handle, configured: candidate });
+  const { active, have, logs } = await read(candidate);
   if (active === candidate.id) {
     throw new AppError("conflict", "the configured model is already the active one: configure the candidate model and start a re-embed (hold_switch) first");
   }
-  const have = handle.db.select({ n: count() }).from(embeddings).where(and(eq(embeddings.fingerprintId, candidate.id), eq(embeddings.kind, "chunk"))).get()?.n ?? 0;
-  if (have === 0) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
-  const logs = handle.db.select({ q: searchLog.q, ids: searchLog.resultIds }).from(searchLog).where(eq(searchLog.fingerprintId, active)).orderBy(desc(searchLog.id)).limit(n).all();
+  if (!have) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
   const perQuery: ModelComparison["per_query"] = [];
   for (const log of logs) {
-    const activeIds = (JSON.parse(log.ids) as number[]).slice(0, k);
+    const activeIds = log.ids.map(Number).slice(0, k);
     if (activeIds.length === 0) continue;
     const [query] = await provider.embed([log.q], "query");
-    const candidateIds = knnSearch({ handle, kind: "chunk", fingerprintId: candidate.id, query, k }).hits.map((h) => h.refId);
+    const candidateIds = await knn(candidate, query);
     const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
     perQuery.push({ q: log.q, overlap, active: activeIds, candidate: candidateIds });
   }
-  return comparisonOf({ activeFingerprintId: active, candidateFingerprintId: candidate.id, k, perQuery, progress: getReembedProgress({ handle }) });
-}
-
-/** The comparison from the replayed queries (both backends): mean overlap@k, and how much of the re-embed the candidate's vectors cover. */
-export function comparisonOf({ perQuery, progress, activeFingerprintId, candidateFingerprintId, k }: { activeFingerprintId: string; candidateFingerprintId: string; k: number; perQuery: ModelComparison["per_query"]; progress: ReembedProgress | null }): ModelComparison {
+  const p = await progress();
   return {
-    active_fingerprint_id: activeFingerprintId,
-    candidate_fingerprint_id: candidateFingerprintId,
+    active_fingerprint_id: active,
+    candidate_fingerprint_id: candidate.id,
     k,
     queries: perQuery.length,
-    mean_overlap: perQuery.length ? perQuery.reduce((s, x) => s + x.overlap, 0) / perQuery.length : null,
-    candidate_coverage_pct: progress && progress.total ? (100 * progress.done) / progress.total : null,
+    mean_overlap: perQuery.length ? perQuery.reduce((sum, x) => sum + x.overlap, 0) / perQuery.length : null,
+    // How much of the re-embed the candidate's vectors cover.
+    candidate_coverage_pct: p && p.total ? (100 * p.done) / p.total : null,
     per_query: perQuery,
   };
 }

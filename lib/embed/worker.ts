@@ -45,7 +45,7 @@ export type BatchResult = {
   hold?: QueueHold | null;
 };
 
-export const emptyBatchResult = (): BatchResult => ({ claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, held: 0, sent: 0 });
+const emptyBatchResult = (): BatchResult => ({ claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, held: 0, sent: 0 });
 
 const g = globalThis as unknown as { __dualmindEmbedOwner?: string };
 /** This process's claim owner id when the caller names none (host and pid in it: see ./healing.ts). */
@@ -139,43 +139,23 @@ async function embedClaimedBatch({
 
   // A store's first vectors make the configured model its active one.
   getActiveFingerprintId({ handle, configured: fp });
-  const claimed = claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: config.leaseMs });
-  claimedOut.push(...claimed);
-  const result: BatchResult = { ...emptyBatchResult(), claimed: claimed.length };
-  if (claimed.length === 0) return result;
-
-  // Load current texts per kind; deleted artifacts are dropped from the queue.
-  const work: { item: ClaimedItem; text: string; inputHash: string }[] = [];
-  const gone: number[] = [];
-  const byKind = new Map<string, ClaimedItem[]>();
-  for (const c of claimed) pushTo(byKind, c.kind, c);
-  for (const [kind, items] of byKind) {
-    const embeddable = getEmbeddable(kind);
-    const texts = embeddable?.load({ handle, refIds: items.map((i) => i.refId) }) ?? new Map<number, EmbeddableText>();
-    for (const item of items) {
-      const t = texts.get(item.refId);
-      if (t) work.push({ item, text: t.text, inputHash: t.inputHash });
-      else gone.push(item.id);
-    }
-  }
-  result.dropped = gone.length;
-
-  const getCached = handle.sqlite.prepare("select vector from embedding_cache where key = ?");
-  const vectors = new Map<number, Float32Array>();
-  const misses: typeof work = [];
-  for (const w of work) {
-    const row = getCached.get(cacheKey({ fingerprintId: fp.id, text: w.text })) as Pick<EmbeddingCacheRow, "vector"> | undefined;
-    if (row) vectors.set(w.item.id, blobToVector(row.vector));
-    else misses.push(w);
-  }
-  result.cached = work.length - misses.length;
-
-  if (misses.length > 0) {
-    await embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal: opts.signal });
-    // Cached and embedded items still go through below.
-    work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
-  }
-
+  const { work, gone, vectors, result } = await embedClaimed({
+    handle, provider, fp, workerId, signal: opts.signal, claimedOut,
+    claimed: claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: config.leaseMs }),
+    load: async (claimed, keysOf) => {
+      const byKind = new Map<string, ClaimedItem[]>();
+      for (const c of claimed) pushTo(byKind, c.kind, c);
+      const texts = new Map([...byKind].map(([kind, items]) => [kind, getEmbeddable(kind)?.load({ handle, refIds: items.map((i) => i.refId) }) ?? new Map<number, EmbeddableText>()]));
+      const getCached = handle.sqlite.prepare("select vector from embedding_cache where key = ?");
+      const cached = new Map<string, ArrayLike<number>>();
+      for (const key of keysOf(texts)) {
+        const row = getCached.get(key) as Pick<EmbeddingCacheRow, "vector"> | undefined;
+        if (row) cached.set(key, blobToVector(row.vector));
+      }
+      return { texts, cached };
+    },
+  });
+  if (result.claimed === 0) return result;
   const artifacts: EmbeddedArtifact[] = work.map((w) => {
     const embeddable = getEmbeddable(w.item.kind);
     return {
@@ -197,11 +177,61 @@ async function embedClaimedBatch({
       return { ...result, failed: result.failed + work.length, error: (e as Error).message };
     }
   }
-  writeVectors({ handle, fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
+  writeVectors({ handle, fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id) as Float32Array })), goneIds: gone.map((g) => g.id), workerId });
   result.embedded = work.length;
   // A re-embed switches models as soon as its last vector is written (and resumes here after a crash).
   finishReembedIfDone({ handle });
   return result;
+}
+
+/** A claimed item with its current text (the item's kind's loader read it). */
+export type ClaimedWork<T extends EmbeddableText = EmbeddableText> = { item: ClaimedItem } & T;
+
+/**
+ * A claimed batch on either engine, up to its write: the items' current texts (an artifact deleted since it was
+ * queued is `gone`), the cache's vectors, and the misses embedded; what is left in `work` has its vector.
+ */
+export async function embedClaimed<T extends EmbeddableText>({ handle, provider, fp, workerId, signal, now, claimed: claiming, claimedOut, load }: {
+  handle: AnyStoreHandle;
+  provider: EmbeddingProvider;
+  fp: Fingerprint;
+  workerId: string;
+  signal?: AbortSignal;
+  /** The clock (tests move it past a lease). */
+  now?: () => number;
+  claimed: ClaimedItem[] | Promise<ClaimedItem[]>;
+  /** Where the claimed items go as soon as they are claimed (a full disk hands them back). */
+  claimedOut: ClaimedItem[];
+  /** Current texts by kind, then ref id, and the cache's vectors of their keys (`keysOf`). */
+  load: (claimed: ClaimedItem[], keysOf: (texts: Map<string, Map<number, T>>) => string[]) => Promise<{ texts: Map<string, Map<number, T>>; cached: Map<string, ArrayLike<number>> }>;
+}): Promise<{ work: ClaimedWork<T>[]; gone: ClaimedItem[]; vectors: Map<number, ArrayLike<number>>; result: BatchResult }> {
+  const claimed = await claiming;
+  claimedOut.push(...claimed);
+  const result: BatchResult = { ...emptyBatchResult(), claimed: claimed.length };
+  const work: ClaimedWork<T>[] = [];
+  const gone: ClaimedItem[] = [];
+  const vectors = new Map<number, ArrayLike<number>>();
+  if (claimed.length === 0) return { work, gone, vectors, result };
+  const keyOf = (text: string) => cacheKey({ fingerprintId: fp.id, text });
+  const { texts: byKind, cached: hits } = await load(claimed, (texts) => [...new Set([...texts.values()].flatMap((m) => [...m.values()].map((t) => keyOf(t.text))))]);
+  for (const item of claimed) {
+    const t = byKind.get(item.kind)?.get(item.refId);
+    if (t) work.push({ item, ...t });
+    else gone.push(item);
+  }
+  result.dropped = gone.length;
+  const misses = work.filter((w) => {
+    const hit = hits.get(keyOf(w.text));
+    if (hit) vectors.set(w.item.id, hit);
+    return !hit;
+  });
+  result.cached = work.length - misses.length;
+  if (misses.length > 0) {
+    await embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now: now?.() });
+    // Cached and embedded items still go through.
+    work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
+  }
+  return { work, gone, vectors, result };
 }
 
 /**
@@ -209,7 +239,7 @@ async function embedClaimedBatch({
  * refused for themselves are charged an attempt and items a provider outage
  * left are handed back, in one write (either engine).
  */
-export async function embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now = Date.now() }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fp: Fingerprint; misses: { item: ClaimedItem; text: string }[]; workerId: string; vectors: Map<number, ArrayLike<number>>; result: BatchResult; signal?: AbortSignal; now?: number }): Promise<void> {
+async function embedMisses({ handle, provider, fp, misses, workerId, vectors, result, signal, now = Date.now() }: { handle: AnyStoreHandle; provider: EmbeddingProvider; fp: Fingerprint; misses: { item: ClaimedItem; text: string }[]; workerId: string; vectors: Map<number, ArrayLike<number>>; result: BatchResult; signal?: AbortSignal; now?: number }): Promise<void> {
   const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
   result.sent = got.sent;
   const { refused, held, vectors: made } = splitBatchOutcome({ misses, got });
@@ -287,22 +317,28 @@ function releaseClaimsOfDeadWorkers(): void {
 
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
 export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
-  let embedded = 0;
-  let failed = 0;
-  let batches = 0;
-  for (const store of opts.stores ?? listStoreNames()) {
-    const handle = openForWorker(store);
+  // Each store opened when its turn comes.
+  const handles = (function* () {
+    for (const store of opts.stores ?? listStoreNames()) yield openForWorker(store);
+  })();
+  return drainEach({ stores: handles, maxBatches: opts.maxBatches, step: (handle) => processEmbedBatch({ handle, batchSize: opts.batchSize }) });
+}
+
+/** Run `step` on each store until it claims nothing (either engine). */
+export async function drainEach<S>({ stores, maxBatches, step }: { stores: Iterable<S>; maxBatches?: number; step: (store: S) => Promise<BatchResult> }): Promise<{ embedded: number; failed: number; batches: number }> {
+  const total = { embedded: 0, failed: 0, batches: 0 };
+  for (const store of stores) {
     for (;;) {
-      if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { embedded, failed, batches };
-      const r = await processEmbedBatch({ handle, batchSize: opts.batchSize });
+      if (maxBatches !== undefined && total.batches >= maxBatches) return total;
+      const r = await step(store);
       if (r.claimed === 0) break;
-      batches++;
-      embedded += r.embedded;
-      failed += r.failed;
+      total.batches++;
+      total.embedded += r.embedded;
+      total.failed += r.failed;
       if (r.hold || (r.failed > 0 && r.embedded === 0)) break; // provider down, disk full or items failing: let the backoff work
     }
   }
-  return { embedded, failed, batches };
+  return total;
 }
 
 /**

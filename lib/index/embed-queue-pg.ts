@@ -7,7 +7,7 @@ import { embeddingProvenanceRecords, PROVENANCE_BATCH, retireReplacedVectorFacts
 import type { Fingerprint } from "../embed/providers";
 import { releaseDeadWorkerClaims, type Backlog, type ClaimedItem } from "../embed/queue";
 import type { EmbeddingProvider } from "../embed/types";
-import { cacheKey, embedMisses, emptyBatchResult, processClaimOwner, runEmbedBatch, type BatchResult } from "../embed/worker";
+import { cacheKey, drainEach, embedClaimed, processClaimOwner, runEmbedBatch, type BatchResult, type ClaimedWork } from "../embed/worker";
 import { newClaimOwnerId, type StaleClaims } from "../embed/healing";
 import { pgLedger } from "../governance/audit";
 import type { PgGovernanceExecutor } from "../db/pg";
@@ -63,7 +63,7 @@ export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx:
 }
 
 /** Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
-export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
+async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
   const found = (
     await tx.execute(sql`with ready as (
         select id from embed_queue
@@ -105,7 +105,7 @@ export async function backlogFallbackPg({ tx, watermark = getConfig().embed.back
   return { reason: "backlog", message: `${pending} item(s) are waiting for a vector, above the watermark of ${watermark} (DUALMIND_EMBED_BACKLOG_WATERMARK)`, count: pending };
 }
 
-type Work = { item: ClaimedItem } & PgEmbeddableText;
+type Work = ClaimedWork<PgEmbeddableText>;
 
 /** One worker step for one store: claim a batch, embed what the cache lacks (outside any transaction), finish in one transaction. */
 export async function processEmbedBatchPg({
@@ -163,46 +163,23 @@ async function embedClaimedBatchPg({
   claimed: ClaimedItem[];
   signal?: AbortSignal;
 }): Promise<BatchResult> {
-  const claimed = await withStoreTx({ handle, work: (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }) });
-  claimedOut.push(...claimed);
-  const result: BatchResult = { ...emptyBatchResult(), claimed: claimed.length };
-  if (claimed.length === 0) return result;
-
-  // Current texts, per kind through its registered loader; an artifact deleted meanwhile is dropped from the queue.
-  const { texts, cached } = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
-    const byKind = new Map<string, Map<number, PgEmbeddableText>>();
-    for (const kind of new Set(claimed.map((c) => c.kind))) {
-      const loader = getPgEmbeddable(kind);
-      if (loader) byKind.set(kind, await loader.load({ tx, refIds: claimed.filter((c) => c.kind === kind).map((c) => c.refId) }));
-    }
-    const keys = [...new Set([...byKind.values()].flatMap((m) => [...m.values()].map((t) => cacheKey({ fingerprintId: fp.id, text: t.text }))))];
-    const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>({ tx, query: sql`select key, embedding from embedding_cache where key in ${keys}` }) : [];
-    return { texts: byKind, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
-  } });
-  const work: Work[] = [];
-  const gone: ClaimedItem[] = [];
-  for (const item of claimed) {
-    const t = texts.get(item.kind)?.get(item.refId);
-    if (t) work.push({ item, ...t });
-    else gone.push(item);
-  }
-  result.dropped = gone.length;
-
-  const vectors = new Map<number, ArrayLike<number>>();
-  const misses: Work[] = [];
-  for (const w of work) {
-    const hit = cached.get(cacheKey({ fingerprintId: fp.id, text: w.text }));
-    if (hit) vectors.set(w.item.id, hit);
-    else misses.push(w);
-  }
-  result.cached = work.length - misses.length;
-
-  if (misses.length > 0) {
-    await embedMisses({ handle, provider: embedder.provider, fp, misses, workerId, vectors, result, signal, now: now() });
-    // Cached and embedded items still go through below.
-    work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
-  }
-
+  const { work, gone, vectors, result } = await embedClaimed<PgEmbeddableText>({
+    handle, provider: embedder.provider, fp, workerId, signal, now, claimedOut,
+    claimed: withStoreTx({ handle, work: (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }) }),
+    // Current texts, per kind through its registered loader, and the cache's vectors of them, in one read.
+    load: (claimed, keysOf) =>
+      withStoreTx({ handle, readOnly: true, work: async (tx) => {
+        const texts = new Map<string, Map<number, PgEmbeddableText>>();
+        for (const kind of new Set(claimed.map((c) => c.kind))) {
+          const loader = getPgEmbeddable(kind);
+          if (loader) texts.set(kind, await loader.load({ tx, refIds: claimed.filter((c) => c.kind === kind).map((c) => c.refId) }));
+        }
+        const keys = keysOf(texts);
+        const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>({ tx, query: sql`select key, embedding from embedding_cache where key in ${keys}` }) : [];
+        return { texts, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
+      } }),
+  });
+  if (result.claimed === 0) return result;
   result.embedded = await withStoreTx({ handle, work: (tx) => finishEmbedItemsPg({ tx, handle, fp, workerId, work, gone, vectors }) });
   // A re-embed finishes (or switches models) as soon as its last vector is written, on whichever replica wrote it.
   if (result.embedded > 0 || result.dropped > 0) await finishReembedIfDonePg({ handle });
@@ -257,31 +234,8 @@ async function finishEmbedItemsPg({
 }
 
 /** Drain the given stores until no ready work is left (tests, CLI, benchmarks). */
-export async function drainEmbedQueuesPg({
-  handles,
-  ...opts
-}: {
-  handles: PgStoreHandle[];
-  embedder?: PgEmbedder;
-  workerId?: string;
-  batchSize?: number;
-  leaseMs?: number;
-  now?: () => number;
-  maxBatches?: number;
-}): Promise<{ embedded: number; failed: number; batches: number }> {
-  const total = { embedded: 0, failed: 0, batches: 0 };
-  for (const handle of handles) {
-    for (;;) {
-      if (opts.maxBatches !== undefined && total.batches >= opts.maxBatches) return total;
-      const r = await processEmbedBatchPg({ handle, ...opts });
-      if (r.claimed === 0) break;
-      total.batches++;
-      total.embedded += r.embedded;
-      total.failed += r.failed;
-      if (r.hold || (r.failed > 0 && r.embedded === 0)) break; // provider down, disk full or items failing: let the backoff work
-    }
-  }
-  return total;
+export async function drainEmbedQueuesPg({ handles, maxBatches, ...opts }: { handles: PgStoreHandle[]; embedder?: PgEmbedder; workerId?: string; batchSize?: number; leaseMs?: number; now?: () => number; maxBatches?: number }): Promise<{ embedded: number; failed: number; batches: number }> {
+  return drainEach({ stores: handles, maxBatches, step: (handle) => processEmbedBatchPg({ handle, ...opts }) });
 }
 
 /**

@@ -1,31 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
 import { AppError, isAppError } from "../errors";
-import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, RRF_K, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, similarityFloorFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
-import {
-  bandSearchHits,
-  chunkHit,
-  DOCUMENT_POOL,
-  DOCUMENT_SCORING,
-  fuseCandidates,
-  groupByDocument,
-  lexicalOverBudgetFallback,
-  POOL,
-  refuseTooDeep,
-  recordFusionStages,
-  recordGroupingStage,
-  whyChunk,
-  type Candidate,
-  type ChunkDetail,
-  type LexicalRanking,
-  type SearchInput,
-  type SearchResult,
-  weighWrittenForms,
-  WRITTEN_FORMS,
-  CONTEXT_ROWS_READ,
-  mergeContext,
-} from "./search";
+import { DOCUMENT_POOL, finishSearch, POOL, refuseTooDeep, weighWrittenForms, WRITTEN_FORMS, CONTEXT_ROWS_READ, mergeContext, type ChunkDetail, type LexicalRanking, type SearchInput, type SearchResult } from "./search";
 import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestInFolder } from "../retrieval/context";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
@@ -37,7 +15,7 @@ import { arrayLiteral, bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from
 import { DOCUMENT_WORDS, rowsBm25Pg, startDocumentTermsBackfillPg } from "./engines/pg-words";
 
 /**
- * Search on PostgreSQL (the SQLite twin is ./search.ts): same input, answer shape, reasons and fusion; full-text
+ * Search's legs on PostgreSQL (fusion, grouping, the page and the answer are ./search.ts finishSearch): full-text
  * ranked by FTS5's own bm25 from statistics kept at write time (engines/pg-fulltext.ts, engines/pg-words.ts), or
  * while they are built by an idf-weighted ts_rank (docs/postgresql.md). User words are bound parameters, one
  * plainto_tsquery each, never tsquery syntax. The statements run within the query budget as their statement_timeout.
@@ -487,112 +465,66 @@ async function searchStoresPg({
       log("warn", "search log write failed", { store: handle.store, error: e.message }),
     );
   }
-  const fusionStarted = performance.now();
   const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
-
-  const candidates = fuseCandidates({
-    lexical,
-    vector: vectorRanked.map((r) => ({ key: r.key, similarity: r.score })),
-    detailOf,
-    answeredBy,
-    weights,
-    now,
-    tauDays: input.recency_tau_days,
-    snippetOf: (key, detail) => {
-      const raw = snipOf.get(key);
-      return raw == null ? { snippet: "", highlights: [] } : snippetFor({ raw, where: detail });
-    },
-  });
-  recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
-
-  const toHit = (c: Candidate) =>
-    chunkHit({ chunk: c, snippet: c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail }), explain: input.explain, mode: answeredBy, weights, ranking: RANKING });
-
-  // group=document: the scoring of the SQLite path (a short query weighs its passages more), with the whole-document leg.
-  const scoring = { ...DOCUMENT_SCORING };
-  if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
-  let wholeDocument: Map<string, number> | null = null;
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }), ranking: RANKING });
+  const pending = vectorsAnswered ? legs[0].pending : 0;
+  const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
   type OnStore = <T>(h: PgStoreHandle, work: (tx: PgStoreTx) => Promise<T>) => Promise<T>;
-  // After fusion: the whole-document leg (group=document), then headlines for what is shown.
-  const afterFusion = async (onStore: OnStore) => {
-    if (grouped && scoring.wholeDocument > 0 && answeredBy !== "vector" && lexicalOverBudget === null) {
-      const scored = new Map<string, number>();
-      for (const h of handles) {
-        const leg = legs.find((l) => l.store === h.store)!;
-        const paths = [...new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path))];
-        if (paths.length === 0) continue;
-        const scores = await onStore(h, async (tx) => {
-          // FTS5's bm25 of the candidate documents from the whole-document statistics (SQLite: documents_fts); while they
-          // are being built (a store from before them), the ts_rank form over the candidates' text.
-          const bm25 = await rowsBm25Pg({ tx, table: DOCUMENT_WORDS, words: terms, mode: matchMode, among: sql`select doc_id as rid, path as label from documents where path = any(${arrayLiteral(paths)}::text[])` });
-          if (bm25.kind === "scored") return bm25.scores;
-          if (/being built/.test(bm25.reason)) startDocumentTermsBackfillPg(h);
-          return leg.stats ? wholeDocumentScores(tx, leg.stats, paths) : new Map<string, number>();
-        });
-        for (const [path, score] of scores) scored.set(`${h.store}:${path}`, score);
-      }
-      wholeDocument = scored;
-    }
-    // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
-    const shownKeys = grouped
-      ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
-      : new Set(candidates.slice(input.offset, input.offset + input.limit).map((c) => c.key));
-    const shown = candidates.filter((c) => shownKeys.has(c.key));
-    for (const h of handles) {
-      const leg = legs.find((l) => l.store === h.store)!;
-      if (!leg.tsq) continue;
-      const ids = shown.filter((c) => c.store === h.store && c.fts && snipOf.get(c.key) === null).map((c) => c.detail.id);
-      if (ids.length === 0) continue;
-      const snips = await onStore(h, (tx) => headlines(tx, leg.tsq!, ids));
-      for (const c of shown) {
-        const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
-        if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor({ raw, where: c.detail }));
-      }
-    }
-  };
+  const finish = (onStore: OnStore) =>
+    finishSearch({
+      input, rec, now, answeredBy, weights, policy, ranking: RANKING, lexical, vector: vectorRanked.map((r) => ({ key: r.key, similarity: r.score })), detailOf, terms,
+      // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
+      handles: [],
+      groupingNote: "by the chunks' evidence, each document's text as a whole (whole-document bm25) and the path's words",
+      wholeDocument: async (candidates) => {
+        if (lexicalOverBudget !== null) return null;
+        const scored = new Map<string, number>();
+        for (const h of handles) {
+          const leg = legs.find((l) => l.store === h.store)!;
+          const paths = [...new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path))];
+          if (paths.length === 0) continue;
+          const scores = await onStore(h, async (tx) => {
+            // FTS5's bm25 of the candidate documents from the whole-document statistics (SQLite: documents_fts); while they
+            // are being built (a store from before them), the ts_rank form over the candidates' text.
+            const bm25 = await rowsBm25Pg({ tx, table: DOCUMENT_WORDS, words: terms, mode: matchMode, among: sql`select doc_id as rid, path as label from documents where path = any(${arrayLiteral(paths)}::text[])` });
+            if (bm25.kind === "scored") return bm25.scores;
+            if (/being built/.test(bm25.reason)) startDocumentTermsBackfillPg(h);
+            return leg.stats ? wholeDocumentScores(tx, leg.stats, paths) : new Map<string, number>();
+          });
+          for (const [path, score] of scores) scored.set(`${h.store}:${path}`, score);
+        }
+        return scored;
+      },
+      // The page's headlines came with the ranking where it could ask for them; the others are made now, for what is shown only.
+      lexicalSnippets: async (shown) => {
+        const raws = new Map<string, string>();
+        for (const c of shown) if (snipOf.get(c.key) != null) raws.set(c.key, snipOf.get(c.key)!);
+        for (const h of handles) {
+          const tsq = legs.find((l) => l.store === h.store)!.tsq;
+          const ids = shown.filter((c) => c.store === h.store && !raws.has(c.key)).map((c) => c.detail.id);
+          if (!tsq || ids.length === 0) continue;
+          for (const [id, raw] of await onStore(h, (tx) => headlines(tx, tsq, ids))) raws.set(`${h.store}:${id}`, raw);
+        }
+        return raws;
+      },
+      answer: {
+        match: legs[0].tsq,
+        stores: handles.map((h) => h.store),
+        vectorFallback,
+        lexicalOverBudget,
+        hasChunks: () => legs.some((l) => l.searchable),
+        vectors:
+          fp && vectorsAnswered
+            ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, ...(legs[0].method === "hnsw" ? { method: "hnsw", index_available: true, index_reason: null } : { method: "exact", index_available: false, index_reason: `no pgvector HNSW index for ${fp.dimension} dimensions: exact cosine scan over real[] (up to ${EXACT_SCAN_LIMIT} vectors)` }), pending_embeddings: pending, similarity_floor: floor, below_floor: belowFloor }
+            : null,
+        warnings: [
+          ...(pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : []),
+          // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.
+          ...(vectorsAnswered ? legs.slice(1).flatMap((l) => (l.vectorFallback ? [{ code: "core_vectors_unavailable", message: l.vectorFallback.message }] : [])) : []),
+        ],
+      },
+    });
   const ownTx: OnStore = (h, work) => (shared ? work(shared) : withStoreTx({ handle: h, readOnly: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => work(tx) }) }));
   // One store, grouped: its whole-document leg and its headlines share one transaction (one budget set-up, one commit).
-  if (handles.length === 1 && grouped && lexicalRan) await ownTx(handle, (tx) => afterFusion((_h, work) => work(tx)));
-  else await afterFusion(ownTx);
-
-  const groupingStarted = performance.now();
-  const hits = grouped ? group() : candidates.map(toHit);
-  // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
-  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: scoring.combine, note: "by the chunks' evidence, each document's text as a whole (whole-document bm25) and the path's words" });
-  const results = hits.slice(input.offset, input.offset + input.limit);
-  const searchable = legs.some((l) => l.searchable) ? 1 : 0;
-  const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
-  const pending = vectorsAnswered ? legs[0].pending : 0;
-  const fallback =
-    lexicalOverBudget !== null
-      ? lexicalOverBudgetFallback(lexicalOverBudget)
-      : vectorFallback
-        ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` }
-        : null;
-  return {
-    mode: input.mode,
-    effective_mode: answeredBy,
-    group: input.group,
-    query: input.q,
-    match: legs[0].tsq,
-    results,
-    has_more: hits.length > input.offset + input.limit,
-    stores: handles.map((h) => h.store),
-    // Degraded is the store's state (a queue over the watermark), as its health says (awaitingFirstVectors is not).
-    degraded: backlogDegrades(vectorFallback),
-    fallback,
-    reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0, weak: bandSearchHits({ results, candidates, q: input.q, provider: fp && vectorsAnswered ? fp.provider : null, floor }) }),
-    vectors:
-      fp && vectorsAnswered
-        ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, ...(legs[0].method === "hnsw" ? { method: "hnsw", index_available: true, index_reason: null } : { method: "exact", index_available: false, index_reason: `no pgvector HNSW index for ${fp.dimension} dimensions: exact cosine scan over real[] (up to ${EXACT_SCAN_LIMIT} vectors)` }), pending_embeddings: pending, similarity_floor: floor, below_floor: belowFloor }
-        : null,
-    fusion: answeredBy === "hybrid" ? { w_fts: weights.fts, w_vec: weights.vec, k: RRF_K, recency_tau_days: input.recency_tau_days ?? null, calibration: policy.key, calibration_source: policy.source } : null,
-    warnings: [
-      ...(pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : []),
-      // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.
-      ...(vectorsAnswered ? legs.slice(1).flatMap((l) => (l.vectorFallback ? [{ code: "core_vectors_unavailable", message: l.vectorFallback.message }] : [])) : []),
-    ],
-    ...(rec ? { explain: rec.result() } : {}),
-  };
+  if (handles.length === 1 && grouped && lexicalRan) return ownTx(handle, (tx) => finish((_h, work) => work(tx)));
+  return finish(ownTx);
 }

@@ -176,11 +176,6 @@ const MAX_POST_FILTER_K = 2_000;
  */
 export const MAX_VECTOR_DEPTH = 1000;
 
-/** The fallback of a hybrid answer whose full-text part ran out of its budget (`why`, the refusal's message): answered from vectors alone. */
-export function lexicalOverBudgetFallback(why: string): NonNullable<SearchResult["fallback"]> {
-  return { reason: "query_budget", message: `full-text part skipped: ${why}; answered from vectors alone` };
-}
-
 /** Refuses (400) a vector, hybrid or document-grouped page deeper than MAX_VECTOR_DEPTH, saying how to page further. */
 export function refuseTooDeep(input: Pick<SearchInput, "mode" | "group" | "offset" | "limit">): void {
   const grouped = input.group === "document";
@@ -374,10 +369,9 @@ export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
 
 /**
  * Fusion, one rule for both backends: a candidate per chunk key of either leg (each ranked best first), scored by
- * what answered (weighted reciprocal rank, cosine or the lexical score) × recency, best first. `snippetOf`: a
- * lexical hit's snippet when the backend has it already.
+ * what answered (weighted reciprocal rank, cosine or the lexical score) × recency, best first.
  */
-export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays, snippetOf }: {
+export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays }: {
   lexical: Pick<LexicalHit, "key" | "score" | "exactForms" | "nearPairs" | "context" | "matched">[];
   vector: { key: string; similarity: number; distance?: number }[];
   detailOf: (key: string) => ChunkDetail | undefined;
@@ -385,7 +379,6 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
   weights: { fts: number; vec: number };
   now: number;
   tauDays: number | undefined;
-  snippetOf?: (key: string, detail: ChunkDetail) => { snippet: string; highlights: [number, number][] };
 }): Candidate[] {
   const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, r }]));
   const vecPos = new Map(vector.map((r, i) => [r.key, { rank: i + 1, r }]));
@@ -397,21 +390,14 @@ export function fuseCandidates({ lexical, vector, detailOf, answeredBy, weights,
     if (answeredBy === "vector" && !v) return [];
     const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, tauDays);
     const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
-    const fts = f && { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), ...(snippetOf?.(key, detail) ?? { snippet: "", highlights: [] }) };
+    const fts = f && { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), snippet: "", highlights: [] };
     const vec = v && { rank: v.rank, distance: v.r.distance ?? 1 - v.r.similarity, similarity: v.r.similarity };
     return [{ key, store: key.slice(0, key.indexOf(":")), detail, fts: fts ?? null, vector: vec ?? null, decay, score: raw * (decay ?? 1) }];
   });
   return candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
 }
 
-/** A candidate as a chunk hit (both backends), with `signals` when explained. */
-export function chunkHit({ chunk: c, snippet, explain, mode, weights, ranking }: { chunk: Candidate; snippet: { snippet: string; highlights: [number, number][] }; explain: boolean; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): SearchHit {
-  const hit: SearchHit = { store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, ...snippet };
-  if (explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode, weights, ranking }) };
-  return hit;
-}
-
-export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
+function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
     const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
@@ -421,26 +407,6 @@ export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk:
   if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
   if (c.decay !== null) parts.push(`recency ×${round6(c.decay)}`);
   return `${parts.join("; ")} = ${round6(c.score)}`;
-}
-
-/**
- * The stages of a search's explain that both backends share (the readiness
- * stage is ExplainRecorder.readiness; the vector and lexical stages say what
- * each backend's own engine did): fusion, filters and grouping, one wording.
- */
-export function recordFusionStages(rec: ExplainRecorder | null, { ms, input, answeredBy, weights, candidates, ranking, policy }: { ms: number; input: SearchInput; answeredBy: SearchInput["mode"]; weights: { fts: number; vec: number }; candidates: Candidate[]; ranking: LexicalRanking; policy: FusionPolicy }): void {
-  rec?.record("fusion", ms, {
-    candidates: candidates.length,
-    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
-    top: candidates.map((c) => ({ key: c.key, score: c.score })),
-  });
-  // Both backends filter inside each leg's own statement, so this stage takes no time of its own.
-  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
-}
-
-/** The grouping stage (group=document): the documents ranked, each by its chunks' evidence. */
-export function recordGroupingStage(rec: ExplainRecorder | null, { ms, hits, combine, note }: { ms: number; hits: SearchHit[]; combine: DocumentScoring["combine"]; note?: string }): void {
-  rec?.record("grouping", ms, { candidates: hits.length, detail: `chunks grouped by document (${combine})${note ? `; ${note}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
 }
 
 /**
@@ -460,7 +426,6 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;
 
   // Vector leg: readiness and the query's vector first; any "no" is a fallback to full-text that says why.
-  let fallback: SearchResult["fallback"] = null;
   let vectorFallback: Fallback | null = null;
   let vectors: SearchResult["vectors"] = null;
   let weights = { fts: 1, vec: 1 };
@@ -469,10 +434,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   if (input.mode !== "fts") {
     const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
     rec?.readiness(plan);
-    if (!plan.ok) {
-      vectorFallback = plan.fallback;
-      fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered with full-text search` };
-    } else {
+    if (!plan.ok) vectorFallback = plan.fallback;
+    else {
       const fp = plan.fingerprint;
       const floor = similarityFloorFor(fp.provider);
       policy = fusionPolicyFor({ fingerprint: fp, override: { fts: input.w_fts, vec: input.w_vec ?? tuning.vec } });
@@ -580,36 +543,12 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
 
-  // Fusion: one score per chunk.
-  const t0 = performance.now();
   const answeredBy: SearchInput["mode"] = lexicalOverBudget ? "vector" : vectors ? input.mode : "fts";
   const details = new Map<string, ChunkDetail>(ftsRanked.map((r) => [r.key, r.row]));
   for (const h of handles) {
     const ids = vectorRanked.filter((r) => r.store === h.store && !details.has(r.key)).map((r) => r.id);
     for (const [id, d] of detailsFor({ handle: h, ids })) details.set(`${h.store}:${id}`, d);
   }
-  // The snippet is made for the shown hits only (withShownSnippets).
-  const candidates = fuseCandidates({ lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key), answeredBy, weights, now, tauDays: input.recency_tau_days });
-  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
-
-  // The snippets are made for the shown hits only (withShownSnippets).
-  const toHit = (c: Candidate) => chunkHit({ chunk: c, snippet: { snippet: "", highlights: [] }, explain: input.explain, mode: answeredBy, weights });
-
-  let hits: SearchHit[];
-  if (!grouped) {
-    hits = candidates.map(toHit);
-  } else {
-    const t1 = performance.now();
-    const scoring = { ...DOCUMENT_SCORING, ...tuning.document };
-    // Plain queries only: an advanced expression may name chunk columns the document index does not have.
-    const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
-    if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
-    const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null;
-    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights }) });
-    recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine });
-  }
-  const results = withShownSnippets({ results: hits.slice(input.offset, input.offset + input.limit), candidates, match, tokenizers: snippetTokenizers });
-
   const warnings: SearchResult["warnings"] = [];
   if (vectors) {
     if (!handle.vectors.available) warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
@@ -617,27 +556,106 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   }
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
-  if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
+  return finishSearch({
+    input, rec, now, answeredBy, weights, policy, handles, ranking: "bm25", lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key),
+    terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring: tuning.document,
+    // Plain queries only: an advanced expression may name chunk columns the document index does not have.
+    wholeDocument: (candidates) => (match && input.syntax === "plain" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null),
+    lexicalSnippets: (shown) => {
+      const raws = new Map<string, string>();
+      for (const [store, tokenize] of snippetTokenizers) {
+        const rows = shown.filter((c) => c.store === store).map((c) => c.detail);
+        if (match && rows.length) for (const [id, raw] of chunkSnippets({ tokenize, match, rows })) raws.set(`${store}:${id}`, raw);
+      }
+      return raws;
+    },
+    answer: { match, stores, vectors, vectorFallback, lexicalOverBudget, warnings, hasChunks: () => handles.some(hasChunks), ...(rebuilding.length ? { fts_rebuild: rebuilding } : {}) },
+  });
+}
+
+/**
+ * Everything after the legs, one rule for both backends: fusion, grouping (with the engine's whole-document leg),
+ * the page, its snippets (the engine's, for the shown hits that hold the query's words) and the answer.
+ */
+export async function finishSearch({ input, rec, now, answeredBy, weights, policy, ranking, lexical, vector, detailOf, terms, scoring: tuned, handles, wholeDocument: wholeDocumentOf, lexicalSnippets, groupingNote, answer }: {
+  input: SearchInput;
+  rec: ExplainRecorder | null;
+  now: number;
+  answeredBy: SearchInput["mode"];
+  weights: { fts: number; vec: number };
+  policy: FusionPolicy;
+  ranking: LexicalRanking;
+  /** Each leg ranked best first over every searched store. */
+  lexical: Pick<LexicalHit, "key" | "score" | "exactForms" | "nearPairs" | "context" | "matched">[];
+  vector: { key: string; similarity: number; distance?: number }[];
+  detailOf: (key: string) => ChunkDetail | undefined;
+  terms: string[];
+  scoring?: Partial<DocumentScoring>;
+  /** The stores whose titles weigh a document (group=document). */
+  handles: StoreHandle[];
+  /** The whole-document bm25 of the candidates' documents by `store:path`, or null. */
+  wholeDocument: (candidates: Candidate[]) => Map<string, number> | null | Promise<Map<string, number> | null>;
+  /** The raw marked snippets of the shown candidates that hold the query's words, by key. */
+  lexicalSnippets: (shown: Candidate[]) => Map<string, string> | Promise<Map<string, string>>;
+  groupingNote?: string;
+  answer: Pick<SearchResult, "match" | "stores" | "vectors" | "warnings" | "fts_rebuild"> & { vectorFallback: Fallback | null; lexicalOverBudget: string | null; hasChunks: () => boolean };
+}): Promise<SearchResult> {
+  const t0 = performance.now();
+  const candidates = fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days });
+  rec?.record("fusion", performance.now() - t0, {
+    candidates: candidates.length,
+    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
+    top: candidates.map((c) => ({ key: c.key, score: c.score })),
+  });
+  // Each leg filters inside its own statement, so this stage takes no time of its own.
+  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+  const why = (c: Candidate) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking });
+  // A candidate as a chunk hit; its snippet is made once it is shown (below).
+  const toHit = (c: Candidate): SearchHit => ({
+    ...{ store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] },
+    ...(input.explain ? { signals: { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: why(c) } } : {}),
+  });
+  let hits: SearchHit[];
+  if (input.group === "chunk") hits = candidates.map(toHit);
+  else {
+    const t1 = performance.now();
+    const scoring = { ...DOCUMENT_SCORING, ...tuned };
+    if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
+    const wholeDocument = scoring.wholeDocument > 0 && answeredBy !== "vector" ? await wholeDocumentOf(candidates) : null;
+    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why, ranking });
+    rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${scoring.combine})${groupingNote ? `; ${groupingNote}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
+  }
+  const results = hits.slice(input.offset, input.offset + input.limit);
+  // A document's best chunk is also its first passage: one snippet each.
+  const byKey = new Map(candidates.map((c) => [c.key, c]));
+  const shown = results.flatMap((h) => [{ key: `${h.store}:${h.id}`, into: h as { snippet: string; highlights: [number, number][] } }, ...(h.passages ?? []).map((p) => ({ key: `${h.store}:${p.id}`, into: p }))]);
+  const raws = await lexicalSnippets([...new Set(shown.map((s) => s.key))].flatMap((key) => (holdsWords(byKey.get(key)) ? [byKey.get(key)!] : [])));
+  for (const s of shown) {
+    const c = byKey.get(s.key);
+    if (c) Object.assign(s.into, snippetFor({ raw: holdsWords(c) ? (raws.get(s.key) ?? "") : c.detail.text, where: c.detail }));
+  }
+
+  const { vectors, vectorFallback, lexicalOverBudget } = answer;
   // Whether the stores hold anything matters only to an empty answer (answerReason): no read when there are hits.
-  const searchable = hits.length > 0 || handles.some(hasChunks) ? 1 : 0;
+  const searchable = hits.length > 0 || answer.hasChunks() ? 1 : 0;
   const weak = bandSearchHits({ results, candidates, q: input.q, provider: (vectors?.model.provider ?? null) as Fingerprint["provider"] | null, floor: vectors?.similarity_floor ?? 1 });
-  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak });
   return {
     mode: input.mode,
     effective_mode: answeredBy,
     group: input.group,
     query: input.q,
-    match,
+    match: answer.match,
     results,
     has_more: hits.length > input.offset + input.limit,
-    stores,
+    stores: answer.stores,
+    // Degraded is the store's state (a queue over the watermark), as its health says.
     degraded: backlogDegrades(vectorFallback),
-    fallback,
-    reason,
+    fallback: lexicalOverBudget ? { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` } : vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null,
+    reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.below_floor ?? 0, weak }),
     vectors,
     fusion: answeredBy === "hybrid" ? { w_fts: weights.fts, w_vec: weights.vec, k: RRF_K, recency_tau_days: input.recency_tau_days ?? null, calibration: policy.key, calibration_source: policy.source } : null,
-    warnings,
-    ...(rebuilding.length ? { fts_rebuild: rebuilding } : {}),
+    warnings: answer.warnings,
+    ...(answer.fts_rebuild ? { fts_rebuild: answer.fts_rebuild } : {}),
     ...(rec ? { explain: rec.result() } : {}),
   };
 }
@@ -685,24 +703,6 @@ export function mergeContext<H extends { score: number; context?: number }>({ ra
 
 /** Documents read on each side of a context seed's time to find the nearest of its folder. */
 export const CONTEXT_ROWS_READ = 8;
-
-/** The snippets of the hits shown and of their passages, made only for them (for every candidate they were a quarter of a broad query's cost). */
-function withShownSnippets({ results, candidates, match, tokenizers }: { results: SearchHit[]; candidates: Candidate[]; match: string | null; tokenizers: Map<string, string> }): SearchHit[] {
-  const byKey = new Map(candidates.map((c) => [c.key, c]));
-  const shown = results.flatMap((h) => [{ store: h.store, id: h.id, into: h as { snippet: string; highlights: [number, number][] } }, ...(h.passages ?? []).map((p) => ({ store: h.store, id: p.id, into: p }))]);
-  const lexical = new Map<string, Map<number, string>>();
-  for (const [store, tokenize] of tokenizers) {
-    // A document's best chunk is also its first passage: one snippet each.
-    const rows = new Map(shown.flatMap((s) => (s.store === store && holdsWords(byKey.get(`${s.store}:${s.id}`)) ? [[s.id, byKey.get(`${s.store}:${s.id}`)!.detail] as const] : [])));
-    if (match && rows.size) lexical.set(store, chunkSnippets({ tokenize, match, rows: [...rows.values()] }));
-  }
-  for (const s of shown) {
-    const c = byKey.get(`${s.store}:${s.id}`);
-    if (!c) continue;
-    Object.assign(s.into, holdsWords(c) ? snippetFor({ raw: lexical.get(s.store)?.get(s.id) ?? "", where: c.detail }) : snippetFor({ raw: c.detail.text, where: c.detail }));
-  }
-  return results;
-}
 
 /**
  * Whole-document bm25 (documents_fts) of the documents the chunk legs found, keyed `store:path` (higher is better),
