@@ -193,6 +193,14 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
       expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
     }
     expect(await onDisk("disk-mems")).toBeLessThanOrEqual(memsBefore + 64 * 1024);
+    // A move that grows the memory is refused before it writes too (what its old path frees counted).
+    for (let i = 0; i < 10; i++) {
+      const r = (await callRoute(updateMemoryRoute, { method: "PUT", token, params: { store: "disk-mems" }, body: { path: "n/m0", move_to: `n/moved-${i}`, body: distinct(4000 + i, 3000) } })) as Answer;
+      expect(r.status).toBe(422);
+      expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+      if (onPg) expect(r.json.error?.message).toContain("this write adds at least");
+    }
+    expect(await onDisk("disk-mems")).toBeLessThanOrEqual(memsBefore + 64 * 1024);
   });
 
   it.runIf(onPg)("a batch whose per-word rows alone would pass the limit is refused before anything is written, even into an empty store [PostgreSQL's posting and term rows; SQLite's full-text is counted by its text]", async () => {

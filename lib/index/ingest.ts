@@ -350,14 +350,15 @@ function assertChunksWithinLimit(docs: { path: string; content: string }[]): voi
 
 /**
  * What writing documents grows their store by at least (lib/db/store-usage.ts), on either engine: their new rows'
- * least bytes, less at most what the rows they replace free (one query for the whole batch).
+ * least bytes, less at most what the rows they replace free (`freeing`: the documents at those paths, by default
+ * their own; one query for the whole batch).
  */
-export function* documentsLeastGrowth(docs: { path: string; text: string }[]): Op<number> {
+export function* documentsLeastGrowth({ docs, freeing = docs.map((d) => d.path) }: { docs: { path: string; text: string }[]; freeing?: string[] }): Op<number> {
   if (docs.length === 0) return 0;
   const engine = yield* dialect();
   const chunkTexts = docs.map((d) => chunkDocument({ path: d.path, kind: kindForPath(d.path), text: d.text }).map((c) => c.text));
   let least = docs.reduce((n, d, i) => n + newDocumentLeastBytes({ engine, path: d.path, contentBytes: Buffer.byteLength(d.text, "utf8"), chunkTexts: chunkTexts[i] }), 0);
-  const paths = sql.join(docs.map((d) => sql`${d.path}`), sql`, `);
+  const paths = sql.join(freeing.map((p) => sql`${p}`), sql`, `);
   const query = documentFreedMostSql(engine).split("?");
   const [row] = yield* sqlRows<{ freed: unknown }>(sql.join(query.map((part, i) => (i === 0 ? sql.raw(part) : sql`${paths}${sql.raw(part)}`)), sql``));
   if (engine === "pg") least += yield* postingsLeastBytes({ docs, chunkTexts: chunkTexts.flat() });
@@ -383,7 +384,7 @@ function* postingsLeastBytes({ docs, chunkTexts }: { docs: { path: string; text:
 }
 
 /** What writing `text` at `path` grows its store by at least. */
-export const documentLeastGrowth = (doc: { path: string; text: string }): Op<number> => documentsLeastGrowth([doc]);
+export const documentLeastGrowth = (doc: { path: string; text: string }): Op<number> => documentsLeastGrowth({ docs: [doc] });
 
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
 export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {
@@ -393,7 +394,7 @@ export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }:
   const op = function* (): Op<IngestResult[]> {
     // Refused before any work when its audit row would be (a refused write's index entries outlive its rollback on PostgreSQL).
     yield* assertAuditRoom({ actor });
-    const adds = () => documentsLeastGrowth(docs.map((d) => ({ path: d.path, text: d.content })));
+    const adds = () => documentsLeastGrowth({ docs: docs.map((d) => ({ path: d.path, text: d.content })) });
     const results = yield* withinStoreQuota({ store: handle.store, adds, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     // An unchanged re-send writes nothing, so there is nothing to audit.

@@ -6,10 +6,11 @@ import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { audit } from "./engine-steps";
+import { assertAuditRoom } from "../governance/limits";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { inCallerTx, write } from "../db/port";
-import { documentLeastGrowth, type IngestResult } from "./ingest";
+import { documentLeastGrowth, documentsLeastGrowth, type IngestResult } from "./ingest";
 import { withStoreQuotaPg } from "./store-quota";
 import {
   memoryDocPath,
@@ -89,6 +90,8 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
     body: input.body,
   });
   return withStoreTx({ handle, work: async (tx) => {
+    // Refused before any work when its audit row would be: a refused write's index entries outlive its rollback.
+    await inCallerTx(tx, assertAuditRoom({ actor }), handle);
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
     const adds = await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(input.path), text: content }));
     await withStoreQuotaPg({ tx, store: handle.store, adds, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
@@ -100,6 +103,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
 /** Update fields and/or body (and move with move_to): the twin of updateMemory, re-rendering the file text. */
 export async function updateMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
   return withStoreTx({ handle, work: async (tx) => {
+    await inCallerTx(tx, assertAuditRoom({ actor }), handle);
     const row = await lockMemory(tx, input.path);
     if (!row) throw new AppError("not_found", `no memory ${input.path}`);
     const current = memoryFromText({ memoryPath: row.path, text: row.content, mtime: row.updatedAt });
@@ -108,8 +112,8 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
     const { next, body } = updatedMemoryFields({ current, input, to, now });
     const text = renderMemoryFile({ memory: next, body });
-    // An update in place that cannot fit is refused before it writes (a move frees its old path's rows too: left to the triggers).
-    const adds = moved ? 0 : await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(to), text }));
+    // An update that cannot fit is refused before it writes (a move frees its old path's rows).
+    const adds = await inCallerTx(tx, documentsLeastGrowth({ docs: [{ path: memoryDocPath(to), text }], freeing: [memoryDocPath(input.path), memoryDocPath(to)] }));
     await withStoreQuotaPg({ tx, store: handle.store, adds, write: async () => {
       if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
       await putMemoryTextPg({ tx, memoryPath: to, text, mtime: now, capped: true });
@@ -181,6 +185,7 @@ export async function getTrashedMemoryPg({ handle, id, now = Date.now() }: { han
 /** Put a deleted memory back at its path or `to`, its text byte for byte, audited memory.restore (the twin of restoreMemory). */
 export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof restoreMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
   return withStoreTx({ handle, work: async (tx) => {
+    await inCallerTx(tx, assertAuditRoom({ actor }), handle);
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
