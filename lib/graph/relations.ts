@@ -5,6 +5,7 @@ import { count, insert, read, remove, row, rows, storeLock, update, write, type 
 import type { KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { audit } from "../index/engine-steps";
+import { assertRoomForRow } from "../index/store-quota";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
@@ -141,8 +142,11 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
         const [merged] = yield* update(relations, merging, (t) => eq(t.id, existing.id));
         return { relation: toGraphRelation(merged), merged: true };
       }
+      const id = randomUUID();
+      const attributes = JSON.stringify(r.attributes ?? {});
+      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: { id, from_id: r.from_id, to_id: r.to_id, relationship_type: r.relationship_type, attributes, created_by: actor } });
       const created = yield* insert(relations, {
-        id: randomUUID(),
+        id,
         fromId: r.from_id,
         toId: r.to_id,
         relationshipType: r.relationship_type,
@@ -151,7 +155,7 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
         confidence: r.confidence,
         temporalStart: r.temporal_start ?? null,
         temporalEnd: r.temporal_end ?? null,
-        attributes: JSON.stringify(r.attributes ?? {}),
+        attributes,
         createdAt: now,
         updatedAt: now,
         createdBy: actor,
