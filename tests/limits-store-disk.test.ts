@@ -4,9 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELETE as deleteDocumentRoute, PUT as putDocumentRoute } from "@/app/api/v1/stores/[store]/documents/route";
 import { POST as createMemoryRoute, PUT as updateMemoryRoute } from "@/app/api/v1/stores/[store]/memories/route";
 import { POST as think } from "@/app/api/v1/stores/[store]/thoughts/route";
+import { DELETE as deleteThought } from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
+import { rebuildBloatedTextIndexesPg } from "@/lib/index/engines/pg-text-indexes";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { getStoreDb, storeDir } from "@/lib/db/connection";
 import { getPg } from "@/lib/db/pg";
-import { storeSchemaName } from "@/lib/db/pg-store";
+import { quoteIdent, storeSchemaName } from "@/lib/db/pg-store";
 import { drainEmbeddings, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
@@ -127,6 +130,28 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
       expect(r.json.error?.message).toContain("this write adds at least");
     }
     expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+  });
+
+  it.runIf(onPg)("thoughts written and deleted with ever-new words do not grow the full-text index without end: an index past its bound is rebuilt [PostgreSQL's GIN keeps every key it ever held]", async () => {
+    const store = "disk-churn";
+    await seedStore(store);
+    const handle = await openStorePg({ pg: (await getPg())!, store });
+    const indexBytes = async () => Number((await storeSql<{ b: unknown }>(store, `select pg_relation_size(to_regclass($1)) as b`, [`${quoteIdent(storeSchemaName(store))}.thoughts_tsv_gin`]))[0].b);
+    const start = await indexBytes();
+    for (let i = 0; i < 60; i++) {
+      const t = (await callRoute(think, { token, params: { store }, body: { content: distinct(9000 + i, 1000) } })) as Answer & { json: { thought: { id: string } } };
+      expect(t.status).toBe(201);
+      expect((await callRoute(deleteThought, { method: "DELETE", token, params: { store, id: t.json.thought.id } })).status).toBe(200);
+    }
+    await (await getPg())!.pool.query(`vacuum ${quoteIdent(storeSchemaName(store))}.thoughts`);
+    const grown = await indexBytes();
+    expect(grown).toBeGreaterThan(start + 512 * 1024);
+    expect(await rebuildBloatedTextIndexesPg({ handle, minBytes: 256 * 1024 })).toContain("thoughts_tsv_gin");
+    expect(await indexBytes()).toBeLessThan(start + 128 * 1024);
+    // The store still finds what it holds.
+    const kept = (await callRoute(think, { token, params: { store }, body: { content: "a kept thought about zanzibar" } })) as Answer;
+    expect(kept.status).toBe(201);
+    expect(Number((await storeSql<{ n: unknown }>(store, "select count(*) as n from thoughts where tsv @@ to_tsquery('english', 'zanzibar')"))[0].n)).toBe(1);
   });
 
   it("rewriting a full store's documents again and again, each time new text, keeps the bound (the embedding cache keeps no more vectors than the store)", async () => {

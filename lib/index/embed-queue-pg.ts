@@ -18,6 +18,7 @@ import { CHUNKING_VERSION } from "./chunking";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbeddable, type PgEmbeddableText } from "./embed-kinds-pg";
 import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
+import { rebuildBloatedTextIndexesPg } from "./engines/pg-text-indexes";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
 import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-state";
 import { heartbeatWorker, recordWorkerBatch, registerWorker, stopWorker } from "../embed/worker-state";
@@ -130,7 +131,7 @@ export async function processEmbedBatchPg({
   // The provider's state as every replica sees it (lib/embed/provider-state.ts), learned from the worker's calls as on SQLite.
   // The ledger's facts of vectors a batch replaced or dropped go after it (a sweep that fails is logged and tried again).
   const kindOf = vectorKindOf(pgEmbeddableKinds().map((kind) => ({ kind, artifactType: getPgEmbeddable(kind)!.artifactType })));
-  return runEmbedBatch({
+  const result = await runEmbedBatch({
     handle,
     provider: embedder.provider,
     fingerprint: embedder.fingerprint,
@@ -140,6 +141,8 @@ export async function processEmbedBatchPg({
     embed: (fp, claimed) => embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal }),
     retireFacts: (budget) => withStoreTx({ handle, work: (tx) => retireReplacedVectorFacts({ store: handle.store, ledger: { kind: "pg", db: tx }, readStore: (op) => inCallerTx(tx, op, handle), kindOf, pgChunkKind: CHUNK_KIND, budget }) }),
   });
+  await rebuildBloatedTextIndexesPg({ handle, now: now() });
+  return result;
 }
 
 async function embedClaimedBatchPg({
