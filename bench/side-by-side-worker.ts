@@ -74,8 +74,11 @@ async function main() {
       for (let at = 0; at < n; at += 1000) handle.sqlite.transaction(() => { for (let i = at; i < Math.min(n, at + 1000); i++) write(i); })();
     };
     const drain = () => drainEmbedQueues({ stores: [STORE], batchSize: 512 });
-    await timed("documents written", () => inBatches(size, (i) => ingestDocument({ handle, path: `bench/w${String(i).padStart(6, "0")}.txt`, origin: "api", text: texts[i % texts.length], mtime: 0 })));
-    await timed("documents embedded", drain);
+    // Recall and remember alone need no documents (a store kept from a search-only build has them already).
+    if (parts.includes("search")) {
+      await timed("documents written", () => inBatches(size, (i) => ingestDocument({ handle, path: `bench/w${String(i).padStart(6, "0")}.txt`, origin: "api", text: texts[i % texts.length], mtime: 0 })));
+      await timed("documents embedded", drain);
+    }
     if (parts.includes("recall")) {
       await timed("traces written", () => inBatches(size, (i) => recordTrace({ handle, agentId: "bench", input: syntheticTrace(i) })));
       await timed("traces embedded", drain);
@@ -93,7 +96,8 @@ async function main() {
     });
     await timed("HNSW built", async () => {
       const fp = await getEmbedder().fingerprint;
-      for (const kind of ["chunk", "trace", "learning", "thought", "node"]) buildAnnIndex({ source: { db: handle.sqlite, schema: "main" }, fingerprintId: fp.id, kind, dim: fp.dimension });
+      const kinds = [...(parts.includes("search") ? ["chunk"] : []), ...(parts.includes("recall") ? ["trace", "learning"] : []), ...(parts.includes("remember") ? ["thought", "node"] : [])];
+      for (const kind of kinds) buildAnnIndex({ source: { db: handle.sqlite, schema: "main" }, fingerprintId: fp.id, kind, dim: fp.dimension });
     });
     handle.sqlite.pragma("wal_checkpoint(TRUNCATE)");
     fs.writeFileSync(marker, JSON.stringify(seconds));

@@ -1,6 +1,6 @@
 import { and, asc, between, count, desc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { insert, insertMany, read, rows, select, sqlRows, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { engineStep, read, rows, select, sqlRows, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import type { RecallEventHitRow, RecallEventRow } from "../db/schema/recall";
 import { AppError } from "../errors";
 import { audit } from "../index/engine-steps";
@@ -82,12 +82,31 @@ export function recallEventRows(event: RecallEventInput, now = Date.now(), bytes
   };
 }
 
+type EventValues = ReturnType<typeof recallEventRows>["event"];
+type HitValues = ReturnType<ReturnType<typeof recallEventRows>["hits"]>;
+
+/** The event's row, its id back (every recall writes one: no row read back beyond the id). */
+function insertEvent(values: EventValues): Op<number> {
+  return engineStep({
+    sqlite: (h) => h.db.insert(eventsTable.sqlite).values(values).returning({ id: eventsTable.sqlite.id }).get().id,
+    pg: async (tx) => (await tx.insert(eventsTable.pg).values(values).returning({ id: eventsTable.pg.id }))[0].id,
+  });
+}
+
+/** The event's hits' rows, nothing read back. */
+function insertHits(values: HitValues): Op<void> {
+  return engineStep({
+    sqlite: (h) => void (values.length > 0 && h.db.insert(hitsTable.sqlite).values(values).run()),
+    pg: async (tx) => void (values.length > 0 && (await tx.insert(hitsTable.pg).values(values))),
+  });
+}
+
 /** One recall and its hits, as a step of the caller's write, within the log's retention. Returns the event id the response carries. */
 export function* recallEventLogged(event: RecallEventInput): Op<number> {
   const [newest] = yield* sqlRows<{ bytes_through: unknown }>(sql`select bytes_through from recall_events order by id desc limit 1`);
   const r = recallEventRows(event, Date.now(), Number(newest?.bytes_through ?? 0));
-  const { id } = yield* insert(eventsTable, r.event);
-  yield* insertMany(hitsTable, r.hits(id));
+  const id = yield* insertEvent(r.event);
+  yield* insertHits(r.hits(id));
   yield* trimRecallLog(id, r.event.bytesThrough);
   return id;
 }
