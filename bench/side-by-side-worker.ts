@@ -70,22 +70,28 @@ async function main() {
       seconds[label] = Math.round((performance.now() - started) / 100) / 10;
       process.stderr.write(`[${process.env.BENCH_LABEL}] ${size}: ${label} ${seconds[label]} s\n`);
     };
-    const inBatches = (n: number, write: (i: number) => void) => {
-      for (let at = 0; at < n; at += 1000) handle.sqlite.transaction(() => { for (let i = at; i < Math.min(n, at + 1000); i++) write(i); })();
+    // A build stopped part way resumes: rows are written in order, a batch per transaction, so the rows a table holds are the first ones.
+    const written = (table: string) => (handle.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+    const inBatches = (n: number, write: (i: number) => void, from = 0) => {
+      for (let at = from; at < n; at += 1000) handle.sqlite.transaction(() => { for (let i = at; i < Math.min(n, at + 1000); i++) write(i); })();
     };
     const drain = () => drainEmbedQueues({ stores: [STORE], batchSize: 512 });
-    await timed("documents written", () => inBatches(size, (i) => ingestDocument({ handle, path: `bench/w${String(i).padStart(6, "0")}.txt`, origin: "api", text: texts[i % texts.length], mtime: 0 })));
-    await timed("documents embedded", drain);
+    // Recall and remember alone need no documents (a store kept from a search-only build has them already).
+    if (parts.includes("search")) {
+      await timed("documents written", () => inBatches(size, (i) => ingestDocument({ handle, path: `bench/w${String(i).padStart(6, "0")}.txt`, origin: "api", text: texts[i % texts.length], mtime: 0 })));
+      await timed("documents embedded", drain);
+    }
     if (parts.includes("recall")) {
-      await timed("traces written", () => inBatches(size, (i) => recordTrace({ handle, agentId: "bench", input: syntheticTrace(i) })));
+      await timed("traces written", () => inBatches(size, (i) => recordTrace({ handle, agentId: "bench", input: syntheticTrace(i) }), written("reasoning_traces")));
       await timed("traces embedded", drain);
     }
     if (parts.includes("remember")) await timed("thoughts and nodes written", () => {
-      inBatches(size, (i) => thinkThought({ handle, input: { content: texts[(size - 1 - i) % texts.length], framework: i % 5 === 0 ? "debug" : "conversation", chain_id: `chain-${i % 500}`, timestamp: 1_790_000_000_000 + i * 60_000 }, actor: "bench" }));
+      inBatches(size, (i) => thinkThought({ handle, input: { content: texts[(size - 1 - i) % texts.length], framework: i % 5 === 0 ? "debug" : "conversation", chain_id: `chain-${i % 500}`, timestamp: 1_790_000_000_000 + i * 60_000 }, actor: "bench" }), written("thoughts"));
+      const nodesFrom = written("kg_node");
       inBatches(Math.floor(size / 10), (i) => {
         const words = texts[(i * 7) % texts.length].split(/\s+/).filter((w) => /^[A-Za-z]{4,}$/.test(w)).slice(0, 3);
         createNode({ handle, input: { name: `${words.join(" ") || "node"} ${i}`, entity_type: "concept" }, actor: "bench" });
-      });
+      }, nodesFrom);
     });
     if (parts.includes("remember")) await timed("thoughts and nodes embedded", drain);
     await timed("word lists built", () => {
@@ -93,7 +99,8 @@ async function main() {
     });
     await timed("HNSW built", async () => {
       const fp = await getEmbedder().fingerprint;
-      for (const kind of ["chunk", "trace", "learning", "thought", "node"]) buildAnnIndex({ source: { db: handle.sqlite, schema: "main" }, fingerprintId: fp.id, kind, dim: fp.dimension });
+      const kinds = [...(parts.includes("search") ? ["chunk"] : []), ...(parts.includes("recall") ? ["trace", "learning"] : []), ...(parts.includes("remember") ? ["thought", "node"] : [])];
+      for (const kind of kinds) buildAnnIndex({ source: { db: handle.sqlite, schema: "main" }, fingerprintId: fp.id, kind, dim: fp.dimension });
     });
     handle.sqlite.pragma("wal_checkpoint(TRUNCATE)");
     fs.writeFileSync(marker, JSON.stringify(seconds));

@@ -16,7 +16,9 @@
  * each per size (nodes a tenth), one store per size per checkout.
  * BENCH_SIDE_QUERIES (default 60): queries per row.
  * BENCH_SIDE_PARTS (default search,recall,remember): which to build and time
- * (search alone needs only the documents).
+ * (search alone needs only the documents; recall or remember alone write no
+ * documents, so they can be added to a kept search store). A build stopped
+ * part way resumes where each table's rows end.
  * BENCH_SIDE_KEEP=<dir>: keep each checkout's stores in <dir>/<label>/<size>
  * and reuse them on the next run (building 100k takes many minutes).
  * BENCH_SIDE_BUILD_ONLY=1: build (or find) the stores, time nothing.

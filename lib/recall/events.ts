@@ -1,10 +1,12 @@
 import { and, asc, between, count, desc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { insert, insertMany, read, rows, select, sqlRows, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { engineStep, read, rows, select, sqlRows, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import type { RecallEventHitRow, RecallEventRow } from "../db/schema/recall";
 import { AppError } from "../errors";
 import { audit } from "../index/engine-steps";
 import { recallTables } from "./tables";
+import { fixedRows } from "./statements";
+import { preparedOnce } from "../db/statements";
 import type { RecallMode } from "./recall";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
@@ -49,7 +51,7 @@ function* trimRecallLog(id: number, bytesThrough: number, now = Date.now()): Op<
     const [upTo, before] = [id - recallEventsMaxRows, now - recallEventsMaxDays * 86_400_000];
     yield* deleteEvents(sql`id <= ${upTo} or created_at < ${before}`);
   }
-  const [oldest] = yield* sqlRows<{ before: unknown }>(sql`select bytes_through - bytes as before from recall_events order by id limit 1`);
+  const [oldest] = yield* fixedRows<{ before: unknown }>("select bytes_through - bytes as before from recall_events order by id limit 1");
   const keepAbove = bytesThrough - recallLogMaxBytes;
   if (!oldest || Number(oldest.before) >= keepAbove) return;
   // The first event (by its running sum, indexed) reaching keepAbove is the newest one over; no more than RECALL_TRIM_BATCH, never the one just logged.
@@ -82,12 +84,39 @@ export function recallEventRows(event: RecallEventInput, now = Date.now(), bytes
   };
 }
 
+type EventValues = ReturnType<typeof recallEventRows>["event"];
+type HitValues = ReturnType<ReturnType<typeof recallEventRows>["hits"]>;
+
+/** Every recall writes one event and its hits: on SQLite by statements prepared once per connection (preparing them cost more than writing). */
+const SQLITE_INSERT_EVENT =
+  "insert into recall_events (agent_id, query, mode, fallback_reason, latency_ms, cache_hit, hit_count, top_score, warning, created_at, bytes, bytes_through) values (@agentId, @query, @mode, @fallbackReason, @latencyMs, @cacheHit, @hitCount, @topScore, @warning, @createdAt, @bytes, @bytesThrough) returning id";
+const SQLITE_INSERT_HIT = "insert into recall_event_hits (event_id, rank, artifact, ref_id, score, summary) values (@eventId, @rank, @artifact, @refId, @score, @summary)";
+
+/** The event's row, its id back. */
+function insertEvent(values: EventValues): Op<number> {
+  return engineStep({
+    sqlite: (h) => (preparedOnce({ sqlite: h.sqlite, sql: SQLITE_INSERT_EVENT }).get({ ...values, cacheHit: Number(values.cacheHit), warning: Number(values.warning) }) as { id: number }).id,
+    pg: async (tx) => (await tx.insert(eventsTable.pg).values(values).returning({ id: eventsTable.pg.id }))[0].id,
+  });
+}
+
+/** The event's hits' rows, nothing read back. */
+function insertHits(values: HitValues): Op<void> {
+  return engineStep({
+    sqlite: (h) => {
+      const insertHit = preparedOnce({ sqlite: h.sqlite, sql: SQLITE_INSERT_HIT });
+      for (const v of values) insertHit.run(v);
+    },
+    pg: async (tx) => void (values.length > 0 && (await tx.insert(hitsTable.pg).values(values))),
+  });
+}
+
 /** One recall and its hits, as a step of the caller's write, within the log's retention. Returns the event id the response carries. */
 export function* recallEventLogged(event: RecallEventInput): Op<number> {
-  const [newest] = yield* sqlRows<{ bytes_through: unknown }>(sql`select bytes_through from recall_events order by id desc limit 1`);
+  const [newest] = yield* fixedRows<{ bytes_through: unknown }>("select bytes_through from recall_events order by id desc limit 1");
   const r = recallEventRows(event, Date.now(), Number(newest?.bytes_through ?? 0));
-  const { id } = yield* insert(eventsTable, r.event);
-  yield* insertMany(hitsTable, r.hits(id));
+  const id = yield* insertEvent(r.event);
+  yield* insertHits(r.hits(id));
   yield* trimRecallLog(id, r.event.bytesThrough);
   return id;
 }

@@ -1,4 +1,4 @@
-import { inArray, sql } from "drizzle-orm";
+import { inArray } from "drizzle-orm";
 import { z } from "zod";
 import { select, type AnyStoreHandle, type Op } from "../db/port";
 import { startQueryBudget, type QueryBudget } from "../db/query-budget";
@@ -11,6 +11,7 @@ import { LEARNING_KIND } from "./learnings";
 import { sanitizeText } from "./sanitize";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
 import { recallTables } from "./tables";
+import { fixedRows } from "./statements";
 import { TRACE_KIND } from "./traces";
 
 const DAY_MS = 86_400_000;
@@ -281,8 +282,7 @@ function* hitRows(candidates: Record<RecallKind, Candidate[]>): Op<{ traces: Tra
 /** Whether the store holds anything of these kinds to recall. */
 function* holdsAny(kinds: RecallKind[]): Op<boolean> {
   for (const kind of kinds) {
-    const table = kind === TRACE_KIND ? recallTables.traces : recallTables.learnings;
-    const [found] = yield* select({ t: table }, (db, { t }) => db.select({ one: sql<number>`1` }).from(t).limit(1));
+    const [found] = yield* fixedRows(kind === TRACE_KIND ? "select 1 from reasoning_traces limit 1" : "select 1 from learnings limit 1");
     if (found) return true;
   }
   return false;

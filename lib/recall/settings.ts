@@ -4,6 +4,7 @@ import { insertOrIgnore, read, row, update, write, type AnyStoreHandle, type On,
 import { audit } from "../index/engine-steps";
 import { getConfig } from "../config";
 import { recallTables } from "./tables";
+import { fixedRows } from "./statements";
 
 /** Per-store reflection settings; every field has a default so a new store just works. */
 export const reflectionSettingsSchema = z
@@ -79,9 +80,17 @@ export function applySettingsPatch(before: StoredReflectionSettings, patch: z.ou
 
 const table = recallTables.settings;
 
+/** The last stored JSON parsed, and what it parsed to: every recall reads the settings, which seldom change. */
+let lastParsed: { json: string | undefined; settings: StoredReflectionSettings } | null = null;
+
 function* readStoredSettings({ lock }: { lock?: RowLock } = {}): Op<StoredReflectionSettings> {
-  const found = yield* row(table, (t) => eq(t.id, 1), { lock });
-  return parseStoredSettings(found?.settings);
+  const found = lock ? yield* row(table, (t) => eq(t.id, 1), { lock }) : (yield* fixedRows<{ settings: string }>("select settings from reflection_settings where id = 1"))[0];
+  if (lastParsed === null || lastParsed.json !== found?.settings) {
+    const parsed = parseStoredSettings(found?.settings);
+    // Shared by every read until the JSON changes: frozen, so no caller can change another's.
+    lastParsed = { json: found?.settings, settings: Object.freeze({ ...parsed, retention: Object.freeze(parsed.retention) }) };
+  }
+  return lastParsed.settings;
 }
 
 /** The settings in force, as a step of a repository operation. */

@@ -23,7 +23,9 @@ const stemOf = (w: string) => w.replace(/(ations?|ments?|ings?|ers?|ed|es|ly|s|e
 /** The share of the query's content words (`terms`, as matchTerms gives them) that `text` holds, compared by stem. */
 export function termCoverage({ terms, text }: { terms: readonly string[]; text: string }): number {
   if (terms.length === 0) return 0;
-  const words = new Set((foldWord(text).match(/[\p{L}\p{N}]+/gu) ?? []).map(stemOf));
+  // ASCII text (most rows) folds to its lower case: the four Unicode normalization passes change nothing there.
+  const folded = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : foldWord(text);
+  const words = new Set((folded.match(/[\p{L}\p{N}]+/gu) ?? []).map(stemOf));
   const wanted = [...new Set(terms.map((t) => stemOf(foldWord(t))))];
   return wanted.filter((w) => words.has(w)).length / wanted.length;
 }
