@@ -47,11 +47,13 @@ function usageOf(row: { documents: unknown; bytes: unknown } | undefined): Store
 }
 
 /**
- * Before writing one row of `table` (a thought, a node): refused when what the row itself counts would take the store
+ * Before writing one row of `table` (a thought, a node, a trace): refused when what the row itself counts would take the store
  * past DUALMIND_MAX_STORE_BYTES, before it and its index entries are written (the triggers still decide exactly).
  */
 export function* assertRoomForRow({ store, table, values }: { store: string; table: string; values: Record<string, unknown> }): Op<void> {
-  const adds = rowBytes({ engine: yield* dialect(), table, values });
+  // The row's values by column name (a repository's camelCase field is its snake_case column).
+  const columns = Object.fromEntries(Object.entries(values).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
+  const adds = rowBytes({ engine: yield* dialect(), table, values: columns });
   assertRoomFor(store, usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(STORE_USAGE_SQL)))[0]), adds);
 }
 

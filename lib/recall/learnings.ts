@@ -7,6 +7,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { assertRoomForRow } from "../index/store-quota";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
@@ -111,6 +112,7 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
       if (deduped) return deduped;
       const engine = yield* dialect();
       const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
+      yield* assertRoomForRow({ store: handle.store, table: "learnings", values });
       const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
       // Another replica inserted the same handle meanwhile: count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;

@@ -7,6 +7,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { assertRoomForRow } from "../index/store-quota";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
 import { sha256Hex } from "../common";
@@ -128,6 +129,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       const skip = fields.outcome === "success" && backlog > watermark;
       const engine = yield* dialect();
       const values = { agentId, ...fields, keyFiles: encodedJson(engine, fields.keyFiles), errorTags: encodedJson(engine, fields.errorTags) };
+      yield* assertRoomForRow({ store: handle.store, table: "reasoning_traces", values: { ...values, summaryDescriptor: descriptor } });
       const inserted = yield* insertOrIgnore(
         table,
         { ...values, summaryDescriptor: descriptor, descriptorVersion: DESCRIPTOR_VERSION, descriptorHash: hash, embedSkippedAt: skip ? now : null, seenCount: 1, createdAt: now, lastSeenAt: now },
