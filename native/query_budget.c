@@ -34,6 +34,9 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 #include <pthread.h>
+#ifndef _WIN32
+#include <signal.h>
+#endif
 #include <stdlib.h>
 #include <time.h>
 
@@ -91,7 +94,17 @@ static void *watchdog(void *arg) {
 static int armLocked(Budget *b, sqlite3_int64 ms) {
   if (ms < 1) ms = 1;
   if (!b->started) {
+#ifndef _WIN32
+    /* The thread starts with every signal blocked: the process's signals go to its own threads, never wake the watchdog. */
+    sigset_t all, was;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &was);
+    int failed = pthread_create(&b->thread, 0, watchdog, b) != 0;
+    pthread_sigmask(SIG_SETMASK, &was, 0);
+    if (failed) return 1;
+#else
     if (pthread_create(&b->thread, 0, watchdog, b) != 0) return 1;
+#endif
     b->started = 1;
   }
   struct timespec now;

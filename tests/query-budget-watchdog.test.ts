@@ -11,7 +11,8 @@ import { QUERY_BUDGET_EXTENSION, loadQueryBudget, runWithinBudget, startQueryBud
  */
 const RUNAWAY = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c";
 
-const threads = () => new Set(fs.readdirSync("/proc/self/task"));
+/** This process's watchdog threads (native/query_budget.c names them), by thread id: not the runtime's own threads, which come and go. */
+const threads = () => new Set(fs.readdirSync("/proc/self/task").filter((tid) => fs.readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === "dm-query-budget"));
 
 /** Voluntary context switches of one thread of this process (each sleep of it that ended is one). */
 function wakeups(tid: string): number {
@@ -44,10 +45,15 @@ describe.skipIf(!fs.existsSync(QUERY_BUDGET_EXTENSION))("the query budget's watc
 
   it.skipIf(!fs.existsSync("/proc/self/task"))("is not woken by each budgeted statement, only about once per budget", async () => {
     const select = sqlite.prepare("select 1 as one");
-    // The first arm starts the thread: the one thread that was not there before.
+    // The first arm starts the thread: the one watchdog that was not there before.
     const had = threads();
     runWithinBudget({ sqlite, budget: startQueryBudget({ hint: "test", budgetMs: 60_000 }), fn: () => select.get() });
-    const started = [...threads()].filter((tid) => !had.has(tid));
+    // It names itself once it runs (a loaded machine may not have run it yet).
+    let started: string[] = [];
+    for (let i = 0; i < 500 && started.length === 0; i++) {
+      started = [...threads()].filter((tid) => !had.has(tid));
+      if (started.length === 0) await new Promise((r) => setTimeout(r, 10));
+    }
     expect(started).toHaveLength(1);
     await settled(started[0]);
     const before = wakeups(started[0]);
