@@ -1,4 +1,4 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Locator, type Page } from "@playwright/test";
 import { DASHBOARD_ROUTES, listBuiltRoutes, MARK, seedDashboardContent, type Seeded } from "./dashboard-routes";
 import { E2E, signIn } from "./fixtures";
 
@@ -25,6 +25,13 @@ const KEY_COLUMNS: Record<string, string[]> = {
 type Layout = { overflow: number; charts: { id: string; box: number; svg: number; right: number; scrolls: boolean }[]; hidden: string[] };
 
 /** Measure the page as drawn: its sideways overflow, each chart against its box, and key columns out of sight. */
+/** An element's top once it is laid out: a re-render between two reads can leave it without a box for a moment. */
+async function topOf(locator: Locator): Promise<number> {
+  let y: number | undefined;
+  await expect.poll(async () => (y = (await locator.boundingBox())?.y), { message: "the element has a box" }).not.toBeUndefined();
+  return y!;
+}
+
 async function measure(page: Page): Promise<Layout> {
   return page.evaluate(
     ({ keys, width }) => {
@@ -107,15 +114,16 @@ test.describe("every dashboard page on a 390 px phone", () => {
     await page.goto(`/memories?store=${seeded.store}&path=${encodeURIComponent(MARK.memoryPath)}`);
     const memory = page.getByTestId("memory-view");
     await expect(memory).toContainText(MARK.memory);
-    const top = (await memory.boundingBox())!.y;
+    const top = await topOf(memory);
     expect(top, "the opened memory's top, px from the top of the page").toBeLessThan(PHONE.height / 2);
-    const filters = (await page.getByRole("form", { name: "Memory filters" }).boundingBox())!.y;
+    const filters = await topOf(page.getByRole("form", { name: "Memory filters" }));
     expect(filters).toBeGreaterThan(top);
 
     await page.goto(`/search?store=${seeded.store}&mode=fts&q=${encodeURIComponent(MARK.memory.replaceAll("-", " "))}`);
     const results = page.getByTestId("search-results");
     await expect(results).toContainText(MARK.memoryPath);
-    expect((await results.boundingBox())!.y, "the results' top, px from the top of the page").toBeLessThan(PHONE.height / 2);
-    expect((await page.getByTestId("search-form").boundingBox())!.y).toBeGreaterThan((await results.boundingBox())!.y);
+    const resultsTop = await topOf(results);
+    expect(resultsTop, "the results' top, px from the top of the page").toBeLessThan(PHONE.height / 2);
+    expect(await topOf(page.getByTestId("search-form"))).toBeGreaterThan(resultsTop);
   });
 });

@@ -7,6 +7,7 @@ import { governanceSql, seedStore, seedToken, useTestBackend, type TestEnv } fro
 import { POST as archiveStore } from "@/app/api/v1/stores/[store]/archive/route";
 import { POST as unarchiveStore } from "@/app/api/v1/stores/[store]/unarchive/route";
 import { POST as retryParked } from "@/app/api/v1/stores/[store]/embeddings/retry-parked/route";
+import { POST as evaluateRoute } from "@/app/api/v1/stores/[store]/evaluate/route";
 import { callRoute } from "./helpers";
 
 /** One agent cannot fill the ledger for everyone: its own share (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) stops it first. */
@@ -109,6 +110,10 @@ describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
     const retried = await callRoute(retryParked, { method: "POST", token: keeper2, params: { store: "shelf2" } });
     expect(retried.status).toBe(422);
     expect(limitOf(retried.json)).toBe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT");
+    // An evaluation refused at its audit row leaves no job behind that would hold the store's evaluations.
+    const evaluation = await callRoute(evaluateRoute, { method: "POST", token: keeper2, params: { store: "shelf2" }, body: {} });
+    expect(evaluation.status).toBe(422);
+    expect(await governanceSql("select id from admin_jobs where kind = 'evaluate' and store = 'shelf2'")).toHaveLength(0);
     expect((await callRoute(createTask, { token: other, body: { task_id: "after-keeper", intent: "small", spec: {} } })).status).toBe(201);
   });
 });

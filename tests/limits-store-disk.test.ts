@@ -10,6 +10,7 @@ import { openStorePg } from "@/lib/stores/engines/pg";
 import { getStoreDb, storeDir } from "@/lib/db/connection";
 import { getPg } from "@/lib/db/pg";
 import { quoteIdent, storeSchemaName } from "@/lib/db/pg-store";
+import { documentFreedMostSql } from "@/lib/db/store-usage";
 import { drainEmbeddings, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
@@ -146,7 +147,7 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
     await (await getPg())!.pool.query(`vacuum ${quoteIdent(storeSchemaName(store))}.thoughts`);
     const grown = await indexBytes();
     expect(grown).toBeGreaterThan(start + 512 * 1024);
-    expect(await rebuildBloatedTextIndexesPg({ handle, minBytes: 256 * 1024 })).toContain("thoughts_tsv_gin");
+    expect(await rebuildBloatedTextIndexesPg({ handle, minBytes: 256 * 1024, now: Date.now() + 3_600_000 })).toContain("thoughts_tsv_gin");
     expect(await indexBytes()).toBeLessThan(start + 128 * 1024);
     // The store still finds what it holds.
     const kept = (await callRoute(think, { token, params: { store }, body: { content: "a kept thought about zanzibar" } })) as Answer;
@@ -237,6 +238,44 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
       const r = (await callRoute(putDocumentRoute, { method: "PUT", token, params: { store }, body: { documents } })) as Answer;
       expect(r.status).toBe(422);
       // The check before the write refused it, not the totals' triggers after it.
+      expect(r.json.error?.message).toContain("this write adds at least");
+    }
+    expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+  });
+
+  it("what the pre-write check takes a replacement to free is at most what deleting the document frees, and not much more (a word's term row only when the document holds all its postings)", async () => {
+    const store = "disk-freed";
+    await seedStore(store);
+    // Prose that repeats a small vocabulary across its chunks, beside a document sharing some of its words.
+    const vocab = Array.from({ length: 300 }, (_, i) => `w${i.toString(36)}q`);
+    const text = (lines: number, from: number) => Array.from({ length: lines }, (_, l) => Array.from({ length: 12 }, (_, k) => vocab[(from + l * 7 + k * 13) % vocab.length]).join(" ")).join("\n");
+    expect((await putDoc(store, "a/shared.txt", text(40, 5))).status).toBe(200);
+    expect((await putDoc(store, "a/doc.txt", text(300, 0))).status).toBe(200);
+    const sqlText = documentFreedMostSql(onPg ? "pg" : "sqlite");
+    let n = 0;
+    const query = onPg ? sqlText.replace(/\?/g, () => `$${++n}`) : sqlText;
+    const [{ freed }] = await storeSql<{ freed: unknown }>(store, query, Array.from({ length: onPg ? n : (sqlText.match(/\?/g) ?? []).length }, () => "a/doc.txt"));
+    const usage = async () => Number((await storeSql<{ b: unknown }>(store, "select bytes as b from store_usage where id = 1"))[0].b);
+    const before = await usage();
+    expect((await callRoute(deleteDocumentRoute, { method: "DELETE", token, params: { store }, url: "http://127.0.0.1/x?path=a/doc.txt" })).status).toBe(200);
+    const actual = before - (await usage());
+    expect(Number(freed)).toBeGreaterThanOrEqual(actual);
+    expect(Number(freed)).toBeLessThanOrEqual(actual * 1.05 + 1024);
+  });
+
+  it.runIf(onPg)("a thought whose word-list rows would not fit is refused before it writes, though its row alone would [PostgreSQL's word lists]", async () => {
+    const store = "disk-window";
+    await seedStore(store);
+    const used = async () => Number((await storeSql<{ bytes: unknown }>(store, "select bytes from store_usage where id = 1"))[0].bytes);
+    // Fill to within 400 KiB of the limit: a 10 KB thought of new words counts ~120 KiB as a row, ~450 KiB with its word-list rows.
+    for (let i = 0; LIMIT - (await used()) > 400 * 1024; i++) expect((await putDoc(store, `f/${i}.md`, prose(1500))).status).toBe(200);
+    await drainEmbeddings([store]);
+    const room = LIMIT - (await used());
+    expect(room).toBeGreaterThan(150 * 1024);
+    const before = await onDisk(store);
+    for (let i = 0; i < 10; i++) {
+      const r = (await callRoute(think, { token, params: { store }, body: { content: distinct(12_000 + i, 1000) } })) as Answer;
+      expect(r.status).toBe(422);
       expect(r.json.error?.message).toContain("this write adds at least");
     }
     expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);

@@ -103,7 +103,7 @@ export function newDocumentLeastBytes({ engine, path, contentBytes, chunkTexts }
 
 /**
  * At most what replacing the documents at some paths frees (`?`: the list of paths): its row, its chunks' rows with their indexed
- * text and vectors, their posting rows and every word those alone may hold. A replacement's least growth is its new
+ * text and vectors, their posting rows and the words those alone hold. A replacement's least growth is its new
  * rows' least bytes less this, so a replacement that cannot fit either is refused before any row is written.
  */
 export function documentFreedMostSql(engine: Engine): string {
@@ -114,9 +114,12 @@ export function documentFreedMostSql(engine: Engine): string {
   const parts = [doc, chunks];
   if (engine === "pg") {
     const p = cost.postings;
+    // Every posting goes; a word's term row only when these documents hold all its postings (its row count).
+    const chunkWords = `select f.term, count(*) as n from fts_postings f join chunks c on c.id = f.chunk_id join documents d on d.doc_id = c.doc_id where d.path in (?) group by f.term`;
+    const docWords = `select w.term, count(*) as n from word_postings w join documents d on w.tbl = 'documents' and w.rid = d.doc_id where d.path in (?) group by w.term`;
     parts.push(
-      `(select count(*) * ${p.fts_postings + p.fts_terms} from fts_postings f join chunks c on c.id = f.chunk_id join documents d on d.doc_id = c.doc_id where d.path in (?))`,
-      `(select count(*) * ${p.word_postings + p.word_terms} from word_postings w join documents d on w.tbl = 'documents' and w.rid = d.doc_id where d.path in (?))`,
+      `(select sum(x.n) * ${p.fts_postings} + count(*) filter (where t.rows <= x.n) * ${p.fts_terms} from (${chunkWords}) x left join fts_terms t on t.term = x.term)`,
+      `(select sum(x.n) * ${p.word_postings} + count(*) filter (where t.rows <= x.n) * ${p.word_terms} from (${docWords}) x left join word_terms t on t.tbl = 'documents' and t.term = x.term)`,
     );
   }
   return `select ${parts.map((x) => `coalesce(${x}, 0)`).join(" + ")} as freed`;

@@ -114,8 +114,14 @@ export async function claimEvaluationJob({ store, actor, reason, details, notSin
     if (notSince !== undefined) return { job: null, run: false };
     throw new Error(`evaluation of ${store}: no running job after a conflicting insert`);
   }
+  try {
+    await auditSelfRecall({ actor, action: "store.evaluate", target: `store:${store}`, reason: reason ?? null, details: { jobId: id, ...details } });
+  } catch (e) {
+    // Refused at its audit row (the ledger full, the agent past its share): the ask leaves no job behind.
+    await govRun(sql`delete from admin_jobs where id = ${id}`);
+    throw e;
+  }
   state().active.add(id);
-  await auditSelfRecall({ actor, action: "store.evaluate", target: `store:${store}`, reason: reason ?? null, details: { jobId: id, ...details } });
   return { job: jobOf(inserted), run: true };
 }
 

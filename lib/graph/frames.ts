@@ -5,7 +5,7 @@ import { count, insert, read, remove, row, rows, update, write, type AnyStoreHan
 import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
 import { audit } from "../index/engine-steps";
-import { assertRoomForRow } from "../index/store-quota";
+import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 

@@ -5,7 +5,7 @@ import { count, insert, read, remove, row, rows, storeLock, update, write, type 
 import type { KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { audit } from "../index/engine-steps";
-import { assertRoomForRow } from "../index/store-quota";
+import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";

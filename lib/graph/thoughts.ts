@@ -18,7 +18,7 @@ import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, 
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
-import { assertRoomForRow } from "../index/store-quota";
+import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 

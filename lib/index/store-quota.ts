@@ -3,8 +3,8 @@ import { limitReached } from "../common";
 import { getConfig } from "../config";
 import type { PgStoreTx } from "../db/pg-store";
 import type { StoreHandle } from "../db/connection";
-import { dialect, engineStep, sqlRows, type Op } from "../db/port";
-import { rowBytes, STORE_USAGE_SQL } from "../db/store-usage";
+import { engineStep, sqlRows, type Op } from "../db/port";
+import { STORE_USAGE_SQL } from "../db/store-usage";
 
 /**
  * The per-store quotas (SECURITY.md, "Limits"): DUALMIND_MAX_STORE_DOCUMENTS
@@ -35,26 +35,15 @@ function assertStoreRoom(store: string, before: StoreUsage, after: StoreUsage): 
  * triggers still decide every write exactly; this spares a write they would refuse its chunking and index work, which
  * on PostgreSQL leaves index pages behind even when rolled back.
  */
-function assertRoomFor(store: string, before: StoreUsage, adds: number): void {
+export function assertRoomFor({ store, before, adds }: { store: string; before: StoreUsage; adds: number }): void {
   const { maxStoreBytes } = getConfig().limits;
   if (adds > 0 && before.bytes + adds > maxStoreBytes) {
     throw limitReached({ limit: "DUALMIND_MAX_STORE_BYTES", message: `store ${store} holds ${before.bytes} bytes; this write adds at least ${adds}, past its most of ${maxStoreBytes}` });
   }
 }
 
-function usageOf(row: { documents: unknown; bytes: unknown } | undefined): StoreUsage {
+export function usageOf(row: { documents: unknown; bytes: unknown } | undefined): StoreUsage {
   return { documents: Number(row?.documents ?? 0), bytes: Number(row?.bytes ?? 0) };
-}
-
-/**
- * Before writing one row of `table` (a thought, a node, a trace): refused when what the row itself counts would take the store
- * past DUALMIND_MAX_STORE_BYTES, before it and its index entries are written (the triggers still decide exactly).
- */
-export function* assertRoomForRow({ store, table, values }: { store: string; table: string; values: Record<string, unknown> }): Op<void> {
-  // The row's values by column name (a repository's camelCase field is its snake_case column).
-  const columns = Object.fromEntries(Object.entries(values).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
-  const adds = rowBytes({ engine: yield* dialect(), table, values: columns });
-  assertRoomFor(store, usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(STORE_USAGE_SQL)))[0]), adds);
 }
 
 /** SQLite: run `write` (already inside the caller's immediate transaction, so no other writer interleaves) under the store quotas. */
@@ -74,13 +63,13 @@ export function* withinStoreQuota<T>({ store, op, adds = () => 0 }: { store: str
   };
   const before = yield* usage();
   const least = adds();
-  assertRoomFor(store, before, typeof least === "number" ? least : yield* least);
+  assertRoomFor({ store, before, adds: typeof least === "number" ? least : yield* least });
   const result = yield* op;
   assertStoreRoom(store, before, yield* usage());
   return result;
 }
 
-const quotaLock = (store: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-quota:${store}`}, 0))`;
+export const quotaLock = (store: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-quota:${store}`}, 0))`;
 
 /**
  * PostgreSQL: the same, inside the caller's store transaction. A per-store
@@ -91,7 +80,7 @@ export async function withStoreQuotaPg<T>({ tx, store, write, adds = 0 }: { tx: 
   await tx.execute(quotaLock(store));
   const usage = async () => usageOf((await tx.execute(sql.raw(STORE_USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
   const before = await usage();
-  assertRoomFor(store, before, adds);
+  assertRoomFor({ store, before, adds });
   const result = await write();
   assertStoreRoom(store, before, await usage());
   return result;

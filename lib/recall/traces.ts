@@ -7,7 +7,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
-import { assertRoomForRow } from "../index/store-quota";
+import { assertRoomForRow } from "../index/row-room";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
 import { sha256Hex } from "../common";

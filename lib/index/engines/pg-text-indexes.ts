@@ -7,14 +7,14 @@ import { log } from "../../log";
  * indexed: vacuum empties a deleted row's postings but never drops the key,
  * so text written and deleted with ever-new words grows them without end,
  * outside what the store's byte total counts. After a worker batch on a
- * store, at most once an hour per store and process, an index grown past
+ * store, at most every five minutes per store and process, an index grown past
  * four times its table (and REBUILD_MIN_BYTES) is rebuilt with REINDEX
  * CONCURRENTLY: reads and writes of the store go on meanwhile.
  */
 export const TEXT_INDEXES = ["chunks_tsv_gin", "thoughts_tsv_gin", "kg_node_tsv_gin", "reasoning_traces_tsv_gin", "learnings_tsv_gin"];
 const REBUILD_MIN_BYTES = 8 * 1024 * 1024;
 const REBUILD_RATIO = 4;
-const CHECK_EVERY_MS = 3_600_000;
+const CHECK_EVERY_MS = 5 * 60_000;
 
 const g = globalThis as unknown as { __dualmindTextIndexChecks?: Map<string, number> };
 const checked = (g.__dualmindTextIndexChecks ??= new Map());
@@ -37,7 +37,7 @@ export async function rebuildBloatedTextIndexesPg({ handle, now = Date.now(), mi
       log("info", "rebuilt a full-text index grown past its bound (words no row holds any more)", { store: handle.store, index: r.index, bytes: Number(r.bytes), tableBytes: Number(r.table_bytes) });
     }
   } catch (e) {
-    log("warn", "could not rebuild a grown full-text index; tried again in an hour", { store: handle.store, error: (e as Error).message });
+    log("warn", "could not rebuild a grown full-text index; tried again after a later batch", { store: handle.store, error: (e as Error).message });
   }
   return rebuilt;
 }
