@@ -6,28 +6,35 @@ import { AppError } from "../errors";
  * UTF-8, and a nesting limit before any schema sees the JSON.
  */
 
+/** A body stream read up to `most` bytes: past that the stream is cancelled and `cut` says so (what came up to the bound is kept). */
+export async function readStreamAtMost({ body, most }: { body: ReadableStream<Uint8Array> | null; most: number }): Promise<{ bytes: Buffer; cut: boolean }> {
+  if (!body) return { bytes: Buffer.alloc(0), cut: false };
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { bytes: Buffer.concat(parts), cut: false };
+    total += value.byteLength;
+    if (total > most) {
+      await reader.cancel().catch(() => undefined);
+      parts.push(value.subarray(0, value.byteLength - (total - most)));
+      return { bytes: Buffer.concat(parts), cut: true };
+    }
+    parts.push(value);
+  }
+}
+
 /** Read the body with a hard byte limit; never buffers more than limit + one chunk. */
 export async function readBodyLimited({ request, limit }: { request: Request; limit: number }): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
   }
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
-    }
-    parts.push(value);
-  }
+  const { bytes, cut } = await readStreamAtMost({ body: request.body, most: limit });
+  if (cut) throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(parts));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new AppError("invalid_json", "request body is not valid UTF-8");
   }

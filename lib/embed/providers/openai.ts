@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EmbeddingError, l2Normalize, type EmbedCallOptions, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
+import { readStreamAtMost } from "../../http/body";
 
 export type OpenAIProviderOptions = {
   baseUrl: string;
@@ -73,7 +74,7 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       throw new EmbeddingError("network", `cannot reach ${this.opts.baseUrl}: ${err.message}`);
     }
     if (!res.ok) {
-      const text = (await readAtMost(res, ERROR_BODY_BYTES).catch(() => ({ text: "" }))).text.slice(0, 300);
+      const text = (await readStreamAtMost({ body: res.body, most: ERROR_BODY_BYTES }).catch(() => ({ bytes: Buffer.alloc(0) }))).bytes.toString("utf8").slice(0, 300);
       if (res.status === 429) {
         const retryAfter = Number(res.headers.get("retry-after"));
         throw new EmbeddingError("rate_limited", `provider rate-limited the request (429) ${text}`, Number.isFinite(retryAfter) ? retryAfter : undefined);
@@ -86,9 +87,9 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
     const most = 1024 * 1024 + input.length * (this.dimension ?? MAX_DIMENSION) * 32;
     let parsed: z.infer<typeof responseSchema>;
     try {
-      const body = await readAtMost(res, most);
+      const body = await readStreamAtMost({ body: res.body, most });
       if (body.cut) throw new EmbeddingError("bad_response", `provider answered more than ${most} bytes for ${input.length} texts`);
-      parsed = responseSchema.parse(JSON.parse(body.text));
+      parsed = responseSchema.parse(JSON.parse(body.bytes.toString("utf8")));
     } catch (e) {
       if (e instanceof EmbeddingError) throw e;
       throw new EmbeddingError("bad_response", `provider answered with an unexpected body: ${(e as Error).message.slice(0, 200)}`);
@@ -112,23 +113,3 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
 const ERROR_BODY_BYTES = 4096;
 /** The widest vector assumed before the provider's first answer says its dimension. */
 const MAX_DIMENSION = 8192;
-
-/** A response body read up to `most` bytes; past that the stream is cancelled and `cut` says so. */
-async function readAtMost(res: Response, most: number): Promise<{ text: string; cut: boolean }> {
-  if (!res.body) return { text: "", cut: false };
-  const reader = res.body.getReader();
-  const parts: Uint8Array[] = [];
-  let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.byteLength;
-    if (bytes > most) {
-      await reader.cancel().catch(() => undefined);
-      parts.push(value.subarray(0, Math.max(0, value.byteLength - (bytes - most))));
-      return { text: Buffer.concat(parts).toString("utf8"), cut: true };
-    }
-    parts.push(value);
-  }
-  return { text: Buffer.concat(parts).toString("utf8"), cut: false };
-}
