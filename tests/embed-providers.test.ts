@@ -76,6 +76,7 @@ describe("openai-compatible provider against a local stand-in", () => {
     ["429", "rate_limited", true],
     ["500", "server", true],
     ["hang", "timeout", true],
+    ["trickle", "timeout", true],
     ["401", "auth", false],
     ["garbage", "bad_response", false],
     ["wrong_count", "bad_response", false],

@@ -116,4 +116,19 @@ describe("DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT", () => {
     expect(await governanceSql("select id from admin_jobs where kind = 'evaluate' and store = 'shelf2'")).toHaveLength(0);
     expect((await callRoute(createTask, { token: other, body: { task_id: "after-keeper", intent: "small", spec: {} } })).status).toBe(201);
   });
+
+  it("concurrent audited calls of one agent pass its share by at most one row (the share is read under the audit chain's lock)", async () => {
+    await seedStore("race");
+    const racer = await seedToken({ label: "r", agent_id: "racer", scopes: ["admin"], stores: ["race"] });
+    const answers = await Promise.all(Array.from({ length: 300 }, () => callRoute(retryParked, { method: "POST", token: racer, params: { store: "race" } })));
+    const accepted = answers.filter((r) => r.status === 200).length;
+    const refused = answers.filter((r) => r.status === 422 && limitOf(r.json) === "DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT").length;
+    expect(accepted).toBeGreaterThan(10);
+    expect(accepted + refused).toBe(300);
+    const [usage] = await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", ["racer"]);
+    const perRow = Number(usage.bytes) / accepted;
+    // Each call was let through only while the agent was within its share: at most the last one lands past it.
+    expect(Number(usage.bytes)).toBeGreaterThan(SHARE);
+    expect(Number(usage.bytes) - SHARE).toBeLessThanOrEqual(1.5 * perRow);
+  });
 });

@@ -5,6 +5,12 @@ import { DELETE as deleteDocumentRoute, PUT as putDocumentRoute } from "@/app/ap
 import { POST as createMemoryRoute, PUT as updateMemoryRoute } from "@/app/api/v1/stores/[store]/memories/route";
 import { POST as think } from "@/app/api/v1/stores/[store]/thoughts/route";
 import { DELETE as deleteThought } from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
+import { POST as createNodeRoute } from "@/app/api/v1/stores/[store]/nodes/route";
+import { PATCH as updateNodeRoute } from "@/app/api/v1/stores/[store]/nodes/[id]/route";
+import { POST as createFrameRoute } from "@/app/api/v1/stores/[store]/frames/route";
+import { PATCH as updateFrameRoute } from "@/app/api/v1/stores/[store]/frames/[id]/route";
+import { POST as createRelationRoute } from "@/app/api/v1/stores/[store]/relations/route";
+import { PATCH as updateRelationRoute } from "@/app/api/v1/stores/[store]/relations/[id]/route";
 import { rebuildBloatedTextIndexesPg } from "@/lib/index/engines/pg-text-indexes";
 import { openStorePg } from "@/lib/stores/engines/pg";
 import { getStoreDb, storeDir } from "@/lib/db/connection";
@@ -227,6 +233,44 @@ describe("DUALMIND_MAX_STORE_BYTES bounds the store on disk", () => {
       if (onPg) expect(r.json.error?.message).toContain("this write adds at least");
     }
     expect(await onDisk("disk-mems")).toBeLessThanOrEqual(memsBefore + 64 * 1024);
+  });
+
+  it("a graph node, frame or relation updated larger in a full store is refused before anything is written; a smaller update still goes through", async () => {
+    const store = "disk-graph";
+    await seedStore(store);
+    const post = async (route: typeof createNodeRoute, body: unknown) => ((await callRoute(route, { token, params: { store }, body })) as Answer & { json: Record<string, { id: string }> });
+    const a = (await post(createNodeRoute, { name: "alpha", entity_type: "concept", attributes: { note: "small" } })).json.node;
+    const b = (await post(createNodeRoute, { name: "beta", entity_type: "concept" })).json.node;
+    const frame = (await post(createFrameRoute, { node_id: a.id, column: "semantic", properties: { note: "small" } })).json.frame;
+    const relation = (await post(createRelationRoute, { from_id: a.id, to_id: b.id, relationship_type: "relates_to", attributes: { note: "small" } })).json.relation;
+    expect([a, b, frame, relation].every((x) => typeof x?.id === "string")).toBe(true);
+    for (let i = 0; i < 400; i++) {
+      const r = (await callRoute(think, { token, params: { store }, body: { content: `thought ${i}: ${prose(3000)}` } })) as Answer;
+      if (r.status === 422) break;
+      expect(r.status).toBe(201);
+    }
+    await drainEmbeddings([store]);
+    const before = await onDisk(store);
+    const big = (i: number) => ({ note: distinct(6000 + i, 5500) });
+    const patch = (route: typeof updateNodeRoute, id: string, body: unknown) => callRoute(route, { method: "PATCH", token, params: { store, id }, body }) as Promise<Answer>;
+    const refused: Answer[] = [];
+    for (let i = 0; i < 5; i++) {
+      refused.push(await patch(updateNodeRoute, a.id, { attributes: big(i) }));
+      refused.push(await patch(updateFrameRoute, frame.id, { properties: big(10 + i) }));
+      refused.push(await patch(updateRelationRoute, relation.id, { attributes: big(20 + i) }));
+      // A relation written again merges its attributes into the one there: a replacement too.
+      refused.push((await post(createRelationRoute, { from_id: a.id, to_id: b.id, relationship_type: "relates_to", attributes: big(30 + i) })) as Answer);
+    }
+    for (const r of refused) {
+      expect(r.status).toBe(422);
+      expect(r.json.error?.details[0].limit).toBe("DUALMIND_MAX_STORE_BYTES");
+      // Refused by the check before the write, not by the totals' triggers after it.
+      expect(r.json.error?.message).toContain("this write adds at least");
+    }
+    expect(await onDisk(store)).toBeLessThanOrEqual(before + 64 * 1024);
+    // An update that makes a row smaller is not refused at a full store.
+    expect((await patch(updateNodeRoute, a.id, { attributes: {} })).status).toBe(200);
+    expect((await patch(updateFrameRoute, frame.id, { properties: {} })).status).toBe(200);
   });
 
   it.runIf(onPg)("a batch whose per-word rows alone would pass the limit is refused before anything is written, even into an empty store [PostgreSQL's posting and term rows; SQLite's full-text is counted by its text]", async () => {

@@ -70,8 +70,9 @@ export function appendAudit(entry: AuditEntry): AuditRow {
  */
 export async function appendAuditPg({ db, entry }: { db: PgGovernanceExecutor; entry: AuditEntry }): Promise<AuditChainRow> {
   return db.transaction(async (tx) => {
-    await assertAuditRoomPg({ tx, actor: entry.actor });
+    // The share is read under the chain's lock: concurrent appends by one agent see each other's rows.
     await tx.execute(sql`select pg_advisory_xact_lock(${PG_LOCK.auditChain})`);
+    await assertAuditRoomPg({ tx, actor: entry.actor });
     const [tail] = await tx.select({ id: pgAuditLog.id, hash: pgAuditLog.hash }).from(pgAuditLog).orderBy(desc(pgAuditLog.id)).limit(1);
     const fields: AuditChainFields = auditChainFields({ entry, prevHash: tail?.hash });
     const [inserted] = await tx

@@ -65,8 +65,12 @@ export function updateFrame<H extends AnyStoreHandle>({ handle, id, input }: { h
   return write(
     handle,
     (function* () {
-      const [written] = yield* update(frames, { properties: JSON.stringify(u.properties), updatedAt: now }, (t) => eq(t.id, id));
-      if (!written) throw notFound({ what: "frame", id });
+      const current = yield* row(frames, (t) => eq(t.id, id), { lock: "update" });
+      if (!current) throw notFound({ what: "frame", id });
+      const properties = JSON.stringify(u.properties);
+      const counted = (p: string) => ({ id, node_id: current.nodeId, properties: p, created_by: current.createdBy });
+      yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: counted(properties), replacing: counted(current.properties) });
+      const [written] = yield* update(frames, { properties, updatedAt: now }, (t) => eq(t.id, id));
       yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, written.nodeId));
       return toGraphFrame(written);
     })(),

@@ -198,6 +198,8 @@ export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { ha
         embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: current.entityType, tags })),
         updatedAt: Date.now(),
       };
+      const counted = (r: Pick<KgNodeRow, "displayName" | "scope" | "attributes" | "tags">) => ({ id: current.id, name: current.name, display_name: r.displayName, scope: r.scope, attributes: r.attributes, tags: r.tags, created_by: current.createdBy });
+      yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: counted(fields), replacing: counted(current) });
       const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
       yield* rowWordsWritten({ table: NODE_WORDS, ids: [current.seq] });
       if (fields.embedHash !== current.embedHash) yield* enqueueVectors([{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }]);

@@ -94,6 +94,16 @@ function* requireRelation(id: string): Op<GraphRelation> {
   return toGraphRelation(found);
 }
 
+/** The columns a relation counts toward its store's bytes. */
+const countedRelation = (r: Pick<KgRelationRow, "id" | "fromId" | "toId" | "relationshipType" | "attributes" | "createdBy">) => ({
+  id: r.id,
+  from_id: r.fromId,
+  to_id: r.toId,
+  relationship_type: r.relationshipType,
+  attributes: r.attributes,
+  created_by: r.createdBy,
+});
+
 const minDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 const maxDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
@@ -139,12 +149,13 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
           attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
           updatedAt: now,
         };
+        yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...existing, attributes: merging.attributes }), replacing: countedRelation(existing) });
         const [merged] = yield* update(relations, merging, (t) => eq(t.id, existing.id));
         return { relation: toGraphRelation(merged), merged: true };
       }
       const id = randomUUID();
       const attributes = JSON.stringify(r.attributes ?? {});
-      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: { id, from_id: r.from_id, to_id: r.to_id, relationship_type: r.relationship_type, attributes, created_by: actor } });
+      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ id, fromId: r.from_id, toId: r.to_id, relationshipType: r.relationship_type, attributes, createdBy: actor }) });
       const created = yield* insert(relations, {
         id,
         fromId: r.from_id,
@@ -184,6 +195,7 @@ export function updateRelation<H extends AnyStoreHandle>({ handle, id, input }: 
         attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
         updatedAt: Date.now(),
       };
+      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...current, attributes: fields.attributes }), replacing: countedRelation(current) });
       const [written] = yield* update(relations, fields, (t) => eq(t.id, id));
       return toGraphRelation(written);
     })(),

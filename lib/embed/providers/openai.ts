@@ -51,6 +51,16 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
     return out;
   }
 
+  /** A cancelled or timed-out request (its headers or its body) as the provider error it is. */
+  private throwIfAborted({ error, signal, timeoutMs, texts }: { error: unknown; signal?: AbortSignal; timeoutMs: number; texts: number }): void {
+    if (signal?.aborted) throw new EmbeddingError("unavailable", "embedding request cancelled: the worker is stopping");
+    const name = (error as Error | undefined)?.name;
+    if (name === "TimeoutError" || name === "AbortError") {
+      this.sentTexts += texts;
+      throw new EmbeddingError("timeout", `embedding request timed out after ${timeoutMs} ms`);
+    }
+  }
+
   private async request(input: string[], opts: EmbedCallOptions): Promise<Float32Array[]> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const headers: Record<string, string> = { "content-type": "application/json" };
@@ -65,13 +75,8 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       });
       this.sentTexts += input.length;
     } catch (e) {
-      const err = e as Error;
-      if (opts.signal?.aborted) throw new EmbeddingError("unavailable", "embedding request cancelled: the worker is stopping");
-      if (err.name === "TimeoutError" || err.name === "AbortError") {
-        this.sentTexts += input.length;
-        throw new EmbeddingError("timeout", `embedding request timed out after ${timeoutMs} ms`);
-      }
-      throw new EmbeddingError("network", `cannot reach ${this.opts.baseUrl}: ${err.message}`);
+      this.throwIfAborted({ error: e, signal: opts.signal, timeoutMs, texts: input.length });
+      throw new EmbeddingError("network", `cannot reach ${this.opts.baseUrl}: ${(e as Error).message}`);
     }
     if (!res.ok) {
       const text = (await readStreamAtMost({ body: res.body, most: ERROR_BODY_BYTES }).catch(() => ({ bytes: Buffer.alloc(0) }))).bytes.toString("utf8").slice(0, 300);
@@ -92,6 +97,8 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
       parsed = responseSchema.parse(JSON.parse(body.bytes.toString("utf8")));
     } catch (e) {
       if (e instanceof EmbeddingError) throw e;
+      // The time limit covers the whole answer: a body that trickles past it is a timeout, not a bad answer.
+      this.throwIfAborted({ error: e, signal: opts.signal, timeoutMs, texts: 0 });
       throw new EmbeddingError("bad_response", `provider answered with an unexpected body: ${(e as Error).message.slice(0, 200)}`);
     }
     if (parsed.data.length !== input.length) {
