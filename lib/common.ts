@@ -53,10 +53,14 @@ export const epochMsSchema = z.number().int().min(0).max(8.64e15);
 export const uuidSchema = z.uuid();
 export const unitInterval = z.number().min(0).max(1);
 export const tagsSchema = z.array(z.string().trim().min(1).max(64)).max(32);
+/** The most a JSON object of attributes or frame properties serializes to, in UTF-8 bytes. */
+export const JSON_OBJECT_MAX_BYTES = 64 * 1024;
 /** A JSON object of small size: attributes, frame properties. */
 export const jsonObjectSchema = z
   .record(z.string().min(1).max(128), z.json())
-  .refine((o) => Buffer.byteLength(JSON.stringify(o), "utf8") <= 64 * 1024, "must serialize to at most 64 KiB of UTF-8 JSON");
+  .refine((o) => Buffer.byteLength(JSON.stringify(o), "utf8") <= JSON_OBJECT_MAX_BYTES, "must serialize to at most 64 KiB of UTF-8 JSON");
+/** A count a client numbers things by, stored in a 32-bit column on PostgreSQL. */
+export const countSchema = z.number().int().min(1).max(2_147_483_647);
 export const limitSchema = z.coerce.number().int().min(1).max(200).default(50);
 export const offsetSchema = z.coerce.number().int().min(0).default(0);
 

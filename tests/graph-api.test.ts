@@ -5,6 +5,7 @@ import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
 import * as relationsRoute from "@/app/api/v1/stores/[store]/relations/route";
 import * as evidenceRoute from "@/app/api/v1/stores/[store]/evidence/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
+import * as chainRoute from "@/app/api/v1/stores/[store]/chains/[id]/route";
 import * as feedbackRoute from "@/app/api/v1/stores/[store]/thoughts/[id]/feedback/route";
 import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import * as wmRoute from "@/app/api/v1/stores/[store]/working-memory/route";
@@ -89,6 +90,39 @@ describe("graph API", () => {
     const a = await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "a", entity_type: "tool" } });
     const loop = await callRoute(relationsRoute.POST, { token: write, params: P, body: { from_id: a.json.node.id, to_id: a.json.node.id, relationship_type: "uses" } });
     expect([loop.status, loop.json.error.code]).toEqual([422, "unprocessable"]);
+  });
+
+  it("holds numbers and merged attributes to what both databases store: a thought number past 32 bits is 400, a merge past 64 KiB of attributes 422 with nothing changed", async () => {
+    for (const field of ["thought_number", "total_thoughts"]) {
+      const r = await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "c", chain_id: "chain-a", [field]: 2 ** 31 } });
+      expect(r.status).toBe(400);
+      expect(JSON.stringify(r.json.error.details)).toContain(field);
+    }
+    expect((await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "c", chain_id: "chain-a", thought_number: 2 ** 31 - 1, total_thoughts: 2 ** 31 - 1 } })).status).toBe(201);
+    const a = (await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "a", entity_type: "tool" } })).json.node;
+    const b = (await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "b", entity_type: "tool" } })).json.node;
+    const relate = (key: string) => callRoute(relationsRoute.POST, { token: write, params: P, body: { from_id: a.id, to_id: b.id, relationship_type: "uses", attributes: { [key]: "x".repeat(30_000) } } });
+    expect((await relate("k0")).status).toBe(201);
+    expect((await relate("k1")).json.merged).toBe(true);
+    // A third key would take the relation past 64 KiB: refused, whatever each request carries on its own.
+    const refused = await relate("k2");
+    expect(refused.status).toBe(422);
+    expect(refused.json.error.details[0]).toMatchObject({ path: "attributes", limit: "JSON_OBJECT_MAX_BYTES" });
+    const [relation] = (await callRoute(nodeRoute.GET, { token: read, params: { ...P, id: a.id } })).json.outgoing;
+    expect(Object.keys(relation.attributes).sort()).toEqual(["k0", "k1"]);
+  });
+
+  it("answers a chain's thoughts within DUALMIND_LIST_MAX_BYTES, and next_offset continues them in the thoughts list", async () => {
+    for (let i = 0; i < 60; i++) expect((await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: `${i} ${"w".repeat(19_990)}`, chain_id: "long" } })).status).toBe(201);
+    const chain = await callRoute(chainRoute.GET, { token: read, params: { ...P, id: "long" } });
+    expect(chain.status).toBe(200);
+    expect(JSON.stringify(chain.json).length).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024);
+    const shown = chain.json.chain.thoughts.length;
+    expect(shown).toBeGreaterThan(10);
+    expect(shown).toBeLessThan(60);
+    expect(chain.json.chain.next_offset).toBe(shown);
+    const rest = await callRoute(thoughtsRoute.GET, { token: read, params: P, url: `http://127.0.0.1/api/v1/stores/kb/thoughts?chain_id=long&offset=${shown}&limit=200` });
+    expect(rest.json.thoughts[0].content.startsWith(`${shown} `)).toBe(true);
   });
 
   it("keeps working memory per store with a TTL", async () => {

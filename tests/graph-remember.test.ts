@@ -223,6 +223,34 @@ describe("remember ranks by the one fusion policy", () => {
     expect(expanded.every((x) => strongest.has(x.id))).toBe(true);
   });
 
+  it("reads at most its cap of a node's frames (the newest) and of each frame's and relation's evidence links (the first by thought id)", async () => {
+    const store = "ops";
+    const actor = "t";
+    const node = await g().createNode({ store, input: { name: "zebrafish", entity_type: "concept" }, actor });
+    const friend = await g().createNode({ store, input: { name: "aquarium", entity_type: "concept" }, actor });
+    // Four old frames say "up", the eight newest say "down": only the newest MAX_FRAMES_PER_NODE (8) are read, so no conflict.
+    const frames: { id: string }[] = [];
+    for (let i = 0; i < 12; i++) frames.push(await g().createFrame({ store, input: { node_id: node.id, column: "semantic", properties: { status: i < 4 ? "up" : "down" } }, actor }));
+    const relation = (await g().createOrMergeRelation({ store, input: { from_id: friend.id, to_id: node.id, relationship_type: "houses", weight: 0.9 }, actor })).relation;
+    const thoughts: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      const t = await g().think({ store, input: { content: `observation ${i} of the tank` }, actor });
+      thoughts.push(t.id);
+      await g().linkEvidence({ store, input: { target: "frame", target_id: frames[11].id, thought_id: t.id }, actor });
+      await g().linkEvidence({ store, input: { target: "relation", target_id: relation.id, thought_id: t.id }, actor });
+    }
+    const r = await remember({ query: "zebrafish", kinds: ["node"], candidates: 1 });
+    const hit = find(r.results, node.id)!;
+    expect(hit.breakdown.inconsistency).toBe(0);
+    // The newest frame's first 64 links by thought id (MAX_EVIDENCE_PER_TARGET), not all 80.
+    const first64 = [...thoughts].sort().slice(0, 64);
+    expect(hit.evidence_thought_ids).toEqual(first64);
+    // The neighbour reached over the relation brings the relation's first 64 links too.
+    const neighbour = find(r.results, friend.id)!;
+    expect(neighbour.matched_by).toContain("expansion");
+    expect(neighbour.evidence_thought_ids).toEqual(first64);
+  });
+
   it("says so when the best evidence is weak, and each hit carries its band", async () => {
     await seedOps();
     await drainEmbeddings(["ops"]);

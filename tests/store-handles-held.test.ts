@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as searchPOST } from "@/app/api/v1/stores/[store]/search/route";
+import { PUT as putDocuments } from "@/app/api/v1/stores/[store]/documents/route";
+import { startEvaluation } from "@/lib/eval/self-recall";
+import { getEvaluationJob } from "@/lib/eval/jobs";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, openStoreHandles } from "@/lib/db/connection";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
@@ -44,6 +47,29 @@ describe.skipIf(onPg)("a store handle in use", () => {
     for (const s of ["o1", "o2", "o3"]) getStoreDb({ store: s });
     const r = await search;
     expect(r.status, JSON.stringify(r.json)).toBe(200);
+  });
+
+  it("is not closed under a self-recall evaluation while other stores are opened", async () => {
+    const writer = await seedToken({ label: "w", agent_id: "writer", scopes: ["write"] });
+    await seedStore("evald");
+    const documents = Array.from({ length: 30 }, (_, i) => ({ path: `d${i}.md`, content: `# Topic ${i}\n\nNotes on subject number ${i}: zebra${i} quokka${i} and the reasons behind them.` }));
+    expect((await callRoute(putDocuments, { method: "PUT", token: writer, params: { store: "evald" }, body: { documents } })).status).toBe(200);
+    let aged = false;
+    const job = await startEvaluation({
+      store: "evald",
+      actor: "test",
+      input: { per_kind: 5 },
+      wait: true,
+      onProgress: () => {
+        if (aged) return;
+        aged = true;
+        // As if the evaluation had run past the idle grace: then three other stores are opened, over DUALMIND_MAX_OPEN_STORES.
+        ageStoreHandlesForTests();
+        for (const s of ["o1", "o2", "o3"]) getStoreDb({ store: s });
+      },
+    });
+    expect(aged).toBe(true);
+    expect((await getEvaluationJob({ id: job.id, store: "evald" }))?.status).toBe("succeeded");
   });
 
   it("a task that finished work left running holds nothing: its store closes when idle", async () => {

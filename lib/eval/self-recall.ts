@@ -1,3 +1,4 @@
+import { holdingStoreHandles } from "../db/connection";
 import { archivedStores, assertStoresWritable } from "../db/store-lifecycle";
 import { z } from "zod";
 import { governance } from "../backend/governance";
@@ -176,7 +177,8 @@ export async function startEvaluation({ store, actor, input, trigger = "on deman
   const { job, run } = notSince === undefined ? await claimEvaluationJob({ store, actor, reason, details }) : await claimEvaluationJob({ store, actor, reason, details, notSince });
   if (!job) return null;
   if (!run) return job;
-  const going = runClaimed({ job, store, target: parsed.target, seed: parsed.seed, perKind: parsed.per_kind, configured, actor, trigger, cpuShare, onProgress });
+  // The evaluation holds the store's connection while it runs: idle connections closed for DUALMIND_MAX_OPEN_STORES must not close it under it.
+  const going = holdingStoreHandles({ work: () => runClaimed({ job, store, target: parsed.target, seed: parsed.seed, perKind: parsed.per_kind, configured, actor, trigger, cpuShare, onProgress }) });
   if (wait) await going;
   return (await getEvaluationJob({ id: job.id, store })) ?? job;
 }

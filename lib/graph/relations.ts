@@ -8,7 +8,7 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
-import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
+import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
 
 /** Relations between nodes, one repository over both engines (lib/db/port.ts). */
 const relations = graphTables.kgRelations;
@@ -149,6 +149,13 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
           attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
           updatedAt: now,
         };
+        // The merged attributes are held to what one write may carry, so merges cannot grow one relation without end.
+        const mergedBytes = Buffer.byteLength(merging.attributes, "utf8");
+        if (mergedBytes > JSON_OBJECT_MAX_BYTES) {
+          throw new AppError("unprocessable", `relation ${existing.id} would hold ${mergedBytes} bytes of attributes after the merge, past the most of ${JSON_OBJECT_MAX_BYTES}: update it with fewer attributes (PATCH replaces them)`, [
+            { path: "attributes", message: "merged attributes too large", limit: "JSON_OBJECT_MAX_BYTES" },
+          ]);
+        }
         yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...existing, attributes: merging.attributes }), replacing: countedRelation(existing) });
         const [merged] = yield* update(relations, merging, (t) => eq(t.id, existing.id));
         return { relation: toGraphRelation(merged), merged: true };

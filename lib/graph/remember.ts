@@ -184,8 +184,18 @@ function propertyText(json: string): string {
  */
 export type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
 export type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
-export type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string };
-export type FrameEvidenceRow = { nodeId: string; thoughtId: string; stance: string };
+export type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string; createdAt: number };
+export type FrameEvidenceRow = { frameId: string; thoughtId: string; stance: string };
+
+/**
+ * What remember reads of the candidates' frames and evidence, whatever a store holds: each node's newest frames (a
+ * frame's properties are up to 64 KiB), at most so many in all (in candidate order), and each frame's and relation's
+ * first evidence links by thought id. Without these bounds one read token's remember over a node with many frames and
+ * links read frames × links rows.
+ */
+export const MAX_FRAMES_PER_NODE = 8;
+export const MAX_FRAMES_READ = 256;
+export const MAX_EVIDENCE_PER_TARGET = 64;
 type RelationEvidenceRow = { relationId: string; thoughtId: string };
 export type EdgeRow = { id: string; fromId: string; toId: string; type: string; weight: number };
 
@@ -208,11 +218,17 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
 
 export type NodeFacts = { episodicShare: number; procedural: string; inconsistency: number; evidence: string[] };
 
-/** Each node's frame facts (episodic share, procedural text, inconsistency, evidence) from its frames (ordered by node, created_at, id) and frame evidence. */
+/** Each node's frame facts (episodic share, procedural text, inconsistency, evidence) from its frames and their evidence. */
 export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; frames: FrameFactRow[]; evidence: FrameEvidenceRow[] }): Map<string, NodeFacts> {
   const facts = new Map<string, NodeFacts>();
-  const framesByNode = groupBy(frames, (f) => f.nodeId);
-  const evidenceByNode = groupBy(evidence, (e) => e.nodeId);
+  // By node, created_at, id (ids are ASCII: code-unit order is both engines' binary order).
+  const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const framesByNode = groupBy(
+    [...frames].sort((a, b) => byKey(a.nodeId, b.nodeId) || a.createdAt - b.createdAt || byKey(a.id, b.id)),
+    (f) => f.nodeId,
+  );
+  const nodeOfFrame = new Map(frames.map((f) => [f.id, f.nodeId]));
+  const evidenceByNode = groupBy(evidence, (e) => nodeOfFrame.get(e.frameId) ?? "");
   for (const id of nodeIds) {
     const mine = framesByNode.get(id) ?? [];
     const links = evidenceByNode.get(id) ?? [];
@@ -440,8 +456,10 @@ export type RememberReader = {
   strongestEdges: (a: { seeds: string[]; minWeight: number }) => Awaitable<EdgeRow[]>;
   /** The query's cosine with each stored vector of these rows, with the hash of the text it was made from. */
   similarities: (a: { kind: Kind; seqs: number[] }) => Awaitable<Map<number, { similarity: number; inputHash: string }>>;
-  nodeFacts: (nodeIds: string[]) => Awaitable<Map<string, NodeFacts>>;
-  relationEvidence: (relationIds: string[]) => Awaitable<Map<string, string[]>>;
+  /** The nodes' facts from their newest frames and those frames' first evidence links (MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, MAX_EVIDENCE_PER_TARGET), within the budget. */
+  nodeFacts: (a: { nodeIds: string[]; budget: QueryBudget }) => Awaitable<Map<string, NodeFacts>>;
+  /** Each relation's first evidence links by thought id (MAX_EVIDENCE_PER_TARGET), within the budget. */
+  relationEvidence: (a: { relationIds: string[]; budget: QueryBudget }) => Awaitable<Map<string, string[]>>;
   /** Whether the source holds any thought or node. */
   searchable: () => Awaitable<boolean>;
 };
@@ -523,8 +541,8 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     cands: set.cands,
     cosThought: await cosines(THOUGHT_KIND),
     cosNode: await cosines(NODE_KIND),
-    facts: await reader.nodeFacts(nodeIds),
-    relEvidence: await reader.relationEvidence(list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : []))),
+    facts: await reader.nodeFacts({ nodeIds, budget }),
+    relEvidence: await reader.relationEvidence({ relationIds: list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : [])), budget }),
     belowFloor,
     vectorFallback,
     searchable: await reader.searchable(),

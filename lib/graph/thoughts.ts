@@ -14,7 +14,7 @@ import { blobToVector, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
-import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
+import { countSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
@@ -50,8 +50,8 @@ export const thinkInputSchema = z
     content: z.string().trim().min(1).max(20_000),
     framework: z.enum(FRAMEWORKS).default("conversation"),
     chain_id: chainIdSchema.optional(),
-    thought_number: z.number().int().min(1).optional(),
-    total_thoughts: z.number().int().min(1).optional(),
+    thought_number: countSchema.optional(),
+    total_thoughts: countSchema.optional(),
     importance: unitInterval.default(0.5),
     relevance: unitInterval.default(0.5),
     consistency: unitInterval.optional(),
@@ -403,9 +403,10 @@ export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 
   );
 }
 
-export async function getChainById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
+/** A chain with its first thoughts in order, within DUALMIND_LIST_MAX_BYTES: `next_offset` continues them through the thoughts list (`chain_id`, `offset`). */
+export async function getChainById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Chain & { thoughts: Thought[]; next_offset: number | null }> {
   const found = await read(handle, row(chainsTable, (c) => eq(c.id, id)));
   if (!found) throw notFound({ what: "chain", id });
-  const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 }, budget: false });
-  return { ...toChain(found), thoughts: inChain };
+  const { thoughts: inChain, next_offset } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
+  return { ...toChain(found), thoughts: inChain, next_offset };
 }

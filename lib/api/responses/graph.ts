@@ -35,7 +35,7 @@ export const thoughtListResponse = exact({ thoughts: z.array(thought), total: co
 
 export const chain = exact({ id: z.string(), created_at: epochMs, updated_at: epochMs, thought_count: count });
 export const chainListResponse = exact({ chains: z.array(chain), total: count });
-export const chainResponse = exact({ chain: chain.extend({ thoughts: z.array(thought) }) });
+export const chainResponse = exact({ chain: chain.extend({ thoughts: z.array(thought), next_offset: z.number().int().nullable() }) });
 
 export const graphNode = exact({
   id: z.string(),

@@ -1,14 +1,15 @@
-import { asc, eq, inArray, sql } from "drizzle-orm";
-import { bytewise, rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
+import { inArray, sql } from "drizzle-orm";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
 import { runWithinBudgetPg } from "../../db/query-budget";
-import { kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, thoughts } from "../../db/schema/pg/store";
+import { kgNodes, thoughts } from "../../db/schema/pg/store";
+import { arrayLiteral } from "../../index/engines/pg-fulltext";
 import { NODE_WORDS, rowsTopBm25Pg, startRowTermsBackfillPg, THOUGHT_WORDS, type RowWordTable } from "../../index/engines/pg-words";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
 import { queryStatsPg, tsqueryFor, tsRankExpressionPg } from "../../index/search-pg";
 import { normalizeVector, spaceNeighboursPg, type VectorSpace } from "../../index/vectors-pg";
 import { similarityFloorFor } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
-import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
 
 /**
  * Remember's reads on PostgreSQL, each source in one read-only transaction: vectors through the one PostgreSQL KNN
@@ -55,7 +56,6 @@ const bigints = (values: number[]) => sql`${`{${values.join(",")}}`}::bigint[]`;
 function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; handle: PgStoreHandle; fingerprintId: string | null; floor: number; query: number[] | null }): RememberReader {
   const t = thoughts;
   const n = kgNodes;
-  const f = kgFrames;
   return {
     thoughts: async (seqs) => (seqs.length ? tx.select({ seq: t.seq, id: t.id, content: t.content, timestamp: t.timestamp, hash: t.contentHash, framework: t.framework, consistency: t.consistency }).from(t).where(inArray(t.seq, seqs)) : []),
     nodes: async (by) => {
@@ -112,14 +112,47 @@ function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; 
       }
       return out;
     },
-    async nodeFacts(nodeIds) {
-      if (nodeIds.length === 0) return new Map();
-      const frames = await tx.select({ id: f.id, nodeId: f.nodeId, col: f.column, properties: f.properties }).from(f).where(inArray(f.nodeId, nodeIds)).orderBy(bytewise(f.nodeId), asc(f.createdAt), bytewise(f.id));
-      const evidence = await tx.select({ nodeId: f.nodeId, thoughtId: kgFrameEvidence.thoughtId, stance: kgFrameEvidence.stance }).from(kgFrameEvidence).innerJoin(f, eq(f.id, kgFrameEvidence.targetId)).where(inArray(f.nodeId, nodeIds));
-      return nodeFactsOf({ nodeIds, frames, evidence });
-    },
-    relationEvidence: async (relationIds) =>
-      relationEvidenceOf(relationIds.length ? await tx.select({ relationId: kgRelationEvidence.targetId, thoughtId: kgRelationEvidence.thoughtId }).from(kgRelationEvidence).where(inArray(kgRelationEvidence.targetId, relationIds)) : []),
+    nodeFacts: ({ nodeIds, budget }) =>
+      nodeIds.length === 0
+        ? new Map()
+        : runWithinBudgetPg({
+            tx,
+            budget,
+            fn: async () => {
+              // Each node's newest frames, picked by id before any properties are read.
+              const frames = await rowsOf<FrameFactRow>({
+                tx,
+                query: sql`select f.id, f.node_id as "nodeId", f."column" as col, f.properties, f.created_at as "createdAt"
+                  from unnest(${arrayLiteral(nodeIds)}::text[]) with ordinality n(id, ord)
+                  cross join lateral (select x.id from kg_frame x where x.node_id = n.id order by x.created_at desc, x.id collate "C" desc limit ${MAX_FRAMES_PER_NODE}) k
+                  join kg_frame f on f.id = k.id
+                  order by n.ord, f.created_at desc, f.id collate "C" desc limit ${MAX_FRAMES_READ}`,
+              });
+              const evidence = await rowsOf<FrameEvidenceRow>({
+                tx,
+                query: sql`select e.frame_id as "frameId", e.thought_id as "thoughtId", e.stance
+                  from unnest(${arrayLiteral(frames.map((r) => r.id))}::text[]) t(id)
+                  cross join lateral (select y.frame_id, y.thought_id, y.stance from kg_frame_evidence y where y.frame_id = t.id order by y.thought_id collate "C" limit ${MAX_EVIDENCE_PER_TARGET}) e`,
+              });
+              return nodeFactsOf({ nodeIds, frames: frames.map((r) => ({ ...r, createdAt: Number(r.createdAt) })), evidence });
+            },
+          }),
+    relationEvidence: async ({ relationIds, budget }) =>
+      relationEvidenceOf(
+        relationIds.length === 0
+          ? []
+          : await runWithinBudgetPg({
+              tx,
+              budget,
+              fn: () =>
+                rowsOf<{ relationId: string; thoughtId: string }>({
+                  tx,
+                  query: sql`select e.relation_id as "relationId", e.thought_id as "thoughtId"
+                    from unnest(${arrayLiteral(relationIds)}::text[]) t(id)
+                    cross join lateral (select y.relation_id, y.thought_id from kg_relation_evidence y where y.relation_id = t.id order by y.thought_id collate "C" limit ${MAX_EVIDENCE_PER_TARGET}) e`,
+                }),
+            }),
+      ),
     searchable: async () => (await rowsOf<{ searchable: boolean }>({ tx, query: sql`select exists (select 1 from thoughts) or exists (select 1 from kg_node) as searchable` }))[0].searchable,
   };
 }

@@ -5,7 +5,7 @@ import { preparedOnce } from "../../db/statements";
 import type { KnnSource } from "../../embed/vector-index";
 import { broadTopWithinBudget, matchExpression, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
-import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
 
 /**
  * Remember's reads on SQLite: FTS5 (bm25, pruned or ranked from the word
@@ -96,28 +96,45 @@ function readerOf(src: Source): RememberReader {
       return preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({ minWeight, seeds: ids(seeds), perSeed: MAX_EDGES_PER_SEED, total: MAX_EDGES_READ }) as EdgeRow[];
     },
     similarities: ({ kind, seqs }) => similaritiesOf({ source: knn, kind, fingerprintId: src.fingerprintId!, refIds: seqs, query: src.query! }),
-    nodeFacts(nodeIds) {
+    nodeFacts({ nodeIds, budget }) {
       if (nodeIds.length === 0) return new Map();
-      // Frames and their evidence in one pass over the nodes' frames, ordered here.
-      const rows = all<FrameFactRow & { createdAt: number; thoughtId: string | null; stance: string | null }>(
-        `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt, e.thought_id as thoughtId, e.stance
-       from ${src.schema}.kg_frame f left join ${src.schema}.kg_frame_evidence e on e.frame_id = f.id
-      where f.node_id in (select value from json_each(?))`,
-        ids(nodeIds),
-      );
-      const frames = new Map<string, FrameFactRow & { createdAt: number }>();
-      const evidence: FrameEvidenceRow[] = [];
-      for (const r of rows) {
-        if (!frames.has(r.id)) frames.set(r.id, { id: r.id, nodeId: r.nodeId, col: r.col, properties: r.properties, createdAt: r.createdAt });
-        if (r.thoughtId !== null) evidence.push({ nodeId: r.nodeId, thoughtId: r.thoughtId, stance: r.stance! });
-      }
-      // SQLite's order by node_id, created_at, id (ids are ASCII: code-unit order is its binary order).
-      const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-      const ordered = [...frames.values()].sort((a, b) => byKey(a.nodeId, b.nodeId) || a.createdAt - b.createdAt || byKey(a.id, b.id));
-      return nodeFactsOf({ nodeIds, frames: ordered, evidence });
+      const e = `${src.schema}.kg_frame_evidence`;
+      return runWithinBudget({
+        sqlite: src.db,
+        budget,
+        fn: () => {
+          // Each node's newest frames, picked by id before any properties are read.
+          const frames = all<FrameFactRow>(
+            `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt
+               from json_each(@nodes) n join ${src.schema}.kg_frame f
+                 on f.id in (select x.id from ${src.schema}.kg_frame x where x.node_id = n.value order by x.created_at desc, x.id desc limit @perNode)
+              order by n.key, f.created_at desc, f.id desc limit @total`,
+            { nodes: ids(nodeIds), perNode: MAX_FRAMES_PER_NODE, total: MAX_FRAMES_READ },
+          );
+          const evidence = all<FrameEvidenceRow>(
+            `select e.frame_id as frameId, e.thought_id as thoughtId, e.stance from json_each(@frames) t join ${e} e
+                on e.frame_id = t.value and e.thought_id in (select y.thought_id from ${e} y where y.frame_id = t.value order by y.thought_id limit @most)`,
+            { frames: ids(frames.map((f) => f.id)), most: MAX_EVIDENCE_PER_TARGET },
+          );
+          return nodeFactsOf({ nodeIds, frames, evidence });
+        },
+      });
     },
-    relationEvidence: (relationIds) =>
-      relationEvidenceOf(relationIds.length === 0 ? [] : all(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`, ids(relationIds))),
+    relationEvidence: ({ relationIds, budget }) => {
+      if (relationIds.length === 0) return new Map();
+      const e = `${src.schema}.kg_relation_evidence`;
+      const rows = runWithinBudget({
+        sqlite: src.db,
+        budget,
+        fn: () =>
+          all<{ relationId: string; thoughtId: string }>(
+            `select e.relation_id as relationId, e.thought_id as thoughtId from json_each(@relations) t join ${e} e
+                on e.relation_id = t.value and e.thought_id in (select y.thought_id from ${e} y where y.relation_id = t.value order by y.thought_id limit @most)`,
+            { relations: ids(relationIds), most: MAX_EVIDENCE_PER_TARGET },
+          ),
+      });
+      return relationEvidenceOf(rows);
+    },
     searchable: () => !!preparedOnce({ sqlite: src.db, sql: `select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1` }).get(),
   };
 }
