@@ -125,6 +125,17 @@ describe("graph API", () => {
     expect(rest.json.thoughts[0].content.startsWith(`${shown} `)).toBe(true);
   });
 
+  it("answers a node's detail within DUALMIND_LIST_MAX_BYTES however large its frames are; totals say how many there are", async () => {
+    const node = (await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "heavy", entity_type: "concept" } })).json.node;
+    for (let i = 0; i < 30; i++) expect((await callRoute(framesRoute.POST, { token: write, params: P, body: { node_id: node.id, column: "semantic", properties: { [`k${i}`]: "p".repeat(60_000) } } })).status).toBe(201);
+    const detail = await callRoute(nodeRoute.GET, { token: read, params: { ...P, id: node.id } });
+    expect(detail.status).toBe(200);
+    expect(JSON.stringify(detail.json).length).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024);
+    expect(detail.json.totals.frames).toBe(30);
+    expect(detail.json.frames.length).toBeGreaterThanOrEqual(3);
+    expect(detail.json.frames.length).toBeLessThan(30);
+  });
+
   it("keeps working memory per store with a TTL", async () => {
     const put = await callRoute(wmRoute.PUT, { token: write, params: P, method: "PUT", body: { key: "plan", value: { step: 1 }, ttl_seconds: 3600 } });
     expect(put.status).toBe(200);

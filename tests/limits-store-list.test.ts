@@ -46,4 +46,19 @@ describe("store list", () => {
     const resources = await mcp({ jsonrpc: "2.0", id: 2, method: "resources/list", params: {} });
     expect(resources.result.resources.map((r: { uri: string }) => r.uri)).toEqual(["dualmind://stores", "dualmind://stores/mine"]);
   });
+
+  it("a list of many stores lets other work run between stores: it never holds the event loop for the whole list", async () => {
+    for (let i = 0; i < 6; i++) await seedStore(`many-${i}`);
+    let served = 0;
+    let done = false;
+    const list = stores()
+      .listStores()
+      .then((l) => ((done = true), l));
+    // Another request's turn, queued behind the list: each turn it gets is counted while the list is still going.
+    const tick = () => void setImmediate(() => (done ? undefined : (served++, tick())));
+    tick();
+    const listed = await list;
+    expect(listed.length).toBeGreaterThanOrEqual(9);
+    expect(served).toBeGreaterThanOrEqual(listed.length - 1);
+  });
 });

@@ -1,3 +1,4 @@
+import { boundedLists } from "../governance/limits";
 import { inArray, sql } from "drizzle-orm";
 import { read, select, type AnyStoreHandle, type On } from "../db/port";
 import { listEvidenceHeadByTargetIds, type EvidenceHead, type EvidenceLink } from "./evidence";
@@ -56,13 +57,16 @@ export function getNodeDetailById<H extends AnyStoreHandle>({ handle, id }: { ha
         evidence: (head.links.get(id) ?? []).map((l): Evidence[number] => ({ ...l, excerpt: excerpts.get(l.thought_id) ?? null })),
         evidence_total: head.totals.get(id) ?? 0,
       });
-      return {
-        node,
-        frames: frames.map((f) => ({ ...f, ...evidenceOf(frameEvidence, f.id) })),
-        outgoing: outgoing.map((r) => ({ ...r, other: others.get(r.to_id)!, ...evidenceOf(relationEvidence, r.id) })),
-        incoming: incoming.map((r) => ({ ...r, other: others.get(r.from_id)!, ...evidenceOf(relationEvidence, r.id) })),
-        totals: { frames: framesTotal, outgoing: relations.outgoingTotal, incoming: relations.incomingTotal },
-      };
+      // Frames and attributes are up to 64 KiB each: the lists together stay within DUALMIND_LIST_MAX_BYTES (totals say what there is).
+      const { shown } = boundedLists({
+        lists: {
+          frames: frames.map((f) => ({ ...f, ...evidenceOf(frameEvidence, f.id) })),
+          outgoing: outgoing.map((r) => ({ ...r, other: others.get(r.to_id)!, ...evidenceOf(relationEvidence, r.id) })),
+          incoming: incoming.map((r) => ({ ...r, other: others.get(r.from_id)!, ...evidenceOf(relationEvidence, r.id) })),
+        },
+        keep: "first",
+      });
+      return { node, ...shown, totals: { frames: framesTotal, outgoing: relations.outgoingTotal, incoming: relations.incomingTotal } };
     })(),
     { snapshot: true },
   );

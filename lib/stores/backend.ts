@@ -157,6 +157,8 @@ export function storesOn(engine: Engine): StoresBackend {
             // Deleted (by another process or replica) since the names were read: not listed.
             if (!(isAppError(e) && e.code === "not_found") && !isVanishedStore(e)) throw e;
           }
+          // SQLite describes a store synchronously (its open and row counts): other requests are served between stores.
+          await new Promise((resolve) => setImmediate(resolve));
         }
         return out;
       },
