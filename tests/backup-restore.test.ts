@@ -14,7 +14,6 @@ import { reindexStore } from "@/lib/index/reindex";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
-const TSX = path.join(process.cwd(), "node_modules", ".bin", "tsx");
 const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
 const WRITER = path.join(process.cwd(), "tests", "fixtures", "backup-consistency-writer.ts");
 
@@ -125,7 +124,7 @@ describe("one consistent backup", () => {
     await bootstrapApp();
     const stopFile = path.join(scratch, "stop");
     const readyFile = path.join(scratch, "ready");
-    const writer = spawn(TSX, [WRITER], { env: { ...process.env, STORE: "default", STOP_FILE: stopFile, READY_FILE: readyFile }, stdio: ["ignore", "pipe", "pipe"] });
+    const writer = spawn(process.execPath, ["--import", "tsx", WRITER], { env: { ...process.env, STORE: "default", STOP_FILE: stopFile, READY_FILE: readyFile }, stdio: ["ignore", "pipe", "pipe"] });
     children.push(writer);
     let err = "";
     writer.stderr.on("data", (d) => (err += d));
