@@ -24,7 +24,8 @@ const STORE = "truth";
 const WATERMARK = 5;
 const WITHIN_MS = 5_000;
 const SHOTS = "e2e/screenshots/health";
-const TSX = path.join("node_modules", "tsx", "dist", "cli.mjs");
+// tsx as a loader (not its CLI, which starts a second node): one process per command or worker.
+const TSX = ["--import", "tsx"];
 
 test.describe.configure({ mode: "serial" });
 test.setTimeout(10 * 60_000);
@@ -56,7 +57,7 @@ function appEnv(model: string): Record<string, string> {
 }
 
 function startWorker(model: string): ChildProcess {
-  const child = spawn(process.execPath, [TSX, "scripts/worker.ts"], { env: { ...process.env, ...appEnv(model) }, stdio: "ignore", detached: true });
+  const child = spawn(process.execPath, [...TSX, "scripts/worker.ts"], { env: { ...process.env, ...appEnv(model) }, stdio: "ignore", detached: true });
   return child;
 }
 
@@ -75,7 +76,7 @@ async function stopWorker(): Promise<void> {
 
 function runCli(args: string[], model: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX, "scripts/cli.ts", ...args], { env: { ...process.env, ...appEnv(model) }, stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(process.execPath, [...TSX, "scripts/cli.ts", ...args], { env: { ...process.env, ...appEnv(model) }, stdio: ["ignore", "pipe", "ignore"] });
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.on("exit", (code) => resolve({ code, stdout }));

@@ -72,6 +72,11 @@ export function progressBar(label: string, enabled: boolean) {
   };
 }
 
+/** The command whose name is the longest run of leading words. */
+export function findCommand(commands: Command[], positional: string[]): Command | undefined {
+  return [...commands].sort((a, b) => b.name.split(" ").length - a.name.split(" ").length).find((c) => c.name.split(" ").every((w, i) => positional[i] === w));
+}
+
 export async function runCli(commands: Command[], argv: string[]): Promise<number> {
   // The CLI is an entry point: reindex, reembed, health and the worker need every embeddable kind.
   registerEmbeddableKinds();
@@ -81,10 +86,7 @@ export async function runCli(commands: Command[], argv: string[]): Promise<numbe
     if (json) process.stdout.write(JSON.stringify(data ?? { message: human }, null, 2) + "\n");
     else process.stdout.write(human + "\n");
   };
-  // Longest command name that matches the leading words.
-  const cmd = [...commands]
-    .sort((a, b) => b.name.split(" ").length - a.name.split(" ").length)
-    .find((c) => c.name.split(" ").every((w, i) => positional[i] === w));
+  const cmd = findCommand(commands, positional);
   if (!cmd || flags.help === true) {
     const lines = [
       "usage: dualmind <command> [--json]",

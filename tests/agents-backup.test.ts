@@ -17,7 +17,6 @@ import { verifyStore } from "@/lib/index/verify";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
-const TSX = path.join(process.cwd(), "node_modules", ".bin", "tsx");
 const WRITER = path.join(process.cwd(), "tests", "fixtures", "agents-write-load.ts");
 
 let env: ReturnType<typeof useTempDataDir>;
@@ -48,7 +47,7 @@ describe("online backup", () => {
 
     const stopFile = path.join(scratch, "stop");
     const readyFile = path.join(scratch, "ready");
-    const writer = spawn(TSX, [WRITER], { env: { ...process.env, STORE: "default", STOP_FILE: stopFile, READY_FILE: readyFile }, stdio: ["ignore", "pipe", "pipe"] });
+    const writer = spawn(process.execPath, ["--import", "tsx", WRITER], { env: { ...process.env, STORE: "default", STOP_FILE: stopFile, READY_FILE: readyFile }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     writer.stdout.on("data", (d) => (out += d));

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
 import { stores } from "@/lib/stores/backend";
-import { governanceSql, itSqliteOnly, onPg, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, itSqliteOnly, onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
 
 const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
 
@@ -42,8 +42,9 @@ describe("agent CLI commands", () => {
     expect(cli("health", "nope").code).toBe(2);
   }, 180_000);
 
-  it("backup: a consistent copy of DATA_DIR on SQLite; with DATABASE_URL refused, naming pg_dump", () => {
-    expect(cli("stores", "create", "notes").code).toBe(0);
+  it("backup: a consistent copy of DATA_DIR on SQLite; with DATABASE_URL refused, naming pg_dump", async () => {
+    // The store is made in-process (the first test makes one through the CLI).
+    await seedStore("notes");
     const backupDir = path.join(scratch, "backup");
     const backup = cli("backup", backupDir, "--json");
     if (onPg) {
@@ -64,8 +65,9 @@ describe("agent CLI commands", () => {
   itSqliteOnly(
     "export and import a store bundle",
     "a bundle is a store's index.db snapshot and memory files; PostgreSQL stores are moved with pg_dump or migrate-data",
-    () => {
-      expect(cli("stores", "create", "notes").code).toBe(0);
+    async () => {
+      // The store is made in-process (the first test makes one through the CLI).
+      await seedStore("notes");
       expect(cli("export", "bundle", "nope", path.join(scratch, "b")).code).toBe(2);
       expect(cli("export", "bundle").code).toBe(2);
       const bundle = cli("export", "bundle", "notes", path.join(scratch, "bundle"), "--json");
@@ -83,7 +85,8 @@ describe("agent CLI commands", () => {
     "reindex runs the same audited admin job as the API: a job row and one audit entry naming the CLI user",
     "reindex rebuilds a store from its memory/ folder on disk, which a PostgreSQL store does not have (its memories are rows)",
     async () => {
-      expect(cli("stores", "create", "notes").code).toBe(0);
+      // The store is made in-process (the first test makes one through the CLI).
+      await seedStore("notes");
       fs.mkdirSync(path.join(env.dataDir, "stores", "notes", "memory", "inbox"), { recursive: true });
       fs.writeFileSync(path.join(env.dataDir, "stores", "notes", "memory", "inbox", "dropped.md"), "# Dropped in by hand\n");
       const r = cli("reindex", "notes", "--json");

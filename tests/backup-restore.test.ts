@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } from "@/lib/backup/backup";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
@@ -14,7 +14,6 @@ import { reindexStore } from "@/lib/index/reindex";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
-const TSX = path.join(process.cwd(), "node_modules", ".bin", "tsx");
 const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
 const WRITER = path.join(process.cwd(), "tests", "fixtures", "backup-consistency-writer.ts");
 
@@ -41,29 +40,44 @@ function dataDir(extra: Record<string, string> = {}) {
 
 const count = (store: string, sql: string) => getStoreDb({ store }).sqlite.prepare(sql).pluck().get() as number;
 
-/** A data dir whose default store indexes 60 documents from a source root, embedded, backed up. */
-async function backupWithSourceRoot(): Promise<{ backupDir: string; docs: string; chunks: number; vectors: number }> {
-  const docs = path.join(scratch, "docs");
+/**
+ * A data dir whose default store indexes 60 documents from a source root (`dir`/docs), embedded, backed up
+ * to `dir`/backup; the data dir is removed once the backup is made.
+ */
+async function backupWithSourceRoot(dir: string): Promise<{ backupDir: string; docs: string; chunks: number; vectors: number }> {
+  const docs = path.join(dir, "docs");
   fs.mkdirSync(docs);
   for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(docs, `page-${i}.md`), `# Page ${i}\n\nRunbook page ${i} about restoring backups.\n`);
-  dataDir({ DUALMIND_SOURCE_ROOTS: `default=${docs}` });
-  await bootstrapApp();
-  const handle = openStore({ store: "default" });
-  createMemory({ handle, input: { path: "ops/keep", body: "a memory beside the source documents" }, actor: "test" });
-  reindexStore({ handle });
-  await drainEmbedQueues({ stores: ["default"] });
-  expect(count("default", "select count(*) from documents where path like 'source/%'")).toBe(60);
-  const chunks = count("default", "select count(*) from chunks c join documents d using (doc_id) where d.path like 'source/%'");
-  const vectors = count("default", "select count(*) from embeddings where kind = 'chunk'");
-  const backupDir = path.join(scratch, "backup");
-  await backupDataDir({ outDir: backupDir, actor: "test" });
-  closeAllDatabases();
-  return { backupDir, docs, chunks, vectors };
+  const env = useTempDataDir({ DUALMIND_SOURCE_ROOTS: `default=${docs}` });
+  try {
+    await bootstrapApp();
+    const handle = openStore({ store: "default" });
+    createMemory({ handle, input: { path: "ops/keep", body: "a memory beside the source documents" }, actor: "test" });
+    reindexStore({ handle });
+    await drainEmbedQueues({ stores: ["default"] });
+    expect(count("default", "select count(*) from documents where path like 'source/%'")).toBe(60);
+    const chunks = count("default", "select count(*) from chunks c join documents d using (doc_id) where d.path like 'source/%'");
+    const vectors = count("default", "select count(*) from embeddings where kind = 'chunk'");
+    const backupDir = path.join(dir, "backup");
+    await backupDataDir({ outDir: backupDir, actor: "test" });
+    return { backupDir, docs, chunks, vectors };
+  } finally {
+    env.cleanup();
+  }
 }
 
 describe("restore keeps what it holds", () => {
+  // One backup for every test here: each restores it into a fresh DATA_DIR; none writes to it or to its source root.
+  let shared: string;
+  let built: Awaited<ReturnType<typeof backupWithSourceRoot>>;
+  beforeAll(async () => {
+    shared = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-restore-shared-"));
+    built = await backupWithSourceRoot(shared);
+  }, 120_000);
+  afterAll(() => fs.rmSync(shared, { recursive: true, force: true }));
+
   it("refuses (nothing written, CLI exit 2) a restore that would drop source documents DUALMIND_SOURCE_ROOTS cannot read again", async () => {
-    const { backupDir } = await backupWithSourceRoot();
+    const { backupDir } = built;
     const fresh = dataDir();
     expect(() => restoreDataDir({ backupDir })).toThrow(/60 source document\(s\) under source\/docs\/.*DUALMIND_SOURCE_ROOTS.*--keep-stale-sources/);
     expect(fs.readdirSync(fresh.dataDir)).toEqual([]);
@@ -75,13 +89,13 @@ describe("restore keeps what it holds", () => {
   }, 60_000);
 
   it("also refuses when the root is configured but its folder cannot be read", async () => {
-    const { backupDir } = await backupWithSourceRoot();
+    const { backupDir } = built;
     dataDir({ DUALMIND_SOURCE_ROOTS: `default=${path.join(scratch, "moved", "docs")}` });
     expect(() => restoreDataDir({ backupDir })).toThrow(/cannot be read/);
   }, 60_000);
 
   it("with --keep-stale-sources keeps every source document, chunk and vector as backed up, and says they were not re-read", async () => {
-    const { backupDir, chunks, vectors } = await backupWithSourceRoot();
+    const { backupDir, chunks, vectors } = built;
     dataDir();
     const r = restoreDataDir({ backupDir, keepStaleSources: true });
     expect(count("default", "select count(*) from documents where path like 'source/%'")).toBe(60);
@@ -92,7 +106,10 @@ describe("restore keeps what it holds", () => {
   }, 60_000);
 
   it("never deletes a source document whose file is gone from a configured root: kept as backed up, and said so", async () => {
-    const { backupDir, docs } = await backupWithSourceRoot();
+    const { backupDir } = built;
+    // The source root as configured now: a folder of the same name, holding all but ten of its files.
+    const docs = path.join(scratch, "docs");
+    fs.cpSync(built.docs, docs, { recursive: true });
     for (let i = 0; i < 10; i++) fs.rmSync(path.join(docs, `page-${i}.md`));
     dataDir({ DUALMIND_SOURCE_ROOTS: `default=${docs}` });
     const r = restoreDataDir({ backupDir });
@@ -101,7 +118,7 @@ describe("restore keeps what it holds", () => {
   }, 60_000);
 
   it("with the same source roots restores everything and says nothing was left out (CLI counts by kind)", async () => {
-    const { backupDir, docs, vectors } = await backupWithSourceRoot();
+    const { backupDir, docs, vectors } = built;
     const manifest = JSON.parse(fs.readFileSync(path.join(backupDir, "manifest.json"), "utf8"));
     expect(manifest.stores.find((s: { name: string }) => s.name === "default").sourceRoots).toEqual([{ name: "docs", dir: docs, documents: 60 }]);
     const fresh = dataDir({ DUALMIND_SOURCE_ROOTS: `default=${docs}` });
@@ -125,7 +142,7 @@ describe("one consistent backup", () => {
     await bootstrapApp();
     const stopFile = path.join(scratch, "stop");
     const readyFile = path.join(scratch, "ready");
-    const writer = spawn(TSX, [WRITER], { env: { ...process.env, STORE: "default", STOP_FILE: stopFile, READY_FILE: readyFile }, stdio: ["ignore", "pipe", "pipe"] });
+    const writer = spawn(process.execPath, ["--import", "tsx", WRITER], { env: { ...process.env, STORE: "default", STOP_FILE: stopFile, READY_FILE: readyFile }, stdio: ["ignore", "pipe", "pipe"] });
     children.push(writer);
     let err = "";
     writer.stderr.on("data", (d) => (err += d));

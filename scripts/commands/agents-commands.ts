@@ -11,7 +11,6 @@ import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
 import { openStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
-import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
 import { ledgerCommands } from "./ledger-commands";
 import { storesOnPostgres } from "../../lib/stores/on-postgres";
@@ -55,6 +54,8 @@ export const agentsCommands: Command[] = [
     usage: "mcp [--store S] [--token dm_...] [--agent ID]",
     summary: "serve MCP over stdio (stdout is protocol only); --store limits it to one store",
     run: async ({ flags }) => {
+      // The MCP server (its SDK and every tool) loads only for this command.
+      const { runMcpStdio } = await import("../mcp-stdio");
       await runMcpStdio({ store: flagString(flags, "store"), token: flagString(flags, "token") ?? process.env.DUALMIND_TOKEN, agentId: flagString(flags, "agent") });
       return 0;
     },

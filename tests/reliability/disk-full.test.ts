@@ -161,7 +161,7 @@ describe.skipIf(!tmpfs.dir)(`a real full disk: DATA_DIR on a ${SIZE} tmpfs fille
       governance.close();
     }
     // The audit chain is checked by the CLI an operator would run.
-    const verify = spawnSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/cli.ts", "audit", "verify"], { encoding: "utf8", env: { ...process.env, DATA_DIR: dataDir } });
+    const verify = spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "audit", "verify"], { encoding: "utf8", env: { ...process.env, DATA_DIR: dataDir } });
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
     tally.faultsSurvived++;
   });
