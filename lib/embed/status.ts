@@ -8,7 +8,6 @@ import { diskHold, type StaleClaims } from "./healing";
 import { listParkedEmbeddings, readStaleClaims, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { EmbeddingError } from "./types";
-import { listWorkerStates, type WorkerState } from "./worker-state";
 
 /**
  * The one store status. Every surface — Overview, Health (all
@@ -290,11 +289,6 @@ export async function providerForStatus({ fingerprintError, now }: { fingerprint
   const health: ProviderHealth = await readProviderHealth();
   probeProviderIfDown({ health, now });
   return { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
-}
-
-/** The worker and provider state shown beside a status (the same for every store: workers walk all stores). */
-export function getWorkerStates(): WorkerState[] {
-  return listWorkerStates();
 }
 
 export type VectorReadiness =

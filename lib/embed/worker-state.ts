@@ -5,6 +5,7 @@ import { embedWorkers, type EmbedWorkerRow } from "../db/schema/governance";
 import { readLedger, remove, rows, tablePair, update, upsert, writeLedger, type LedgerHandle, type OnLedger, type Op } from "../db/port";
 import { log } from "../log";
 import type { Fingerprint } from "./providers";
+import { snakeCased, type SnakeCased } from "../common";
 
 /**
  * What each embed worker process is doing, persisted in the ledger so the
@@ -42,25 +43,8 @@ export type WorkerState = {
 };
 
 /** A worker as the health report answers it (GET /stores/{store}/health, MCP store_health, CLI metrics status): snake_case, on both backends. */
-export function workerReportOf(w: WorkerState) {
-  return {
-    worker_id: w.workerId,
-    pid: w.pid,
-    mode: w.mode,
-    in_this_process: w.inThisProcess,
-    running: w.running,
-    started_at: w.startedAt,
-    heartbeat_at: w.heartbeatAt,
-    last_batch_at: w.lastBatchAt,
-    last_batch_store: w.lastBatchStore,
-    last_batch_items: w.lastBatchItems,
-    items_per_second: w.itemsPerSecond,
-    last_error: w.lastError,
-    last_error_at: w.lastErrorAt,
-    last_error_store: w.lastErrorStore,
-    model: w.model,
-    dimension: w.dimension,
-  };
+export function workerReportOf(w: WorkerState): SnakeCased<WorkerState> {
+  return snakeCased(w);
 }
 
 const WORKERS = tablePair(embedWorkers, pgSchema.embedWorkers);

@@ -10,7 +10,7 @@ import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, typ
 import { ledgerTables } from "./tables";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept } from "./limits";
 import { getConfig } from "../config";
-import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -65,63 +65,28 @@ export const listSessionsQuerySchema = z
   .strict();
 
 /** `id` is the id its writer chose (unique per session); the row's key (`session~id`, or the id itself on messages from before ids were namespaced) stays inside, under the signature. */
-export type DialecticMessage = {
-  id: string;
-  session_id: string;
-  seq: number;
-  agent_id: string;
-  message_type: MessageType;
-  timestamp: number;
-  reasoning: string;
-  root_cause: string | null;
+export type DialecticMessage = Omit<SnakeCased<DialecticMessageRow>, "client_id" | "proposed_conditions_json" | "observed_metrics_json" | "concerns_json"> & {
   proposed_conditions: string[] | null;
   observed_metrics: Record<string, unknown> | null;
   concerns: string[] | null;
-  agrees: boolean | null;
-  signature: string;
 };
 export type Resolution = { conditions: string[]; agreed_by: string[]; message_id: string; seq: number };
 export type ExpectedNext = { phase: Phase; message_type: MessageType | null; agent_ids: string[]; note: string };
 /** `sessionId` is the id the paused agent chose; `key` the session's unambiguous address (lib/governance/owned-ids.ts). */
-export type DialecticSession = {
-  session_id: string;
-  key: string;
-  paused_agent_id: string;
-  reviewer_agent_id: string | null;
-  phase: Phase;
-  status: (typeof STATUSES)[number];
-  created_at: number;
-  updated_at: number;
-  topic: string;
-  session_type: string;
-  failure_reason: string | null;
-  max_rounds: number;
-  idle_timeout_ms: number;
-  resolution: Resolution | null;
-  message_count: number;
-  synthesis_rounds: number;
-  expected: ExpectedNext;
-};
+export type DialecticSession = Omit<SnakeCased<DialecticSessionRow>, "client_id" | "resolution_json"> & { key: string; resolution: Resolution | null; message_count: number; synthesis_rounds: number; expected: ExpectedNext };
 /** `transcriptOmitted`: a list left this session's transcript out, as it alone is past the list's byte budget (read the session itself). */
 export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcript_omitted?: true };
 /** `nextOffset`: where the next page starts when rows remain; null at the end. */
 export type SessionList = { sessions: SessionView[]; total: number; next_offset: number | null };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
+  const { id: _key, clientId, proposedConditionsJson, observedMetricsJson, concernsJson, ...facts } = row;
   return {
-    id: row.clientId,
-    session_id: row.sessionId,
-    seq: row.seq,
-    agent_id: row.agentId,
-    message_type: row.messageType,
-    timestamp: row.timestamp,
-    reasoning: row.reasoning,
-    root_cause: row.rootCause,
-    proposed_conditions: parseJsonColumnStrict<string[]>(row.proposedConditionsJson),
-    observed_metrics: parseJsonColumnStrict<Record<string, unknown>>(row.observedMetricsJson),
-    concerns: parseJsonColumnStrict<string[]>(row.concernsJson),
-    agrees: row.agrees,
-    signature: row.signature,
+    id: clientId,
+    ...snakeCased(facts),
+    proposed_conditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
+    observed_metrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
+    concerns: parseJsonColumnStrict<string[]>(concernsJson),
   };
 }
 
@@ -164,21 +129,12 @@ export function readResolution(json: string | null): Resolution | null {
 }
 
 export function toSession({ row, tail }: { row: DialecticSessionRow; tail: Tail }): DialecticSession {
+  const { sessionId, clientId, resolutionJson, ...facts } = row;
   return {
-    session_id: row.clientId,
-    key: row.sessionId,
-    paused_agent_id: row.pausedAgentId,
-    reviewer_agent_id: row.reviewerAgentId,
-    phase: row.phase,
-    status: row.status,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    topic: row.topic,
-    session_type: row.sessionType,
-    failure_reason: row.failureReason,
-    max_rounds: row.maxRounds,
-    idle_timeout_ms: row.idleTimeoutMs,
-    resolution: readResolution(row.resolutionJson),
+    session_id: clientId,
+    key: sessionId,
+    ...snakeCased(facts),
+    resolution: readResolution(resolutionJson),
     message_count: tail.count,
     synthesis_rounds: tail.synthesisRounds,
     expected: expectedNext({ session: row, last: tail.last }),

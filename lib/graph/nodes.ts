@@ -12,7 +12,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
-import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
+import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, snakeCased, tagsSchema, type SnakeCased } from "../common";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
@@ -95,33 +95,15 @@ export const listNodesQuerySchema = z
   .object({ q: z.string().trim().min(1).max(500).optional(), entity_type: z.enum(ENTITY_TYPES).optional(), limit: limitSchema, offset: offsetSchema })
   .strict();
 
-export type GraphNode = {
-  id: string;
-  name: string;
-  display_name: string;
-  entity_type: KgNodeRow["entityType"];
-  scope: string | null;
-  created_at: number;
-  updated_at: number;
-  created_by: string;
-  attributes: Record<string, unknown>;
-  tags: string[];
-  auto_extracted: boolean;
-};
+/** A node as returned: the row spelled snake_case (its seq and embed hash stay inside), attributes and tags decoded. */
+export type GraphNode = Omit<SnakeCased<KgNodeRow>, "seq" | "embed_hash" | "attributes" | "tags"> & { attributes: Record<string, unknown>; tags: string[] };
 
 const NODE_COLUMNS = `n.seq, n.id, n.name, n.display_name as displayName, n.entity_type as entityType, n.scope, n.created_at as createdAt, n.updated_at as updatedAt,
   n.created_by as createdBy, n.attributes, n.tags, n.embed_hash as embedHash, n.auto_extracted as autoExtracted`;
 
-export function toGraphNode(r: KgNodeRow): GraphNode {
+export function toGraphNode({ seq: _seq, embedHash: _hash, ...r }: KgNodeRow): GraphNode {
   return {
-    id: r.id,
-    name: r.name,
-    display_name: r.displayName,
-    entity_type: r.entityType,
-    scope: r.scope,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    created_by: r.createdBy,
+    ...snakeCased(r),
     attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
     tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
     auto_extracted: Boolean(r.autoExtracted),
