@@ -171,24 +171,12 @@ export function assertSameSessionRetry({ existing, parsed, facts }: { existing: 
   assertSameRetry({ kind: "session", id: existing.clientId, stored: { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, incoming: facts });
 }
 
-export function messageFacts(m: Pick<DialecticMessage, "agent_id" | "message_type" | "reasoning" | "root_cause" | "proposed_conditions" | "observed_metrics" | "concerns" | "agrees">) {
-  return { agentId: m.agent_id, messageType: m.message_type, reasoning: m.reasoning, rootCause: m.root_cause, proposedConditions: m.proposed_conditions, observedMetrics: m.observed_metrics, concerns: m.concerns, agrees: m.agrees };
-}
+type ParsedMessage = z.output<typeof postMessageSchema>;
 
-export type ParsedMessage = z.output<typeof postMessageSchema>;
-
-/** What a post says, in the shape a stored message is compared with on a retry. */
-export function incomingMessageFacts({ agentId, parsed }: { agentId: string; parsed: ParsedMessage }) {
-  return {
-    agentId,
-    messageType: parsed.message_type,
-    reasoning: parsed.reasoning,
-    rootCause: parsed.root_cause ?? null,
-    proposedConditions: parsed.proposed_conditions ?? null,
-    observedMetrics: parsed.observed_metrics ?? null,
-    concerns: parsed.concerns ?? null,
-    agrees: parsed.agrees ?? null,
-  };
+/** What a message says, as a retry is compared with the stored one (a field a post left out is null, as stored). */
+function messageFacts(m: Pick<DialecticMessage, "agent_id" | "message_type" | "reasoning"> & Partial<Pick<DialecticMessage, "root_cause" | "proposed_conditions" | "observed_metrics" | "concerns" | "agrees">>) {
+  const { root_cause = null, proposed_conditions = null, observed_metrics = null, concerns = null, agrees = null } = m;
+  return { agent_id: m.agent_id, message_type: m.message_type, reasoning: m.reasoning, root_cause, proposed_conditions, observed_metrics, concerns, agrees };
 }
 
 /**
@@ -219,11 +207,6 @@ export function nextMessageRow({ session, tail, agentId, parsed, messageId, now 
     agrees: parsed.agrees ?? null,
   };
   return { ...base, clientId: messageId, signature: signMessage({ prevSignature: tail.last?.signature ?? SIGNATURE_GENESIS, message: base }) };
-}
-
-/** The session after a message was appended: its new tail, counted from the one before. */
-export function tailAfter({ tail, row }: { tail: Tail; row: DialecticMessageRow }): Tail {
-  return { last: row, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (row.messageType === "synthesis" ? 1 : 0) };
 }
 
 /**
@@ -392,10 +375,6 @@ export function sessionNamedBy({ table: s, ref }: { table: SessionTable; ref: st
   return (split ? or(eq(s.sessionId, ref), and(eq(s.pausedAgentId, split.owner), eq(s.clientId, split.clientId))) : or(eq(s.sessionId, ref), eq(s.clientId, ref))) as SQL;
 }
 
-function noSession(ref: string): AppError {
-  return new AppError("not_found", `no dialectic session ${ref}`);
-}
-
 /**
  * The session a reference names for a viewer (lib/governance/owned-ids.ts):
  * its own id first, else one it may see. A session the agent may not see
@@ -410,7 +389,7 @@ function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock 
     ? [own]
     : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy({ table: s, ref }), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, ...reviews(s), asc(s.sessionId)], limit: 2, lock });
   const session = pickOwned({ visible: found, ref, ownerId: viewer?.agentId, view: sessionViewFor(viewer), kind: "session" });
-  if (!session) throw noSession(ref);
+  if (!session) throw new AppError("not_found", `no dialectic session ${ref}`);
   return session;
 }
 
@@ -536,7 +515,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const key = session.sessionId;
         const shown = inSession(session);
         yield* dropCached([key]);
-        const incoming = incomingMessageFacts({ agentId, parsed });
+        const incoming = messageFacts({ agent_id: agentId, ...parsed });
         // Message ids are unique per session: another session's message with this id is another message.
         const already = yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.clientId, messageId)));
         if (already) {
@@ -555,7 +534,9 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
         const [updated] = yield* update(dialecticSessions, { ...nextSessionState({ session, row: inserted, tail, prev }), updatedAt: now }, (s) => eq(s.sessionId, key));
         yield* assertShareKept({ agentId });
-        return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: tailAfter({ tail, row: inserted }) }), created: true } };
+        // The tail after the message, counted from the one before.
+        const after = { last: inserted, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (inserted.messageType === "synthesis" ? 1 : 0) };
+        return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: after }), created: true } };
       })(),
     );
   const settle = (outcome: PostOutcome) => {

@@ -544,11 +544,6 @@ export function provenanceBatchRows({ records, runs, candidates, recordedBy, cal
   });
 }
 
-/** The task and run ids a provenance batch names (looked up before provenanceBatchRows). */
-export function provenanceBatchLinks(records: ProvenanceBatchRecord[]): { taskIds: string[]; runIds: string[] } {
-  return { taskIds: distinct(records.map((r) => r.task_id ?? null)), runIds: distinct(records.map((r) => r.run_id ?? null)) };
-}
-
 /**
  * A batch is all-or-nothing; facts already recorded (a retry) are counted,
  * not duplicated (the unique fact key). With a caller (the agent API), a
@@ -562,7 +557,7 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
       // An agent's batch counts against its own share; the server's own facts (the embed worker's, for every store at
       // once) only against the whole ledger, so no agent's writes can use up a share the whole instance depends on.
       yield* assertLedgerRoom(caller ? { agentId: recordedBy } : {});
-      const { taskIds, runIds } = provenanceBatchLinks(records);
+      const [taskIds, runIds] = [distinct(records.map((r) => r.task_id ?? null)), distinct(records.map((r) => r.run_id ?? null))];
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
       const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
       const named = taskIds.length ? yield* rows(tasks, { where: (t) => and(namedBy(t, taskIds), workableBy(t, caller)) }) : [];
