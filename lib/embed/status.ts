@@ -254,20 +254,7 @@ export function assembleStoreStatus(a: {
   const { counts, watermark, provider, vectorIndex, now } = a;
   const reembed = a.reembed ?? null;
   const drift = liveDrift({ counts, active: a.active, configured: a.configured, reembed });
-  const verdict = deriveStoreStatus({
-    store: a.store,
-    pending: counts.pending,
-    parked: counts.parked,
-    watermark,
-    modelChanged: drift.modelChanged,
-    stale: counts.stale,
-    missing: counts.missing,
-    artifacts: counts.artifacts,
-    provider,
-    vectors: vectorIndex,
-    queue: a.queue,
-    reembed,
-  });
+  const verdict = deriveStoreStatus({ ...counts, store: a.store, watermark, modelChanged: drift.modelChanged, provider, vectors: vectorIndex, queue: a.queue, reembed });
   const oldest = a.oldestEnqueuedAt;
   return {
     ...verdict,
