@@ -1,10 +1,10 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
-import { and, count as countAll, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import { and, count as countAll, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { rowsOf, type PgStoreTx } from "../db/pg-store";
-import { count, engineStep, insertOrIgnore, read, remove, row, update, write, type AnyStoreHandle, type On, type Op, type RowLock } from "../db/port";
+import type { PgStoreTx } from "../db/pg-store";
+import { count, engineStep, inCallerTx, insertOrIgnore, read, remove, row, sqlRows, update, write, type AnyStoreHandle, type On, type Op, type RowLock } from "../db/port";
 import { runWithinBudget, runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { ENTITY_TYPES, kgNodes, type KgNodeRow } from "../db/schema/graph";
 import * as pgGraph from "../db/schema/pg/graph";
@@ -37,33 +37,27 @@ export function nodeEmbeddingText(n: { displayName: string; entityType: string; 
   return [`${n.displayName} (${n.entityType})`, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n");
 }
 
+/** The embed worker reads a node's embedding text by its seq, on either engine; embed_hash is the input hash. */
+function* nodeTexts(refIds: number[]): Op<Map<number, { text: string; inputHash: string; chunkingVersion: null }>> {
+  if (refIds.length === 0) return new Map();
+  const found = yield* sqlRows<{ seq: number | string; displayName: string; entityType: string; tags: string; embedHash: string }>(
+    sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
+  );
+  return new Map(found.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
+}
+
 export const nodeEmbeddable: Embeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
-  load({ handle, refIds }) {
-    const rows = handle.db
-      .select({ seq: kgNodes.seq, displayName: kgNodes.displayName, entityType: kgNodes.entityType, tags: kgNodes.tags, embedHash: kgNodes.embedHash })
-      .from(kgNodes)
-      .where(inArray(kgNodes.seq, refIds))
-      .all();
-    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash }]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all();
-  },
+  load: ({ handle, refIds }) => inCallerTx(handle, nodeTexts(refIds)),
+  listAll: ({ handle }) => handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all(),
 };
 
-/** The PostgreSQL embed worker reads a node's embedding text by its seq, built as on SQLite; embed_hash is the input hash. */
 export const nodeEmbeddablePg: PgEmbeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
-  async load({ tx, refIds }) {
-    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>({
-      tx,
-      query: sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
-    });
-    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
-  },
+  // The worker's transaction: nodeTexts only runs statements on it (sqlRows).
+  load: ({ tx, refIds }) => inCallerTx(tx as PgStoreTx, nodeTexts(refIds)),
   missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
 };
 
