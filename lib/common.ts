@@ -36,6 +36,17 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
+// --- rows as the wire spells them ---
+
+type SnakeCase<S extends string> = S extends `${infer H}${infer T}` ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}` : S;
+/** A row's type with its camelCase keys spelled snake_case, as the API answers them. */
+export type SnakeCased<T> = { [K in keyof T as K extends string ? SnakeCase<K> : K]: T[K] };
+
+/** A row with its keys spelled snake_case (`createdAt` → `created_at`), in the row's key order. */
+export function snakeCased<T extends object>(row: T): SnakeCased<T> {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v])) as SnakeCased<T>;
+}
+
 // --- zod fields ---
 
 /** Client-supplied ids make retried POSTs idempotent; a uuid fits this pattern too. */

@@ -4,7 +4,7 @@ import { resetEmbedderForTests } from "@/lib/embed/model";
 import { graphBackend } from "@/lib/graph/backend";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { runTogether } from "./fixtures/start-together";
-import { drainEmbeddings, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, onPg, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 const THINKER = path.join(process.cwd(), "tests", "fixtures", "graph-thinker.ts");
 const store = "mind";
@@ -73,6 +73,35 @@ describe("thoughts and chains", () => {
     expect(r.novelty).toBeCloseTo(0, 5);
     expect(f.novelty!).toBeGreaterThan(0.5);
   });
+
+  it("fills in novelty as 1 − the best cosine to the 50 embedded thoughts before each, whatever the backend", async () => {
+    const topics = ["nginx reload", "sourdough starter", "TLS certificate", "postgres vacuum", "garden tomatoes", "kafka lag"];
+    // More thoughts than the window, a few of them repeats, so the window's edge and near-zero novelty both count.
+    for (let i = 0; i < 70; i++) await g().think({ store, input: { content: `${topics[i % topics.length]} note ${i % 9 === 0 ? "again" : i}` }, actor });
+    await drainEmbeddings([store]);
+    const { thoughts } = await g().listThoughts({ store, filter: { limit: 200 }, budget: false });
+    const stored = await storeSql<{ id: string; seq: number | string; v: Buffer | number[] }>(
+      store,
+      onPg
+        ? "select t.id, t.seq, e.embedding as v from thoughts t join embeddings e on e.kind = 'thought' and e.ref_id = t.seq order by t.seq"
+        : "select t.id, t.seq, e.vector as v from thoughts t join embeddings e on e.kind = 'thought' and e.ref_id = t.seq order by t.seq",
+    );
+    const vectorOf = (v: Buffer | number[]) => (Array.isArray(v) ? v : new Float32Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)));
+    const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+      let s = 0;
+      for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+      return s;
+    };
+    const expected = new Map(
+      stored.map((t, i) => {
+        const window = stored.slice(Math.max(0, i - 50), i).map((p) => dot(vectorOf(t.v), vectorOf(p.v)));
+        return [t.id, window.length ? Math.min(1, Math.max(0, 1 - Math.max(...window))) : 1];
+      }),
+    );
+    expect(stored).toHaveLength(70);
+    expect(thoughts.map((t) => [t.id, t.novelty])).toEqual(thoughts.map((t) => [t.id, expected.get(t.id)]));
+    expect(thoughts.filter((t) => t.novelty! < 0.01).length).toBeGreaterThan(0);
+  }, 60_000);
 
   it("moves utility as a moving average of feedback", async () => {
     const t = await g().think({ store, input: { content: "use BEGIN IMMEDIATE for counters" }, actor });

@@ -56,15 +56,13 @@ function notBefore(row: LoginThrottleRow, policy: ThrottlePolicy): number {
   return until;
 }
 
-/** A throttle row as both dialects read it. */
-type ThrottleRow = LoginThrottleRow;
-export type ThrottleKeyed = Keyed & { row: ThrottleRow | undefined };
+export type ThrottleKeyed = Keyed & { row: LoginThrottleRow | undefined };
 
 /**
  * The keys of an attempt (its name, and its address when known) with their
  * rows out of `rows`; with `forgetAt`, a row forgotten by then reads as absent.
  */
-export function attemptKeys({ username, address, rows, forgetAt }: { username: string; address: string | null; rows: ThrottleRow[]; forgetAt?: number }): ThrottleKeyed[] {
+export function attemptKeys({ username, address, rows, forgetAt }: { username: string; address: string | null; rows: LoginThrottleRow[]; forgetAt?: number }): ThrottleKeyed[] {
   return keysFor({ username, address }).map((k) => {
     const row = rows.find((r) => r.key === k.key);
     return { ...k, row: row && (forgetAt === undefined || !isForgotten(row, forgetAt)) ? row : undefined };

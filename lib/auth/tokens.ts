@@ -45,32 +45,11 @@ export const createTokenSchema = z
   .strict();
 export type CreateTokenInput = z.infer<typeof createTokenSchema>;
 
-export type TokenInfo = {
-  id: number;
-  label: string;
-  agent_id: string;
-  scopes: Scope[];
-  stores: string[] | null;
-  display_prefix: string;
-  created_by: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-};
+/** A token as listed: its row without the hash, scopes and stores decoded. */
+export type TokenInfo = Omit<ApiTokenRow, "token_hash" | "scopes" | "stores"> & { scopes: Scope[]; stores: string[] | null };
 
-export function toInfo(row: ApiTokenRow): TokenInfo {
-  return {
-    id: row.id,
-    label: row.label,
-    agent_id: row.agent_id,
-    scopes: JSON.parse(row.scopes) as Scope[],
-    stores: row.stores ? (JSON.parse(row.stores) as string[]) : null,
-    display_prefix: row.display_prefix,
-    created_by: row.created_by,
-    created_at: row.created_at,
-    last_used_at: row.last_used_at,
-    revoked_at: row.revoked_at,
-  };
+function toInfo({ token_hash: _hash, ...row }: ApiTokenRow): TokenInfo {
+  return { ...row, scopes: JSON.parse(row.scopes) as Scope[], stores: row.stores ? (JSON.parse(row.stores) as string[]) : null };
 }
 
 /** The stores in an allow-list that do not exist (yet) among `existing` (the backend's stores: local SQLite, or PostgreSQL with DATABASE_URL). */

@@ -343,10 +343,14 @@ function pruneLog(src: AnnSource, dir: string): void {
     const h = readHeader(dir, n.slice(0, -5));
     if (h) covered = Math.min(covered, h.seq);
   }
-  if (!Number.isFinite(covered)) return;
+  if (Number.isFinite(covered)) pruneLogThrough(src, covered);
+}
+
+/** Drop the log's rows through `seq` and record how far (the marker only ever moves forward). */
+function pruneLogThrough(src: AnnSource, seq: number): void {
   src.db.transaction(() => {
-    src.db.prepare("delete from embedding_log where seq <= ?").run(covered);
-    src.db.prepare("insert into meta(key, value) values ('embedding_log_pruned_through', ?) on conflict(key) do update set value = excluded.value where cast(value as integer) < cast(excluded.value as integer)").run(String(covered));
+    src.db.prepare("delete from embedding_log where seq <= ?").run(seq);
+    src.db.prepare("insert into meta(key, value) values ('embedding_log_pruned_through', ?) on conflict(key) do update set value = excluded.value where cast(value as integer) < cast(excluded.value as integer)").run(String(seq));
   })();
 }
 
@@ -364,11 +368,7 @@ function pruneWhenAllSmall(src: AnnSource, dir: string, min: number): void {
   const largest = (src.db.prepare(`select coalesce(max(n), 0) as n from (select count(*) as n from main.embeddings group by fingerprint_id, kind)`).get() as { n: number }).n;
   if (largest >= min) return;
   if (fs.existsSync(dir)) for (const n of fs.readdirSync(dir)) fs.rmSync(path.join(dir, n), { force: true });
-  const head = logHead(src);
-  src.db.transaction(() => {
-    src.db.prepare("delete from embedding_log where seq <= ?").run(head);
-    src.db.prepare("insert into meta(key, value) values ('embedding_log_pruned_through', ?) on conflict(key) do update set value = excluded.value where cast(value as integer) < cast(excluded.value as integer)").run(String(head));
-  })();
+  pruneLogThrough(src, logHead(src));
 }
 
 /** Enough applied since the last save to rewrite the file (it is caught up from the log on load anyway). */

@@ -8,7 +8,7 @@ import { embeddings, embedQueue } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAudit, appendAuditPg, type AuditEntry } from "../governance/audit";
+import { auditStep } from "../governance/audit";
 import { listEmbeddables, type EmbeddableRef } from "./embeddables";
 import { getActiveFingerprintId, readActiveFingerprintId, rememberFingerprint, setActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
@@ -54,11 +54,6 @@ export type SwitchGate = {
   noise: number | null;
   override_id: string | null;
 };
-
-/** The gate as the switch's audit row records it: in the spelling the audit chain's rows have always had. */
-export function auditedGate({ override_id, ...gate }: SwitchGate): Omit<SwitchGate, "override_id"> & { overrideId: string | null } {
-  return { ...gate, overrideId: override_id };
-}
 
 export type ReembedProgress = ReembedJob & { done: number; remaining: number; rate_per_sec: number | null; eta_seconds: number | null };
 
@@ -106,8 +101,6 @@ function* writeJobOp(job: StoredJob): Op<void> {
 
 /** The job's own queue rows (parked ones included: they still need their vector). */
 const ownRows = (job: StoredJob) => (t: { id: SQLiteColumn | PgColumn; enqueuedAt: SQLiteColumn | PgColumn }): SQL => (job.queue_id_until !== undefined ? lte(t.id, job.queue_id_until) : lte(t.enqueuedAt, job.queued_until));
-
-const auditOp = (entry: AuditEntry): Op<void> => engineStep({ sqlite: () => void appendAudit(entry), pg: async (tx) => void (await appendAuditPg({ db: tx, entry })) });
 
 /**
  * What re-embed asks of an engine: where the active model and the vectors live, and how the artifacts needing a
@@ -266,7 +259,7 @@ function* startOp(engine: ReembedEngine, { store, configured, onlyStale, holdSwi
   // their kind's rules are re-rendered, so the items queued below get vectors of the current text.
   const modelChanged = yield* modelChangedOp(engine, { configured, onlyStale });
   const backfilled = yield* engine.backfill();
-  if (backfilled > 0) yield* auditOp({ actor, action: "store.reembed.backfill", target, details: { backfilled } });
+  if (backfilled > 0) yield* auditStep({ actor, action: "store.reembed.backfill", target, details: { backfilled } });
   const existing = yield* readJobOp();
   const resume = existing !== null && existing.status !== "done" && existing.target_fingerprint_id === configured.id;
   // A resume takes on what needs a vector now: what the job had already done, plus these items.
@@ -280,7 +273,7 @@ function* startOp(engine: ReembedEngine, { store, configured, onlyStale, holdSwi
     ? { ...existing, total: doneBefore + queued, queued_until: now, ...window }
     : { target_fingerprint_id: configured.id, only_stale: onlyStale, hold_switch: holdSwitch, total: queued, started_at: now, started_by: actor, status: "running", queued_until: now, finished_at: null, ...window };
   yield* writeJobOp(job);
-  yield* auditOp({ actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: queued } });
+  yield* auditStep({ actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: queued } });
   return null;
 }
 
@@ -331,7 +324,7 @@ function* finishOp(engine: ReembedEngine, { store, actor, force, gate }: { store
   const finished: StoredJob = { ...job, status: "done", finished_at: Date.now() };
   if ((yield* engine.readActive()) === job.target_fingerprint_id) {
     yield* writeJobOp(finished);
-    yield* auditOp({ actor, action: "store.reembed.done", target, details: { target: job.target_fingerprint_id, embedded: job.total } });
+    yield* auditStep({ actor, action: "store.reembed.done", target, details: { target: job.target_fingerprint_id, embedded: job.total } });
     return "done";
   }
   if (job.hold_switch && !force) {
@@ -341,7 +334,9 @@ function* finishOp(engine: ReembedEngine, { store, actor, force, gate }: { store
   if ((yield* count(QUEUE, (t) => isNull(t.parkedAt))) > 0 || (yield* engine.missingBeforeSwitch(job.target_fingerprint_id, store)) > 0) return "no";
   const dropped = yield* engine.switchTo(job.target_fingerprint_id);
   yield* writeJobOp(finished);
-  yield* auditOp({ actor, action: "store.reembed.switch", target, details: { active: job.target_fingerprint_id, dropped, ...(gate ? { gate: auditedGate(gate) } : {}) } });
+  // The gate as the audit chain's rows have always spelled it (overrideId).
+  const audited = gate && { ...gate, override_id: undefined, overrideId: gate.override_id };
+  yield* auditStep({ actor, action: "store.reembed.switch", target, details: { active: job.target_fingerprint_id, dropped, ...(audited ? { gate: audited } : {}) } });
   return "switched";
 }
 

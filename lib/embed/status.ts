@@ -8,7 +8,6 @@ import { diskHold, type StaleClaims } from "./healing";
 import { listParkedEmbeddings, readStaleClaims, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { EmbeddingError } from "./types";
-import { listWorkerStates, type WorkerState } from "./worker-state";
 
 /**
  * The one store status. Every surface — Overview, Health (all
@@ -255,20 +254,7 @@ export function assembleStoreStatus(a: {
   const { counts, watermark, provider, vectorIndex, now } = a;
   const reembed = a.reembed ?? null;
   const drift = liveDrift({ counts, active: a.active, configured: a.configured, reembed });
-  const verdict = deriveStoreStatus({
-    store: a.store,
-    pending: counts.pending,
-    parked: counts.parked,
-    watermark,
-    modelChanged: drift.modelChanged,
-    stale: counts.stale,
-    missing: counts.missing,
-    artifacts: counts.artifacts,
-    provider,
-    vectors: vectorIndex,
-    queue: a.queue,
-    reembed,
-  });
+  const verdict = deriveStoreStatus({ ...counts, store: a.store, watermark, modelChanged: drift.modelChanged, provider, vectors: vectorIndex, queue: a.queue, reembed });
   const oldest = a.oldestEnqueuedAt;
   return {
     ...verdict,
@@ -290,11 +276,6 @@ export async function providerForStatus({ fingerprintError, now }: { fingerprint
   const health: ProviderHealth = await readProviderHealth();
   probeProviderIfDown({ health, now });
   return { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
-}
-
-/** The worker and provider state shown beside a status (the same for every store: workers walk all stores). */
-export function getWorkerStates(): WorkerState[] {
-  return listWorkerStates();
 }
 
 export type VectorReadiness =

@@ -5,6 +5,7 @@ import { embedWorkers, type EmbedWorkerRow } from "../db/schema/governance";
 import { readLedger, remove, rows, tablePair, update, upsert, writeLedger, type LedgerHandle, type OnLedger, type Op } from "../db/port";
 import { log } from "../log";
 import type { Fingerprint } from "./providers";
+import { snakeCased, type SnakeCased } from "../common";
 
 /**
  * What each embed worker process is doing, persisted in the ledger so the
@@ -21,46 +22,17 @@ const WORKER_LISTED_MS = 24 * 3_600_000;
 /** Weight of the newest batch in the items/s moving average. */
 const RATE_ALPHA = 0.3;
 
-export type WorkerState = {
-  workerId: string;
-  pid: number;
-  mode: WorkerMode;
+/** A worker's row (its provider aside), and whether it runs here and is running at all. */
+export type WorkerState = Omit<EmbedWorkerRow, "provider" | "itemsPerS"> & {
   /** The worker runs in the process that answers this request. */
   inThisProcess: boolean;
   running: boolean;
-  startedAt: number;
-  heartbeatAt: number;
-  lastBatchAt: number | null;
-  lastBatchStore: string | null;
-  lastBatchItems: number | null;
   itemsPerSecond: number | null;
-  lastError: string | null;
-  lastErrorAt: number | null;
-  lastErrorStore: string | null;
-  model: string | null;
-  dimension: number | null;
 };
 
 /** A worker as the health report answers it (GET /stores/{store}/health, MCP store_health, CLI metrics status): snake_case, on both backends. */
-export function workerReportOf(w: WorkerState) {
-  return {
-    worker_id: w.workerId,
-    pid: w.pid,
-    mode: w.mode,
-    in_this_process: w.inThisProcess,
-    running: w.running,
-    started_at: w.startedAt,
-    heartbeat_at: w.heartbeatAt,
-    last_batch_at: w.lastBatchAt,
-    last_batch_store: w.lastBatchStore,
-    last_batch_items: w.lastBatchItems,
-    items_per_second: w.itemsPerSecond,
-    last_error: w.lastError,
-    last_error_at: w.lastErrorAt,
-    last_error_store: w.lastErrorStore,
-    model: w.model,
-    dimension: w.dimension,
-  };
+export function workerReportOf(w: WorkerState): SnakeCased<WorkerState> {
+  return snakeCased(w);
 }
 
 const WORKERS = tablePair(embedWorkers, pgSchema.embedWorkers);
@@ -142,26 +114,7 @@ export function listWorkerStates<H extends LedgerHandle = GovernanceHandle>({ ha
     handle ?? (getGovernance() as H),
     (function* () {
       const found = yield* rows(WORKERS, { where: (t) => gte(t.heartbeatAt, now - WORKER_LISTED_MS), orderBy: (t) => [desc(t.heartbeatAt), t.workerId], limit: 10 });
-      return found.map(
-        (r): WorkerState => ({
-          workerId: r.workerId,
-          pid: r.pid,
-          mode: r.mode,
-          inThisProcess: ownWorkers().has(r.workerId),
-          running: now - r.heartbeatAt < WORKER_STALE_MS,
-          startedAt: r.startedAt,
-          heartbeatAt: r.heartbeatAt,
-          lastBatchAt: r.lastBatchAt,
-          lastBatchStore: r.lastBatchStore,
-          lastBatchItems: r.lastBatchItems,
-          itemsPerSecond: r.itemsPerS,
-          lastError: r.lastError,
-          lastErrorAt: r.lastErrorAt,
-          lastErrorStore: r.lastErrorStore,
-          model: r.model,
-          dimension: r.dimension,
-        }),
-      );
+      return found.map(({ provider: _provider, itemsPerS, ...r }): WorkerState => ({ ...r, inThisProcess: ownWorkers().has(r.workerId), running: now - r.heartbeatAt < WORKER_STALE_MS, itemsPerSecond: itemsPerS }));
     })(),
   );
 }

@@ -24,16 +24,13 @@ export async function storeReader(store: string): Promise<StoreReader> {
   return { dialect: "sqlite", rows: async <T>(query: SQL) => handle.db.all(query) as T[] };
 }
 
+/** A document's or memory's chunks in order. */
+const chunkTexts = (keys: SQL) => sql`select d.path as key, d.sha256 as hash, c.text as text from documents d join chunks c on c.doc_id = d.doc_id where d.path in (${keys}) order by d.path, c.chunk_index`;
+
 /** Each kind's table, key, hash and text columns (fixed literals, never input). */
 const SOURCES: Record<ProbeKind, { keys: SQL; texts: (keys: SQL) => SQL }> = {
-  document: {
-    keys: sql`select path as key, sha256 as hash from documents where kind <> 'memory'`,
-    texts: (keys) => sql`select d.path as key, d.sha256 as hash, c.text as text from documents d join chunks c on c.doc_id = d.doc_id where d.path in (${keys}) order by d.path, c.chunk_index`,
-  },
-  memory: {
-    keys: sql`select path as key, sha256 as hash from documents where kind = 'memory'`,
-    texts: (keys) => sql`select d.path as key, d.sha256 as hash, c.text as text from documents d join chunks c on c.doc_id = d.doc_id where d.path in (${keys}) order by d.path, c.chunk_index`,
-  },
+  document: { keys: sql`select path as key, sha256 as hash from documents where kind <> 'memory'`, texts: chunkTexts },
+  memory: { keys: sql`select path as key, sha256 as hash from documents where kind = 'memory'`, texts: chunkTexts },
   trace: {
     keys: sql`select cast(id as text) as key, descriptor_hash as hash from reasoning_traces`,
     texts: (keys) => sql`select cast(id as text) as key, descriptor_hash as hash, summary_descriptor as text from reasoning_traces where cast(id as text) in (${keys})`,

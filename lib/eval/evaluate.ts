@@ -194,6 +194,7 @@ async function keysOfRefs(reader: StoreReader, kind: keyof typeof KIND_VECTORS, 
 async function knnKeys({ store, reader, kind, fingerprintId, query }: { store: string; reader: StoreReader; kind: ProbeKind; fingerprintId: string; query: Float32Array }): Promise<string[]> {
   const chunks = kind === "document" || kind === "memory";
   const pg = getPg();
+  let ids: number[];
   if (pg) {
     const handle = await openStorePg({ pg: await pg, store });
     const knn = await withStoreTx({
@@ -203,11 +204,8 @@ async function knnKeys({ store, reader, kind, fingerprintId, query }: { store: s
         chunks ? vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) : spaceNeighboursPg({ tx, space: kindSpace(kind), fingerprintId, query, k: SEARCH_DEPTH }),
     });
     if (!knn.ok) return [];
-    const ids = knn.hits.map((h) => h.id);
-    return chunks ? pathsOfChunks(reader, ids) : keysOfRefs(reader, kind, ids);
-  }
-  const { hits } = knnSearch({ handle: openStore({ store }), kind: chunks ? "chunk" : kind, fingerprintId, query, k: SEARCH_DEPTH });
-  const ids = hits.map((h) => h.refId);
+    ids = knn.hits.map((h) => h.id);
+  } else ids = knnSearch({ handle: openStore({ store }), kind: chunks ? "chunk" : kind, fingerprintId, query, k: SEARCH_DEPTH }).hits.map((h) => h.refId);
   return chunks ? pathsOfChunks(reader, ids) : keysOfRefs(reader, kind, ids);
 }
 

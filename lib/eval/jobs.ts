@@ -39,7 +39,8 @@ function state(): JobsState {
   return g.__dualmindEvalJobs;
 }
 
-type JobRow = { id: string; store: string; actor: string; reason: string | null; status: string; owner: string; progress_json: string | null; result_json: string | null; error: string | null; started_at: unknown; heartbeat_at: unknown; finished_at: unknown };
+/** An admin_jobs row as `select *` reads it (PostgreSQL's bigints as text). */
+type JobRow = Omit<EvaluationJob, "progress" | "result" | "started_at" | "finished_at"> & { owner: string; attempts: unknown; progress_json: string | null; result_json: string | null; started_at: unknown; heartbeat_at: unknown; finished_at: unknown };
 
 /** A finished job's result_json, in either spelling (jobs finished before the snake_case one say runId). */
 function resultOf(json: string): NonNullable<EvaluationJob["result"]> {
@@ -47,20 +48,9 @@ function resultOf(json: string): NonNullable<EvaluationJob["result"]> {
   return { ...result, run_id: result.run_id ?? runId ?? 0 };
 }
 
-function jobOf(r: JobRow): EvaluationJob {
-  return {
-    id: r.id,
-    kind: "evaluate",
-    store: r.store,
-    actor: r.actor,
-    status: r.status as EvaluationJob["status"],
-    reason: r.reason,
-    progress: r.progress_json ? (JSON.parse(r.progress_json) as EvalProgress) : null,
-    result: r.result_json ? resultOf(r.result_json) : null,
-    error: r.error,
-    started_at: num(r.started_at),
-    finished_at: numOrNull(r.finished_at),
-  };
+function jobOf({ owner: _owner, attempts: _attempts, heartbeat_at: _beat, progress_json, result_json, ...r }: JobRow): EvaluationJob {
+  const progress = progress_json ? (JSON.parse(progress_json) as EvalProgress) : null;
+  return { ...r, progress, result: result_json ? resultOf(result_json) : null, started_at: num(r.started_at), finished_at: numOrNull(r.finished_at) };
 }
 
 export async function getEvaluationJob({ id, store }: { id: string; store: string }): Promise<EvaluationJob | null> {

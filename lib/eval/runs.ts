@@ -56,26 +56,8 @@ export async function saveProbeSet({ store, seed, perKind, content, probes, gene
   return { id: num(row!.id), store, generatorVersion, seed, perKind, createdAt, content, probes };
 }
 
-type RunRow = {
-  id: unknown;
-  store: string;
-  job_id: string | null;
-  probe_set_id: unknown;
-  target: string;
-  fingerprint_id: string;
-  model: string;
-  ts: unknown;
-  actor: string;
-  trigger: string;
-  probes: unknown;
-  hit1: unknown;
-  hit10: unknown;
-  mrr10: unknown;
-  noise: unknown;
-  settings_json: string;
-  results_json: string;
-  duration_ms: unknown;
-};
+/** A self_recall_runs row: the run's columns (numbers as PostgreSQL's bigints may come, text), its settings and results as JSON. */
+type RunRow = Omit<SelfRecallRun, "settings" | "results"> & { settings_json: string; results_json: string };
 
 /** Some keys optional: a run stored before the snake_case spelling has them under their old names. */
 type Respelled<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
@@ -106,27 +88,10 @@ function resultsOf(json: string): EvalResults {
   };
 }
 
-function runOf(r: RunRow): SelfRecallRun {
-  return {
-    id: num(r.id),
-    store: r.store,
-    job_id: r.job_id,
-    probe_set_id: num(r.probe_set_id),
-    target: r.target as EvalTarget,
-    fingerprint_id: r.fingerprint_id,
-    model: r.model,
-    ts: num(r.ts),
-    actor: r.actor,
-    trigger: r.trigger,
-    probes: num(r.probes),
-    hit1: numOrNull(r.hit1),
-    hit10: numOrNull(r.hit10),
-    mrr10: numOrNull(r.mrr10),
-    noise: numOrNull(r.noise),
-    settings: settingsOf(r.settings_json),
-    results: resultsOf(r.results_json),
-    duration_ms: num(r.duration_ms),
-  };
+function runOf({ settings_json, results_json, ...r }: RunRow): SelfRecallRun {
+  const [id, probeSetId, ts, probes, durationMs] = [r.id, r.probe_set_id, r.ts, r.probes, r.duration_ms].map(num);
+  const [hit1, hit10, mrr10, noise] = [r.hit1, r.hit10, r.mrr10, r.noise].map(numOrNull);
+  return { ...r, id, probe_set_id: probeSetId, ts, probes, hit1, hit10, mrr10, noise, duration_ms: durationMs, settings: settingsOf(settings_json), results: resultsOf(results_json) };
 }
 
 export async function saveRun(run: Omit<SelfRecallRun, "id" | "probes" | "hit1" | "hit10" | "mrr10" | "noise">): Promise<SelfRecallRun> {

@@ -5,6 +5,7 @@ import { getPg } from "../db/pg";
 import { runWithinBudget, runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
 import { STORE_NAME_RE } from "../names";
+import { parseJsonColumnOr } from "../common";
 import { tallyRetrievalByAgent, type RetrievalTally } from "./retrieval-counts";
 
 /**
@@ -143,46 +144,27 @@ function filterConditions(f: Omit<ActivityFilter, "limit" | "before">, { account
   return where;
 }
 
-/**
+/*
  * The id range a time range covers, read off the ts index in one step each:
  * the log is appended in time order, so ids and times rise together. (A clock
  * stepped back by an operator can put a row a little outside its slot; the
  * rows read are still filtered by ts.)
  */
-async function lastIdAtOrBefore(until: number, budget: QueryBudget): Promise<number | null> {
-  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts <= ${until} order by ts desc, id desc limit 1`, budget);
-  return row ? Number(row.id) : null;
-}
-
-async function firstIdAtOrAfter(since: number, budget: QueryBudget): Promise<number | null> {
-  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts >= ${since} order by ts, id limit 1`, budget);
-  return row ? Number(row.id) : null;
-}
 
 /** The highest id a page may read: below the cursor and no later than `until`. */
 async function topId({ before, until, budget }: { before?: number; until?: number; budget: QueryBudget }): Promise<number | null> {
   const [row] = await selectRows<{ top: number | string | null }>(before !== undefined ? sql`select max(id) as top from audit_log where id < ${before}` : sql`select max(id) as top from audit_log`, budget);
-  let top = row?.top == null ? null : Number(row.top);
-  if (top !== null && until !== undefined) {
-    const atUntil = await lastIdAtOrBefore(until, budget);
-    top = atUntil === null ? null : Math.min(top, atUntil);
-  }
-  return top;
+  if (row?.top == null) return null;
+  if (until === undefined) return Number(row.top);
+  const [atUntil] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts <= ${until} order by ts desc, id desc limit 1`, budget);
+  return atUntil ? Math.min(Number(row.top), Number(atUntil.id)) : null;
 }
 
 /** The lowest id a range may read: 1, or the first at or after `since` (none: past the end). */
 async function lowestId({ since, budget }: { since?: number; budget: QueryBudget }): Promise<number> {
   if (since === undefined) return 1;
-  return (await firstIdAtOrAfter(since, budget)) ?? Number.MAX_SAFE_INTEGER;
-}
-
-function parseDetails(details: string | null): unknown {
-  if (details === null) return null;
-  try {
-    return JSON.parse(details);
-  } catch {
-    return details;
-  }
+  const [first] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts >= ${since} order by ts, id limit 1`, budget);
+  return first ? Number(first.id) : Number.MAX_SAFE_INTEGER;
 }
 
 /** Where an entry's target lives on the dashboard. */
@@ -225,7 +207,7 @@ export async function listActivity({ filter, accounts = true, scanWindow = ACTIV
     sql`select id, ts, actor, action, target, reason, details from audit_log where ${sql.join(where, sql` and `)} order by id desc limit ${filter.limit}`,
     budget,
   );
-  const entries = rows.map((r) => ({ id: Number(r.id), ts: Number(r.ts), actor: r.actor, action: r.action, target: r.target, reason: r.reason, details: parseDetails(r.details), link: activityLink(r.target) }));
+  const entries = rows.map((r) => ({ id: Number(r.id), ts: Number(r.ts), actor: r.actor, action: r.action, target: r.target, reason: r.reason, details: parseJsonColumnOr<unknown>({ text: r.details, fallback: r.details }), link: activityLink(r.target) }));
   const full = entries.length === filter.limit;
   const older = floor > low;
   if (full) return { entries, next_cursor: entries[entries.length - 1]!.id, complete: true };

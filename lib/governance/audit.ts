@@ -137,8 +137,3 @@ export function listAuditByTargets<H extends LedgerHandle = GovernanceHandle>({ 
 
 /** The PostgreSQL ledger under `db` (a pool or a caller's transaction), for listAuditTail and the other readers above. */
 export const pgLedger = (db: PgGovernanceExecutor): PgLedgerHandle => ({ kind: "pg", db });
-
-/** The newest audit rows about any of `targets` on PostgreSQL (for the PostgreSQL store modules). */
-export function listAuditByTargetsPg({ db, targets, limit }: { db: PgGovernanceExecutor; targets: string[]; limit?: number }): Promise<AuditRow[]> {
-  return listAuditByTargets({ handle: pgLedger(db), targets, limit });
-}

@@ -5,7 +5,7 @@ import { PG_LOCK } from "../db/pg";
 import { insert, insertMany, isUniqueViolation, ledgerLock, readLedger, rows, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { auditStep, type AuditEntry } from "./audit";
+import { auditStep } from "./audit";
 import { ledgerTables } from "./tables";
 import { invalidateAllSessions } from "./dialectic-cache";
 import { MESSAGE_TYPES, PHASES, STATUSES, verifyMessageChain } from "./dialectic";
@@ -160,10 +160,6 @@ export function planRestore({ sessions, existing }: { sessions: SessionSnapshot[
   return { insert, unchanged };
 }
 
-export function restoredAudit({ actor, result, exportedAt }: { actor: string; result: RestoreResult; exportedAt: number }): AuditEntry {
-  return { actor, action: "dialectic.restore", target: "dialectic_sessions", details: { ...result, snapshot_exported_at: exportedAt } };
-}
-
 /** Messages per insert: 13 parameters each, far below either engine's limit on bind parameters. */
 const MESSAGE_INSERT_BATCH = 1_000;
 
@@ -203,7 +199,7 @@ export async function restoreDialecticSessions({ handle = getGovernance(), snaps
         messages += msgs.length;
       }
       const restored = { restored: toInsert.length, unchanged, messages };
-      yield* auditStep(restoredAudit({ actor, result: restored, exportedAt: parsed.exportedAt }));
+      yield* auditStep({ actor, action: "dialectic.restore", target: "dialectic_sessions", details: { ...restored, snapshot_exported_at: parsed.exportedAt } });
       return restored;
     })(),
   );

@@ -10,7 +10,7 @@ import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, typ
 import { ledgerTables } from "./tables";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept } from "./limits";
 import { getConfig } from "../config";
-import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -65,63 +65,28 @@ export const listSessionsQuerySchema = z
   .strict();
 
 /** `id` is the id its writer chose (unique per session); the row's key (`session~id`, or the id itself on messages from before ids were namespaced) stays inside, under the signature. */
-export type DialecticMessage = {
-  id: string;
-  session_id: string;
-  seq: number;
-  agent_id: string;
-  message_type: MessageType;
-  timestamp: number;
-  reasoning: string;
-  root_cause: string | null;
+export type DialecticMessage = Omit<SnakeCased<DialecticMessageRow>, "client_id" | "proposed_conditions_json" | "observed_metrics_json" | "concerns_json"> & {
   proposed_conditions: string[] | null;
   observed_metrics: Record<string, unknown> | null;
   concerns: string[] | null;
-  agrees: boolean | null;
-  signature: string;
 };
 export type Resolution = { conditions: string[]; agreed_by: string[]; message_id: string; seq: number };
 export type ExpectedNext = { phase: Phase; message_type: MessageType | null; agent_ids: string[]; note: string };
 /** `sessionId` is the id the paused agent chose; `key` the session's unambiguous address (lib/governance/owned-ids.ts). */
-export type DialecticSession = {
-  session_id: string;
-  key: string;
-  paused_agent_id: string;
-  reviewer_agent_id: string | null;
-  phase: Phase;
-  status: (typeof STATUSES)[number];
-  created_at: number;
-  updated_at: number;
-  topic: string;
-  session_type: string;
-  failure_reason: string | null;
-  max_rounds: number;
-  idle_timeout_ms: number;
-  resolution: Resolution | null;
-  message_count: number;
-  synthesis_rounds: number;
-  expected: ExpectedNext;
-};
+export type DialecticSession = Omit<SnakeCased<DialecticSessionRow>, "client_id" | "resolution_json"> & { key: string; resolution: Resolution | null; message_count: number; synthesis_rounds: number; expected: ExpectedNext };
 /** `transcriptOmitted`: a list left this session's transcript out, as it alone is past the list's byte budget (read the session itself). */
 export type SessionView = DialecticSession & { messages?: DialecticMessage[]; transcript_omitted?: true };
 /** `nextOffset`: where the next page starts when rows remain; null at the end. */
 export type SessionList = { sessions: SessionView[]; total: number; next_offset: number | null };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
+  const { id: _key, clientId, proposedConditionsJson, observedMetricsJson, concernsJson, ...facts } = row;
   return {
-    id: row.clientId,
-    session_id: row.sessionId,
-    seq: row.seq,
-    agent_id: row.agentId,
-    message_type: row.messageType,
-    timestamp: row.timestamp,
-    reasoning: row.reasoning,
-    root_cause: row.rootCause,
-    proposed_conditions: parseJsonColumnStrict<string[]>(row.proposedConditionsJson),
-    observed_metrics: parseJsonColumnStrict<Record<string, unknown>>(row.observedMetricsJson),
-    concerns: parseJsonColumnStrict<string[]>(row.concernsJson),
-    agrees: row.agrees,
-    signature: row.signature,
+    id: clientId,
+    ...snakeCased(facts),
+    proposed_conditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
+    observed_metrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
+    concerns: parseJsonColumnStrict<string[]>(concernsJson),
   };
 }
 
@@ -164,21 +129,12 @@ export function readResolution(json: string | null): Resolution | null {
 }
 
 export function toSession({ row, tail }: { row: DialecticSessionRow; tail: Tail }): DialecticSession {
+  const { sessionId, clientId, resolutionJson, ...facts } = row;
   return {
-    session_id: row.clientId,
-    key: row.sessionId,
-    paused_agent_id: row.pausedAgentId,
-    reviewer_agent_id: row.reviewerAgentId,
-    phase: row.phase,
-    status: row.status,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    topic: row.topic,
-    session_type: row.sessionType,
-    failure_reason: row.failureReason,
-    max_rounds: row.maxRounds,
-    idle_timeout_ms: row.idleTimeoutMs,
-    resolution: readResolution(row.resolutionJson),
+    session_id: clientId,
+    key: sessionId,
+    ...snakeCased(facts),
+    resolution: readResolution(resolutionJson),
     message_count: tail.count,
     synthesis_rounds: tail.synthesisRounds,
     expected: expectedNext({ session: row, last: tail.last }),
@@ -215,24 +171,12 @@ export function assertSameSessionRetry({ existing, parsed, facts }: { existing: 
   assertSameRetry({ kind: "session", id: existing.clientId, stored: { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, incoming: facts });
 }
 
-export function messageFacts(m: Pick<DialecticMessage, "agent_id" | "message_type" | "reasoning" | "root_cause" | "proposed_conditions" | "observed_metrics" | "concerns" | "agrees">) {
-  return { agentId: m.agent_id, messageType: m.message_type, reasoning: m.reasoning, rootCause: m.root_cause, proposedConditions: m.proposed_conditions, observedMetrics: m.observed_metrics, concerns: m.concerns, agrees: m.agrees };
-}
+type ParsedMessage = z.output<typeof postMessageSchema>;
 
-export type ParsedMessage = z.output<typeof postMessageSchema>;
-
-/** What a post says, in the shape a stored message is compared with on a retry. */
-export function incomingMessageFacts({ agentId, parsed }: { agentId: string; parsed: ParsedMessage }) {
-  return {
-    agentId,
-    messageType: parsed.message_type,
-    reasoning: parsed.reasoning,
-    rootCause: parsed.root_cause ?? null,
-    proposedConditions: parsed.proposed_conditions ?? null,
-    observedMetrics: parsed.observed_metrics ?? null,
-    concerns: parsed.concerns ?? null,
-    agrees: parsed.agrees ?? null,
-  };
+/** What a message says, as a retry is compared with the stored one (a field a post left out is null, as stored). */
+function messageFacts(m: Pick<DialecticMessage, "agent_id" | "message_type" | "reasoning"> & Partial<Pick<DialecticMessage, "root_cause" | "proposed_conditions" | "observed_metrics" | "concerns" | "agrees">>) {
+  const { root_cause = null, proposed_conditions = null, observed_metrics = null, concerns = null, agrees = null } = m;
+  return { agent_id: m.agent_id, message_type: m.message_type, reasoning: m.reasoning, root_cause, proposed_conditions, observed_metrics, concerns, agrees };
 }
 
 /**
@@ -263,11 +207,6 @@ export function nextMessageRow({ session, tail, agentId, parsed, messageId, now 
     agrees: parsed.agrees ?? null,
   };
   return { ...base, clientId: messageId, signature: signMessage({ prevSignature: tail.last?.signature ?? SIGNATURE_GENESIS, message: base }) };
-}
-
-/** The session after a message was appended: its new tail, counted from the one before. */
-export function tailAfter({ tail, row }: { tail: Tail; row: DialecticMessageRow }): Tail {
-  return { last: row, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (row.messageType === "synthesis" ? 1 : 0) };
 }
 
 /**
@@ -436,10 +375,6 @@ export function sessionNamedBy({ table: s, ref }: { table: SessionTable; ref: st
   return (split ? or(eq(s.sessionId, ref), and(eq(s.pausedAgentId, split.owner), eq(s.clientId, split.clientId))) : or(eq(s.sessionId, ref), eq(s.clientId, ref))) as SQL;
 }
 
-function noSession(ref: string): AppError {
-  return new AppError("not_found", `no dialectic session ${ref}`);
-}
-
 /**
  * The session a reference names for a viewer (lib/governance/owned-ids.ts):
  * its own id first, else one it may see. A session the agent may not see
@@ -454,7 +389,7 @@ function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock 
     ? [own]
     : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy({ table: s, ref }), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, ...reviews(s), asc(s.sessionId)], limit: 2, lock });
   const session = pickOwned({ visible: found, ref, ownerId: viewer?.agentId, view: sessionViewFor(viewer), kind: "session" });
-  if (!session) throw noSession(ref);
+  if (!session) throw new AppError("not_found", `no dialectic session ${ref}`);
   return session;
 }
 
@@ -580,7 +515,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const key = session.sessionId;
         const shown = inSession(session);
         yield* dropCached([key]);
-        const incoming = incomingMessageFacts({ agentId, parsed });
+        const incoming = messageFacts({ agent_id: agentId, ...parsed });
         // Message ids are unique per session: another session's message with this id is another message.
         const already = yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.clientId, messageId)));
         if (already) {
@@ -599,7 +534,9 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
         const [updated] = yield* update(dialecticSessions, { ...nextSessionState({ session, row: inserted, tail, prev }), updatedAt: now }, (s) => eq(s.sessionId, key));
         yield* assertShareKept({ agentId });
-        return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: tailAfter({ tail, row: inserted }) }), created: true } };
+        // The tail after the message, counted from the one before.
+        const after = { last: inserted, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (inserted.messageType === "synthesis" ? 1 : 0) };
+        return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: after }), created: true } };
       })(),
     );
   const settle = (outcome: PostOutcome) => {

@@ -18,19 +18,7 @@ const { healthEvents, storeStatusCurrent, dialecticSessions } = ledgerTables;
  * `store_status_current` row lock; a failed session is unique per (kind,
  * subject), so the replica whose insert wins sends its webhook.
  */
-export type HealthEvent = {
-  id: number;
-  ts: number;
-  kind: HealthEventRow["kind"];
-  store: string | null;
-  subject: string | null;
-  status: string;
-  previousStatus: string | null;
-  reason: string;
-  webhookState: HealthEventRow["webhookState"];
-  webhookAttempts: number;
-  webhookError: string | null;
-};
+export type HealthEvent = Omit<HealthEventRow, "details">;
 
 export type NewHealthEvent = Omit<HealthEvent, "id" | "webhookState" | "webhookAttempts" | "webhookError">;
 
@@ -141,17 +129,5 @@ export async function observeFailedDialecticSessions({ now = Date.now(), lookbac
 /** The newest events, for Health (all stores, or one store plus the events that name no store). */
 export async function listRecentHealthEvents({ store, limit = 20 }: { store?: string; limit?: number } = {}): Promise<HealthEvent[]> {
   const found = await readLedger(await processLedger(), rows(healthEvents, { where: (t) => (store ? or(eq(t.store, store), isNull(t.store)) : undefined), orderBy: (t) => [desc(t.ts), desc(t.id)], limit }));
-  return found.map((r) => ({
-    id: r.id,
-    ts: r.ts,
-    kind: r.kind,
-    store: r.store,
-    subject: r.subject,
-    status: r.status,
-    previousStatus: r.previousStatus,
-    reason: r.reason,
-    webhookState: r.webhookState,
-    webhookAttempts: r.webhookAttempts,
-    webhookError: r.webhookError,
-  }));
+  return found.map(({ details: _details, ...event }) => event);
 }

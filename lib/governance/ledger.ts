@@ -10,7 +10,7 @@ import { auditStep } from "./audit";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
-import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
+import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
 import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
@@ -135,39 +135,11 @@ export type TaskList = { tasks: TaskListItem[]; total: number; next_offset: numb
  */
 export type LedgerCaller = { agentId: string; isAdmin: boolean; stores: readonly string[] | null };
 /** Runs, validations and overrides carry the id their writer chose (unique per task, per actor), not their key. */
-export type SkillRun = {
-  run_id: string;
-  task_id: string;
-  skill: string;
-  input_hash: string;
-  output_hash: string | null;
-  exit_code: number | null;
-  runner_version: string;
-  started_at: number;
-  finished_at: number | null;
-  output_ref: string | null;
-  artifacts: ArtifactRef[];
-  agent_id: string | null;
-  status: "running" | "succeeded" | "failed";
-};
+export type SkillRun = Omit<SnakeCased<SkillRunRow>, "client_id" | "artifacts_json"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
 export type Validation = { validation_id: string; task_id: string; run_id: string | null; critic_passed: boolean | null; runner_passed: boolean | null; details: unknown; ts: number; agent_id: string | null };
 export type Override = { override_id: string; ts: number; actor: string; token_label: string; task_id: string | null; note: string };
-/** A provenance fact as returned. */
-export type Provenance = {
-  id: number;
-  artifact_type: string;
-  artifact_id: string;
-  store: string;
-  model_name: string;
-  model_version: string;
-  fingerprint: string | null;
-  chunking_version: string | null;
-  input_hash: string;
-  task_id: string | null;
-  run_id: string | null;
-  recorded_by: string;
-  created_at: number;
-};
+/** A provenance fact as returned: the row, spelled snake_case. */
+export type Provenance = SnakeCased<ProvenanceRow>;
 export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
 export type TaskStatus = {
   task: Task;
@@ -182,37 +154,21 @@ export type TaskStatus = {
 
 /** A task as returned: under the id its requester chose, its key beside it (the row's column names stay inside). */
 export function toTask(row: TaskRow): Task {
+  const { taskId, clientId, specJson, requiredChecksJson, assigneesJson, ...facts } = row;
   return {
-    task_id: row.clientId,
-    key: row.taskId,
-    created_at: row.createdAt,
-    requested_by: row.requestedBy,
-    intent: row.intent,
-    spec: parseJsonColumnStrict(row.specJson),
-    required_checks: parseJsonColumnStrict<Check[]>(row.requiredChecksJson) ?? [...CHECKS],
-    verdict: row.verdict,
-    updated_at: row.updatedAt,
-    assignees: parseJsonColumnStrict<string[]>(row.assigneesJson) ?? [],
+    task_id: clientId,
+    key: taskId,
+    ...snakeCased(facts),
+    spec: parseJsonColumnStrict(specJson),
+    required_checks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS],
+    assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [],
   };
 }
 
 export function toRun(row: SkillRunRow): SkillRun {
+  const { runId: _key, clientId, artifactsJson, ...facts } = row;
   const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
-  return {
-    run_id: row.clientId,
-    task_id: row.taskId,
-    skill: row.skill,
-    input_hash: row.inputHash,
-    output_hash: row.outputHash,
-    exit_code: row.exitCode,
-    runner_version: row.runnerVersion,
-    started_at: row.startedAt,
-    finished_at: row.finishedAt,
-    output_ref: row.outputRef,
-    artifacts: parseJsonColumnStrict<ArtifactRef[]>(row.artifactsJson) ?? [],
-    agent_id: row.agentId,
-    status,
-  };
+  return { run_id: clientId, ...snakeCased(facts), artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
 }
 
 /** A validation as returned, under the ids its writers chose (PostgreSQL's recorded_seq, its recording order, stays inside). */
@@ -234,21 +190,7 @@ export function toOverride(row: OverrideRow): Override {
 }
 
 export function toProvenance(row: ProvenanceRow): Provenance {
-  return {
-    id: row.id,
-    artifact_type: row.artifactType,
-    artifact_id: row.artifactId,
-    store: row.store,
-    model_name: row.modelName,
-    model_version: row.modelVersion,
-    fingerprint: row.fingerprint,
-    chunking_version: row.chunkingVersion,
-    input_hash: row.inputHash,
-    task_id: row.taskId,
-    run_id: row.runId,
-    recorded_by: row.recordedBy,
-    created_at: row.createdAt,
-  };
+  return snakeCased(row);
 }
 
 /*
@@ -602,11 +544,6 @@ export function provenanceBatchRows({ records, runs, candidates, recordedBy, cal
   });
 }
 
-/** The task and run ids a provenance batch names (looked up before provenanceBatchRows). */
-export function provenanceBatchLinks(records: ProvenanceBatchRecord[]): { taskIds: string[]; runIds: string[] } {
-  return { taskIds: distinct(records.map((r) => r.task_id ?? null)), runIds: distinct(records.map((r) => r.run_id ?? null)) };
-}
-
 /**
  * A batch is all-or-nothing; facts already recorded (a retry) are counted,
  * not duplicated (the unique fact key). With a caller (the agent API), a
@@ -620,7 +557,7 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
       // An agent's batch counts against its own share; the server's own facts (the embed worker's, for every store at
       // once) only against the whole ledger, so no agent's writes can use up a share the whole instance depends on.
       yield* assertLedgerRoom(caller ? { agentId: recordedBy } : {});
-      const { taskIds, runIds } = provenanceBatchLinks(records);
+      const [taskIds, runIds] = [distinct(records.map((r) => r.task_id ?? null)), distinct(records.map((r) => r.run_id ?? null))];
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
       const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
       const named = taskIds.length ? yield* rows(tasks, { where: (t) => and(namedBy(t, taskIds), workableBy(t, caller)) }) : [];

@@ -32,11 +32,12 @@ function cells(): Map<string, Cell> {
   return g.__dualmindRetrievalCounts;
 }
 
-function add(into: Map<string, Cell>, c: Omit<Cell, "count" | "failures">, count: number, failures: number): boolean {
+/** Add to a cell; false when it is new and the map is full (unless `always`). */
+function add(into: Map<string, Cell>, c: Omit<Cell, "count" | "failures">, count: number, failures: number, { always = false } = {}): boolean {
   const key = `${c.hourTs}\u0000${c.agentId}\u0000${c.store}\u0000${c.kind}`;
   let cell = into.get(key);
   if (!cell) {
-    if (into.size >= RETRIEVAL_COUNT_KEYS_MAX) return false;
+    if (!always && into.size >= RETRIEVAL_COUNT_KEYS_MAX) return false;
     cell = { ...c, count: 0, failures: 0 };
     into.set(key, cell);
   }
@@ -52,11 +53,7 @@ export function countRetrieval({ agentId, store, kind, failed, now = Date.now() 
   if (add(cells(), { hourTs, agentId, store, kind }, 1, f)) return;
   g.__dualmindRetrievalOverflow = (g.__dualmindRetrievalOverflow ?? 0) + 1;
   // The overflow cell is kept whatever the map holds: totals stay true, only attribution is lost.
-  const key = `${hourTs}\u0000\u0000\u0000${kind}`;
-  const cell = cells().get(key) ?? { hourTs, agentId: "", store: "", kind, count: 0, failures: 0 };
-  cell.count++;
-  cell.failures += f;
-  cells().set(key, cell);
+  add(cells(), { hourTs, agentId: "", store: "", kind }, 1, f, { always: true });
 }
 
 /**

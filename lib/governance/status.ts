@@ -22,7 +22,6 @@ export function countGovernanceRows<H extends LedgerHandle = GovernanceHandle>({
 /** The local governance.db: its file sizes, schema and counts. */
 export function getGovernanceStatus(): GovernanceStatus {
   const { sqlite, file } = getGovernance();
-  const n = (sql: string) => (sqlite.prepare(sql).get() as { n: number }).n;
   const size = (f: string) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
   const version = sqlite.prepare("select value from meta where key = 'schema_version'").get() as { value: string } | undefined;
   return {
@@ -30,8 +29,6 @@ export function getGovernanceStatus(): GovernanceStatus {
     bytes: size(file),
     walBytes: size(file + "-wal"),
     schemaVersion: version?.value ?? null,
-    users: n("select count(*) as n from users"),
-    tokens: n("select count(*) as n from api_tokens where revoked_at is null"),
-    auditEntries: n("select count(*) as n from audit_log"),
+    ...countGovernanceRows(),
   };
 }

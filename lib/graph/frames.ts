@@ -3,7 +3,7 @@ import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { count, insert, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
-import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
+import { jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, uuidSchema, type SnakeCased } from "../common";
 import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
@@ -16,18 +16,11 @@ const nodes = graphTables.kgNodes;
 export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema }).strict();
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
 
-export type GraphFrame = {
-  id: string;
-  node_id: string;
-  column: KgFrameRow["column"];
-  properties: Record<string, unknown>;
-  created_at: number;
-  updated_at: number;
-  created_by: string;
-};
+/** A frame as returned: the row spelled snake_case, its properties decoded. */
+export type GraphFrame = Omit<SnakeCased<KgFrameRow>, "properties"> & { properties: Record<string, unknown> };
 
 export function toGraphFrame(r: KgFrameRow): GraphFrame {
-  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumnOr<Record<string, unknown>>({ text: r.properties, fallback: {} }), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
+  return { ...snakeCased(r), properties: parseJsonColumnOr<Record<string, unknown>>({ text: r.properties, fallback: {} }) };
 }
 
 export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphFrame> {

@@ -1,10 +1,10 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
-import { and, count as countAll, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import { and, count as countAll, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { rowsOf, type PgStoreTx } from "../db/pg-store";
-import { count, engineStep, insertOrIgnore, read, remove, row, update, write, type AnyStoreHandle, type On, type Op, type RowLock } from "../db/port";
+import type { PgStoreTx } from "../db/pg-store";
+import { count, engineStep, inCallerTx, insertOrIgnore, read, remove, row, sqlRows, update, write, type AnyStoreHandle, type On, type Op, type RowLock } from "../db/port";
 import { runWithinBudget, runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { ENTITY_TYPES, kgNodes, type KgNodeRow } from "../db/schema/graph";
 import * as pgGraph from "../db/schema/pg/graph";
@@ -12,7 +12,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
-import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
+import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, snakeCased, tagsSchema, type SnakeCased } from "../common";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
@@ -37,33 +37,27 @@ export function nodeEmbeddingText(n: { displayName: string; entityType: string; 
   return [`${n.displayName} (${n.entityType})`, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n");
 }
 
+/** The embed worker reads a node's embedding text by its seq, on either engine; embed_hash is the input hash. */
+function* nodeTexts(refIds: number[]): Op<Map<number, { text: string; inputHash: string; chunkingVersion: null }>> {
+  if (refIds.length === 0) return new Map();
+  const found = yield* sqlRows<{ seq: number | string; displayName: string; entityType: string; tags: string; embedHash: string }>(
+    sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
+  );
+  return new Map(found.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
+}
+
 export const nodeEmbeddable: Embeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
-  load({ handle, refIds }) {
-    const rows = handle.db
-      .select({ seq: kgNodes.seq, displayName: kgNodes.displayName, entityType: kgNodes.entityType, tags: kgNodes.tags, embedHash: kgNodes.embedHash })
-      .from(kgNodes)
-      .where(inArray(kgNodes.seq, refIds))
-      .all();
-    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash }]));
-  },
-  listAll({ handle }) {
-    return handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all();
-  },
+  load: ({ handle, refIds }) => inCallerTx(handle, nodeTexts(refIds)),
+  listAll: ({ handle }) => handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all(),
 };
 
-/** The PostgreSQL embed worker reads a node's embedding text by its seq, built as on SQLite; embed_hash is the input hash. */
 export const nodeEmbeddablePg: PgEmbeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
-  async load({ tx, refIds }) {
-    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>({
-      tx,
-      query: sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
-    });
-    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
-  },
+  // The worker's transaction: nodeTexts only runs statements on it (sqlRows).
+  load: ({ tx, refIds }) => inCallerTx(tx as PgStoreTx, nodeTexts(refIds)),
   missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
 };
 
@@ -95,33 +89,15 @@ export const listNodesQuerySchema = z
   .object({ q: z.string().trim().min(1).max(500).optional(), entity_type: z.enum(ENTITY_TYPES).optional(), limit: limitSchema, offset: offsetSchema })
   .strict();
 
-export type GraphNode = {
-  id: string;
-  name: string;
-  display_name: string;
-  entity_type: KgNodeRow["entityType"];
-  scope: string | null;
-  created_at: number;
-  updated_at: number;
-  created_by: string;
-  attributes: Record<string, unknown>;
-  tags: string[];
-  auto_extracted: boolean;
-};
+/** A node as returned: the row spelled snake_case (its seq and embed hash stay inside), attributes and tags decoded. */
+export type GraphNode = Omit<SnakeCased<KgNodeRow>, "seq" | "embed_hash" | "attributes" | "tags"> & { attributes: Record<string, unknown>; tags: string[] };
 
 const NODE_COLUMNS = `n.seq, n.id, n.name, n.display_name as displayName, n.entity_type as entityType, n.scope, n.created_at as createdAt, n.updated_at as updatedAt,
   n.created_by as createdBy, n.attributes, n.tags, n.embed_hash as embedHash, n.auto_extracted as autoExtracted`;
 
-export function toGraphNode(r: KgNodeRow): GraphNode {
+export function toGraphNode({ seq: _seq, embedHash: _hash, ...r }: KgNodeRow): GraphNode {
   return {
-    id: r.id,
-    name: r.name,
-    display_name: r.displayName,
-    entity_type: r.entityType,
-    scope: r.scope,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    created_by: r.createdBy,
+    ...snakeCased(r),
     attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
     tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
     auto_extracted: Boolean(r.autoExtracted),

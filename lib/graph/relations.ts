@@ -8,7 +8,7 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
-import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
+import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, unitInterval, uuidSchema, type SnakeCased } from "../common";
 
 /** Relations between nodes, one repository over both engines (lib/db/port.ts). */
 const relations = graphTables.kgRelations;
@@ -50,38 +50,11 @@ export const updateRelationInputSchema = z
   .strict()
   .refine((o) => Object.keys(o).length > 0, "nothing to update");
 
-export type GraphRelation = {
-  id: string;
-  from_id: string;
-  to_id: string;
-  relationship_type: string;
-  bidirectional: boolean;
-  weight: number;
-  confidence: number;
-  temporal_start: number | null;
-  temporal_end: number | null;
-  attributes: Record<string, unknown>;
-  created_at: number;
-  updated_at: number;
-  created_by: string;
-};
+/** A relation as returned: the row spelled snake_case, its attributes decoded. */
+export type GraphRelation = Omit<SnakeCased<KgRelationRow>, "attributes"> & { attributes: Record<string, unknown> };
 
 export function toGraphRelation(r: KgRelationRow): GraphRelation {
-  return {
-    id: r.id,
-    from_id: r.fromId,
-    to_id: r.toId,
-    relationship_type: r.relationshipType,
-    bidirectional: Boolean(r.bidirectional),
-    weight: r.weight,
-    confidence: r.confidence,
-    temporal_start: r.temporalStart,
-    temporal_end: r.temporalEnd,
-    attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    created_by: r.createdBy,
-  };
+  return { ...snakeCased(r), bidirectional: Boolean(r.bidirectional), attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }) };
 }
 
 export function getRelationById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphRelation> {

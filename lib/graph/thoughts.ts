@@ -1,20 +1,18 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
-import { and, asc, desc, eq, exists, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { rowsOf, withStoreTx, type PgStoreTx } from "../db/pg-store";
-import { count, engineStep, insert, insertOrIgnore, isUniqueViolation, read, remove, row, rows, select, update, withinBudget, write, type AnyStoreHandle, type On, type Op } from "../db/port";
-import { embeddings } from "../db/schema/embed";
+import { rowsOf } from "../db/pg-store";
+import { count, dialect, engineStep, insert, insertOrIgnore, isUniqueViolation, read, remove, row, rows, select, sqlRows, sqlRun, update, withinBudget, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { FRAMEWORKS, thoughts, type ChainRow, type ThoughtRow } from "../db/schema/graph";
 import { startQueryBudget } from "../db/query-budget";
 import type { Embeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
-import { blobToVector, knnSearch } from "../embed/vector-index";
+import { blobToVector } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
-import { countSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
+import { countSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, snakeCased, tagsSchema, unitInterval, type SnakeCased } from "../common";
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
@@ -71,23 +69,9 @@ export const listThoughtsQuerySchema = z
 
 export const feedbackInputSchema = z.object({ utility: unitInterval }).strict();
 
-export type Thought = {
-  id: string;
-  content: string;
-  framework: ThoughtRow["framework"];
-  chain_id: string | null;
-  thought_number: number | null;
-  total_thoughts: number | null;
-  timestamp: number;
-  importance: number;
-  relevance: number;
+/** A thought as returned: the row spelled snake_case (its seq and content hash stay inside), tags decoded. */
+export type Thought = Omit<SnakeCased<ThoughtRow>, "seq" | "content_hash" | "tags"> & {
   tags: string[];
-  category: string | null;
-  novelty: number | null;
-  consistency: number | null;
-  utility: number | null;
-  feedback_count: number;
-  created_by: string;
   /** pending: queued for a vector; ready: embedded; missing: neither (e.g. parked after errors). */
   embedding: "pending" | "ready" | "missing";
 };
@@ -105,26 +89,8 @@ const thoughtSelect = (t: typeof thoughts) => ({
     else 'missing' end`,
 });
 
-function toThought(r: ThoughtSelect): Thought {
-  return {
-    id: r.id,
-    content: r.content,
-    framework: r.framework,
-    chain_id: r.chainId,
-    thought_number: r.thoughtNumber,
-    total_thoughts: r.totalThoughts,
-    timestamp: r.timestamp,
-    importance: r.importance,
-    relevance: r.relevance,
-    tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
-    category: r.category,
-    novelty: r.novelty,
-    consistency: r.consistency,
-    utility: r.utility,
-    feedback_count: r.feedbackCount,
-    created_by: r.createdBy,
-    embedding: r.embedding,
-  };
+function toThought({ seq: _seq, contentHash: _hash, ...r }: ThoughtSelect): Thought {
+  return { ...snakeCased(r), tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) };
 }
 
 function* thoughtsWhere(where: (t: typeof thoughts) => SQL | undefined, page: { order?: "chain" | "recent"; limit?: number; offset?: number } = {}): Op<Thought[]> {
@@ -196,54 +162,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
   );
 }
 
-/**
- * Fill in novelty for thoughts whose vector has landed since they were
- * written: 1 − max cosine to the NOVELTY_WINDOW thoughts before them (1 for
- * the first thought). Runs on reads, so novelty appears with the vector.
- */
-export function computePendingNovelty({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): number {
-  const { db } = handle;
-  const ready = db
-    .select({ seq: thoughts.seq, vector: embeddings.vector })
-    .from(thoughts)
-    .innerJoin(
-      embeddings,
-      and(eq(embeddings.kind, THOUGHT_KIND), eq(embeddings.refId, thoughts.seq), eq(embeddings.fingerprintId, fingerprintId), eq(embeddings.inputHash, thoughts.contentHash)),
-    )
-    .where(isNull(thoughts.novelty))
-    .orderBy(asc(thoughts.seq))
-    .limit(500)
-    .all();
-  if (ready.length === 0) return 0;
-  const embedded = db
-    .select({ one: sql`1` })
-    .from(embeddings)
-    .where(and(eq(embeddings.kind, THOUGHT_KIND), eq(embeddings.refId, thoughts.seq), eq(embeddings.fingerprintId, fingerprintId)));
-  const previous = db
-    .select({ seq: thoughts.seq })
-    .from(thoughts)
-    .where(and(lt(thoughts.seq, sql.placeholder("seq")), exists(embedded)))
-    .orderBy(desc(thoughts.seq))
-    .limit(NOVELTY_WINDOW)
-    .prepare();
-  const update = db
-    .update(thoughts)
-    .set({ novelty: sql`${sql.placeholder("novelty")}` })
-    .where(and(eq(thoughts.seq, sql.placeholder("seq")), isNull(thoughts.novelty)))
-    .prepare();
-  handle.sqlite.transaction(() => {
-    for (const r of ready) {
-      const ids = previous.all({ seq: r.seq }).map((p) => p.seq);
-      const query = blobToVector(r.vector);
-      const nearest = ids.length ? knnSearch({ handle, kind: THOUGHT_KIND, fingerprintId, query, k: 1, allowedRefIds: ids }).hits[0] : undefined;
-      const novelty = nearest ? Math.min(1, Math.max(0, nearest.distance)) : 1;
-      update.run({ novelty, seq: r.seq });
-    }
-  })();
-  return ready.length;
-}
-
-/** Thoughts whose novelty one read fills in at most (the rest on the next read), as SQLite's catch-up batch. */
+/** Thoughts whose novelty one read fills in at most (the rest on the next read). */
 const NOVELTY_BATCH = 200;
 
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
@@ -252,45 +171,76 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   return s;
 };
 
+const inList = (ids: number[]) => sql.join(ids.map((id) => sql`${id}`), sql`, `);
+
 /**
- * computePendingNovelty on PostgreSQL (vectors stored normalized: cosine is their dot product). Rows another replica
- * is filling in are skipped (SKIP LOCKED): the value is the same whoever computes it, written only while still null.
+ * The seqs of the NOVELTY_WINDOW embedded thoughts before each of `seqs`: one
+ * lateral join on PostgreSQL, one indexed look-up per thought on SQLite.
  */
-export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgStoreTx; fingerprintId: string }): Promise<number> {
-  const ready = await rowsOf<{ seq: string; embedding: number[] }>({
-    tx,
-    query: sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
-      where t.novelty is null order by t.seq limit ${NOVELTY_BATCH} for update of t skip locked`,
+function noveltyWindows({ seqs, fingerprintId }: { seqs: number[]; fingerprintId: string }): Op<{ seq: number; prev: number }[]> {
+  return engineStep({
+    sqlite: (h) => {
+      const previous = h.sqlite.prepare(
+        `select t.seq from thoughts t where t.seq < ? and exists (select 1 from embeddings e where e.kind = ? and e.ref_id = t.seq and e.fingerprint_id = ?) order by t.seq desc limit ${NOVELTY_WINDOW}`,
+      );
+      return seqs.flatMap((seq) => (previous.all(seq, THOUGHT_KIND, fingerprintId) as { seq: number }[]).map((p) => ({ seq, prev: p.seq })));
+    },
+    pg: async (tx) => {
+      const found = await rowsOf<{ seq: string; prev: string }>({
+        tx,
+        query: sql`select r.seq, p.seq as prev from unnest(${`{${seqs.join(",")}}`}::bigint[]) as r(seq) cross join lateral (
+            select t.seq from thoughts t where t.seq < r.seq
+              and exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId})
+            order by t.seq desc limit ${NOVELTY_WINDOW}) p`,
+      });
+      return found.map((w) => ({ seq: Number(w.seq), prev: Number(w.prev) }));
+    },
   });
+}
+
+/**
+ * Fill in novelty for thoughts whose vector has landed since they were
+ * written: 1 − max cosine to the NOVELTY_WINDOW thoughts before them (1 for
+ * the first thought; vectors are stored normalized, so cosine is their dot
+ * product). On PostgreSQL rows another replica is filling in are skipped
+ * (SKIP LOCKED): the value is the same whoever computes it, written only
+ * while still null.
+ */
+function* pendingNoveltyFilled(fingerprintId: string): Op<number> {
+  const pg = (yield* dialect()) === "pg";
+  // The stored vector: a float4 BLOB on SQLite, a real[] on PostgreSQL.
+  const vectorOf = (v: Buffer | number[]): ArrayLike<number> => (pg ? (v as number[]) : blobToVector(v as Buffer));
+  const vector = pg ? sql`e.embedding` : sql`e.vector`;
+  const ready = yield* sqlRows<{ seq: number | string; vector: Buffer | number[] }>(
+    sql`select t.seq, ${vector} as vector from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
+      where t.novelty is null order by t.seq limit ${NOVELTY_BATCH}${pg ? sql` for update of t skip locked` : sql``}`,
+  );
   if (ready.length === 0) return 0;
-  const seqs = `{${ready.map((r) => r.seq).join(",")}}`;
-  const window = await rowsOf<{ seq: string; prev: string }>({
-    tx,
-    query: sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
-        select t.seq from thoughts t where t.seq < r.seq
-          and exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId})
-        order by t.seq desc limit ${NOVELTY_WINDOW}) p`,
-  });
-  const prevIds = [...new Set(window.map((w) => w.prev))];
-  const vectors = new Map<string, number[]>();
-  if (prevIds.length) {
-    const found = await rowsOf<{ refId: string; embedding: number[] }>({ tx, query: sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])` });
-    for (const v of found) vectors.set(String(v.refId), v.embedding);
-  }
-  const before = new Map<string, string[]>();
-  for (const w of window) pushTo(before, String(w.seq), String(w.prev));
-  const novelty = ready.map((r) => {
-    const sims = (before.get(String(r.seq)) ?? []).flatMap((p) => (vectors.has(p) ? [dot(r.embedding, vectors.get(p)!)] : []));
+  const seqs = ready.map((r) => Number(r.seq));
+  const windows = yield* noveltyWindows({ seqs, fingerprintId });
+  const prevIds = [...new Set(windows.map((w) => w.prev))];
+  const found = prevIds.length
+    ? yield* sqlRows<{ refId: number | string; vector: Buffer | number[] }>(sql`select e.ref_id as "refId", ${vector} as vector from embeddings e where e.kind = ${THOUGHT_KIND} and e.fingerprint_id = ${fingerprintId} and e.ref_id in (${inList(prevIds)})`)
+    : [];
+  const vectors = new Map(found.map((v) => [Number(v.refId), vectorOf(v.vector)]));
+  const before = new Map<number, number[]>();
+  for (const w of windows) pushTo(before, w.seq, w.prev);
+  const novelty = ready.map((r, i) => {
+    const query = vectorOf(r.vector);
+    const sims = (before.get(seqs[i]) ?? []).flatMap((p) => (vectors.has(p) ? [dot(query, vectors.get(p)!)] : []));
     return sims.length ? Math.min(1, Math.max(0, 1 - Math.max(...sims))) : 1;
   });
-  await tx.execute(sql`update thoughts t set novelty = u.novelty from unnest(${seqs}::bigint[], ${`{${novelty.join(",")}}`}::float8[]) as u(seq, novelty) where t.seq = u.seq and t.novelty is null`);
+  const values = sql.join(seqs.map((seq, i) => sql`when ${seq} then cast(${novelty[i]} as double precision)`), sql` `);
+  yield* sqlRun(sql`update thoughts set novelty = case seq ${values} end where seq in (${inList(seqs)}) and novelty is null`);
   return ready.length;
 }
 
 /**
  * Novelty catch-up for reads, on either engine; a provider that cannot start
  * leaves novelty pending, never fails the read, and a read-only handle (core
- * beside another store) leaves it to a read of that store.
+ * beside another store) leaves it to a read of that store. On SQLite it runs
+ * outside a transaction: its one write is a single statement, taken only once
+ * the reads found work.
  */
 export async function refreshNovelty({ handle }: { handle: AnyStoreHandle }): Promise<void> {
   if (handle.kind === "pg" && handle.readOnly) return;
@@ -300,8 +250,8 @@ export async function refreshNovelty({ handle }: { handle: AnyStoreHandle }): Pr
   } catch {
     return;
   }
-  if (handle.kind === "pg") await withStoreTx({ handle, work: (tx) => computePendingNoveltyPg({ tx, fingerprintId }) });
-  else computePendingNovelty({ handle, fingerprintId });
+  if (handle.kind === "pg") await write(handle, pendingNoveltyFilled(fingerprintId));
+  else read(handle, pendingNoveltyFilled(fingerprintId));
 }
 
 export async function getThoughtById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Thought> {

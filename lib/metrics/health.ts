@@ -1,4 +1,4 @@
-import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, type EmbeddingStatus, type StoreStatus } from "../embed/status";
+import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
 import { getRecallMetrics } from "../recall/events";
@@ -124,7 +124,7 @@ export async function loadHealthDashboard({ store, range, now = Date.now(), wind
     perStore,
     summary: summarizeStoreStatuses(perStore),
     // Every replica's embed workers with DATABASE_URL (their heartbeat rows in PostgreSQL).
-    workers: pg ? await listWorkerStates({ handle: await pg }) : getWorkerStates(),
+    workers: pg ? await listWorkerStates({ handle: await pg }) : listWorkerStates(),
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
     series: prepareHealthSeries({ rows: recall ? withRecallFromLogs(snapshots, recall.rows) : snapshots, window, stores: scope.length }),
     snapshotsAsOf: pg ? await latestSnapshotTsPg({ stores: scope }) : [...getLatestSnapshotsByStore({ stores: scope }).values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null),
@@ -139,7 +139,7 @@ export async function getStoreStatusDetail({ store }: { store: string }): Promis
   if (storesOnPostgres()) return getStorePageEmbeddingsPg({ store });
   const handle = openStore({ store });
   const status = await getStoreStatus({ handle });
-  return { status, embeddings: await getEmbeddingStatus({ handle, status }), workers: getWorkerStates() };
+  return { status, embeddings: await getEmbeddingStatus({ handle, status }), workers: listWorkerStates() };
 }
 
 /** Whether vector search can serve a store now (the reader's vector card): checkVectorReadiness on SQLite, the live status with DATABASE_URL. */

@@ -11,30 +11,16 @@ import { assertRoomForRow } from "../index/row-room";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
-import { sha256Hex } from "../common";
+import { sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
 export const LEARNING_KIND = "learning";
 
-export type Learning = {
-  id: number;
-  agent_id: string;
-  predicate: string;
-  args: Record<string, unknown>;
-  description: string;
-  confidence: number;
-  semantic_handle: string;
-  handle_version: number;
-  handle_hash: string;
-  embedding: "vector" | "pending";
-  vector: VectorInfo | null;
-  seen_count: number;
-  created_at: number;
-  last_seen_at: number;
-};
-
 /** A learning row of either engine, args decoded, with the vector of its current handle (or null). */
-export type LearningRecord = Omit<LearningRow, "args"> & { args: Record<string, unknown>; vector: VectorInfo | null };
+type LearningRecord = Omit<LearningRow, "args"> & { args: Record<string, unknown>; vector: VectorInfo | null };
+
+/** The API's learning: the row spelled snake_case and the state of its vector. */
+export type Learning = SnakeCased<LearningRecord> & { embedding: "vector" | "pending" };
 
 /**
  * Learnings, one repository over both engines (lib/db/port.ts): the same
@@ -66,24 +52,8 @@ function* learningById(id: number): Op<Learning> {
   return found;
 }
 
-/** The API's learning, on both backends. */
-export function learningOf(r: LearningRecord): Learning {
-  return {
-    id: r.id,
-    agent_id: r.agentId,
-    predicate: r.predicate,
-    args: r.args,
-    description: r.description,
-    confidence: r.confidence,
-    semantic_handle: r.semanticHandle,
-    handle_version: r.handleVersion,
-    handle_hash: r.handleHash,
-    embedding: r.vector ? "vector" : "pending",
-    vector: r.vector,
-    seen_count: r.seenCount,
-    created_at: r.createdAt,
-    last_seen_at: r.lastSeenAt,
-  };
+function learningOf(r: LearningRecord): Learning {
+  return { ...snakeCased(r), embedding: r.vector ? "vector" : "pending" };
 }
 
 // Vectors are made from the stored handle, and its hash is the input hash.

@@ -49,33 +49,19 @@ export type RecallInput = z.input<typeof recallInputSchema>;
 
 export type RecallMode = "hybrid" | "vector" | "lexical";
 
-export type TraceHit = {
-  id: number;
-  score: number;
-  similarity: number;
-  recency: number;
-  match: "vector" | "lexical";
+/** What every hit says: its relevance from both signals, its recency weight, and which signal gave more of it. */
+type HitBase = { id: number; score: number; similarity: number; recency: number; match: "vector" | "lexical"; age_days: number };
+
+export type TraceHit = HitBase & {
   outcome: "success" | "failure";
   summary: string;
   intent: { verb: string; target: string };
   key_issue: string;
   seen_count: number;
   last_seen_at: number;
-  age_days: number;
 };
 
-export type LearningHit = {
-  id: number;
-  score: number;
-  similarity: number;
-  recency: number;
-  match: "vector" | "lexical";
-  predicate: string;
-  description: string;
-  confidence: number;
-  summary: string;
-  age_days: number;
-};
+export type LearningHit = HitBase & { predicate: string; description: string; confidence: number; summary: string };
 
 export type RecallResult = {
   event_id: number;
@@ -149,7 +135,6 @@ function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): n
 
 
 type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number; /** The fusion policy of the query's model (lib/retrieval/fusion.ts); lexical alone without one. */ policy: FusionPolicy };
-type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; age_days: number };
 
 /**
  * One relevance per row from both its signals, on the one fusion policy

@@ -10,7 +10,7 @@ import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
-import { sha256Hex } from "../common";
+import { sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
@@ -23,49 +23,15 @@ import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
  */
 export const TRACE_KIND = "trace";
 
-export type Trace = {
-  id: number;
-  agent_id: string;
-  intent: { verb: string; target: string };
-  shard_type: string;
-  key_files: string[];
-  outcome: "success" | "failure";
-  key_issue: string;
-  error_tags: string[];
-  summary_descriptor: string;
-  descriptor_version: number;
-  descriptor_hash: string;
-  embedding: "skipped_backpressure" | "vector" | "pending";
-  /** The vector of the current descriptor: the model fingerprint, dimension and task that made it. */
-  vector: VectorInfo | null;
-  seen_count: number;
-  created_at: number;
-  last_seen_at: number;
-};
-
 /** A trace row of either backend, lists decoded, with the vector of its current descriptor (or null). */
-export type TraceRecord = Omit<ReasoningTraceRow, "keyFiles" | "errorTags"> & { keyFiles: string[]; errorTags: string[]; vector: VectorInfo | null };
+type TraceRecord = Omit<ReasoningTraceRow, "keyFiles" | "errorTags"> & { keyFiles: string[]; errorTags: string[]; vector: VectorInfo | null };
 
-/** The API's trace, on both backends. */
-export function traceOf(r: TraceRecord): Trace {
-  return {
-    id: r.id,
-    agent_id: r.agentId,
-    intent: { verb: r.intentVerb, target: r.intentTarget },
-    shard_type: r.shardType,
-    key_files: r.keyFiles,
-    outcome: r.outcome,
-    key_issue: r.keyIssue,
-    error_tags: r.errorTags,
-    summary_descriptor: r.summaryDescriptor,
-    descriptor_version: r.descriptorVersion,
-    descriptor_hash: r.descriptorHash,
-    embedding: r.vector ? "vector" : r.embedSkippedAt ? "skipped_backpressure" : "pending",
-    vector: r.vector,
-    seen_count: r.seenCount,
-    created_at: r.createdAt,
-    last_seen_at: r.lastSeenAt,
-  };
+/** The API's trace: the row spelled snake_case, its intent as one object and the state of its vector. */
+export type Trace = Omit<SnakeCased<TraceRecord>, "intent_verb" | "intent_target" | "embed_skipped_at"> & { intent: { verb: string; target: string }; embedding: "skipped_backpressure" | "vector" | "pending" };
+
+function traceOf({ id, agentId, intentVerb, intentTarget, embedSkippedAt, vector, ...r }: TraceRecord): Trace {
+  const embedding = vector ? "vector" : embedSkippedAt ? "skipped_backpressure" : "pending";
+  return { id, agent_id: agentId, intent: { verb: intentVerb, target: intentTarget }, ...snakeCased(r), embedding, vector };
 }
 
 // Vectors are made from the stored descriptor, and its hash is the input hash.

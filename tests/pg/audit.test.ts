@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { tasks } from "@/lib/db/schema/pg/governance";
-import { appendAudit, appendAuditPg, hasAuditEntry, listAuditByTargetsPg, listAuditTail, pgLedger, verifyAuditChain } from "@/lib/governance/audit";
+import { appendAudit, appendAuditPg, hasAuditEntry, listAuditByTargets, listAuditTail, pgLedger, verifyAuditChain } from "@/lib/governance/audit";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
@@ -39,7 +39,7 @@ describe("the audit log on PostgreSQL", () => {
     expect(b.prevHash).toBe(a.hash);
     expect(await verifyAuditChain({ handle: pgLedger(h.db) })).toEqual({ ok: true, entries: 2 });
     expect(await hasAuditEntry({ handle: pgLedger(h.db), action: "task.create", target: "task:t1" })).toBe(true);
-    expect((await listAuditByTargetsPg({ db: h.db, targets: ["token:1"] })).map((r) => r.action)).toEqual(["token.create"]);
+    expect((await listAuditByTargets({ handle: pgLedger(h.db), targets: ["token:1"] })).map((r) => r.action)).toEqual(["token.create"]);
   });
 
   it("reports the first entry whose contents were changed after the fact", async () => {
