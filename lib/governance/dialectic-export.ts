@@ -9,7 +9,7 @@ import { auditStep } from "./audit";
 import { ledgerTables } from "./tables";
 import { invalidateAllSessions } from "./dialectic-cache";
 import { MESSAGE_TYPES, PHASES, STATUSES, verifyMessageChain } from "./dialectic";
-import { canonicalJson, clientIdSchema } from "../common";
+import { canonicalJson, clientIdSchema, countSchema } from "../common";
 import { ownedKey } from "./owned-ids";
 
 export const SNAPSHOT_FORMAT = "dualmind.dialectic-sessions.v1" as const;
@@ -95,7 +95,7 @@ const sessionRowSchema = z
     sessionType: z.string().min(1).max(64),
     resolutionJson: text.nullable(),
     failureReason: text.nullable(),
-    maxRounds: z.number().int().min(1),
+    maxRounds: countSchema,
     idleTimeoutMs: z.number().int().min(1),
     messages: z.array(messageRowSchema),
   })

@@ -323,6 +323,8 @@ export async function getAllStoreStatuses({ include = () => true }: { include?: 
     } catch (e) {
       log("warn", "store status unavailable", { store, error: (e as Error).message });
     }
+    // SQLite reads a store's status synchronously: other requests are served between stores, however many there are.
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return out;
 }

@@ -5,7 +5,7 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { getPg } from "../db/pg";
 import { getGovernanceStatus } from "../governance/status";
-import { describeStore, openStore } from "../stores/stores";
+import { openStore, storeFileBytes } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { routeLatencySnapshot } from "../http/request-timer";
@@ -122,9 +122,9 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     set(selfRecall.age, run.store, Math.round((now - run.ts) / 1000));
   }
   for (const store of stores) {
-    const d = describeStore({ handle: openStore({ store }) });
-    g.bytes.set({ db: store, file: "index.db" }, d.files.index_bytes);
-    g.bytes.set({ db: store, file: "wal" }, d.files.wal_bytes);
+    const files = storeFileBytes({ handle: openStore({ store }) });
+    g.bytes.set({ db: store, file: "index.db" }, files.index_bytes);
+    g.bytes.set({ db: store, file: "wal" }, files.wal_bytes);
   }
   if (!principal || principal.stores === null) {
     if (onPostgres) {

@@ -72,6 +72,11 @@ function tableCounts({ handle }: { handle: StoreHandle }): Record<string, number
   return counts;
 }
 
+/** A store's database file and its WAL, in bytes (what the metrics report; no row counts, no memory walk). */
+export function storeFileBytes({ handle }: { handle: StoreHandle }): { index_bytes: number; wal_bytes: number } {
+  return { index_bytes: fileSize(handle.file), wal_bytes: fileSize(handle.file + "-wal") };
+}
+
 function readMeta({ handle }: { handle: StoreHandle }): Record<string, string> {
   return Object.fromEntries(handle.db.select().from(meta).all().map((r) => [r.key, r.value]));
 }
