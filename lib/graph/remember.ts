@@ -252,6 +252,16 @@ export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, str
  */
 function candidateSet(store: string) {
   const cands = new Map<string, Candidate>();
+  // Each kind's candidates by seq: a row already found is credited with a new source without being read again.
+  const bySeq = new Map<Kind, Map<number, Candidate>>([
+    [THOUGHT_KIND, new Map()],
+    [NODE_KIND, new Map()],
+  ]);
+  const credit = (c: Candidate, how: MatchSource, lexical: Map<number, number>) => {
+    c.matchedBy.add(how);
+    if (how === "thought_context") c.context = Math.max(c.context, lexical.get(c.seq) ?? 0);
+    else c.lexical = Math.max(c.lexical, lexical.get(c.seq) ?? 0);
+  };
   // A new candidate is made only when the entity is new, as one literal of a fixed shape (spreading a row's fields into it was measurably slower).
   type Fields = Pick<Candidate, "title" | "text" | "entityType" | "time" | "name" | "framework" | "consistency">;
   const merge = (kind: Kind, row: { id: string; seq: number; hash: string }, how: MatchSource, lexical: Map<number, number>, fields: () => Fields) => {
@@ -261,13 +271,23 @@ function candidateSet(store: string) {
       const f = fields();
       c = { key, kind, seq: row.seq, id: row.id, title: f.title, text: f.text, entityType: f.entityType, time: f.time, hash: row.hash, name: f.name, framework: f.framework, consistency: f.consistency, matchedBy: new Set<MatchSource>(), lexical: 0, context: 0, edge: null, expanded: how === "expansion" };
       cands.set(key, c);
+      bySeq.get(kind)!.set(row.seq, c);
     }
-    c.matchedBy.add(how);
-    if (how === "thought_context") c.context = Math.max(c.context, lexical.get(row.seq) ?? 0);
-    else c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
+    credit(c, how, lexical);
   };
   return {
     cands,
+    /** Of `seqs`, the ones not yet candidates of `kind` (to be read and added); those that are gain `how` and its score now. */
+    unseen(kind: Kind, seqs: number[], how: MatchSource, lexical: Map<number, number>): number[] {
+      const known = bySeq.get(kind)!;
+      const out: number[] = [];
+      for (const seq of seqs) {
+        const c = known.get(seq);
+        if (c) credit(c, how, lexical);
+        else out.push(seq);
+      }
+      return out;
+    },
     addThoughts(rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
       const title = (content: string) => (content.length > 200 ? `${content.slice(0, 199)}…` : content);
       for (const r of rows) merge(THOUGHT_KIND, r, how, lexical, () => ({ title: title(r.content), text: r.content, entityType: null, time: r.timestamp, name: null, framework: r.framework, consistency: r.consistency }));
@@ -276,7 +296,7 @@ function candidateSet(store: string) {
       for (const r of rows) merge(NODE_KIND, r, how, lexical, () => ({ title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, name: r.name, framework: null, consistency: null }));
     },
     /** The ids of the nodes found directly: the seeds of one-hop expansion. */
-    nodeIds: () => [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id),
+    nodeIds: () => [...bySeq.get(NODE_KIND)!.values()].map((c) => c.id),
   };
 }
 type CandidateSet = ReturnType<typeof candidateSet>;
@@ -490,16 +510,18 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     if (useVectors) set.addThoughts(await reader.thoughts(nearest.get(THOUGHT_KIND) ?? []), "thought_knn");
     const hits = await lexical(THOUGHT_KIND);
     if (hits.length > 0) {
-      set.addThoughts(await reader.thoughts(hits.map((h) => h.seq)), "thought_fts", lexicalOf(hits));
+      const scores = lexicalOf(hits);
+      set.addThoughts(await reader.thoughts(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
       const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
       const context = contextScores({ hits, neighbours: await reader.thoughtNeighbours(seeds.map((h) => h.seq)) });
-      set.addThoughts(await reader.thoughts([...context.keys()]), "thought_context", context);
+      set.addThoughts(await reader.thoughts(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
     }
   }
   if (kinds.includes(NODE_KIND)) {
     if (useVectors) set.addNodes(await reader.nodes({ seqs: nearest.get(NODE_KIND) ?? [] }), "node_knn");
     const hits = await lexical(NODE_KIND);
-    set.addNodes(await reader.nodes({ seqs: hits.map((h) => h.seq) }), "node_fts", lexicalOf(hits));
+    const scores = lexicalOf(hits);
+    set.addNodes(await reader.nodes({ seqs: set.unseen(NODE_KIND, hits.map((h) => h.seq), "node_fts", scores) }), "node_fts", scores);
     const seeds = set.nodeIds();
     if (seeds.length > 0) {
       const hop = oneHop({ set, seeds, edges: await reader.strongestEdges({ seeds, minWeight: req.min_edge_weight }) });
