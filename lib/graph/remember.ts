@@ -371,11 +371,36 @@ function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint
   return { policy: fusionPolicyFor({ fingerprint: fp, override: { scoreVector: plan.req.w_vec } }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
 }
 
+/** One candidate scored: its score and the signals its breakdown shows (the result itself is built only for the answer's hits). */
+type Scored = {
+  c: Candidate;
+  store: string;
+  f: NodeFacts | null | undefined;
+  relEvidence: Map<string, string[]>;
+  cosine: number | undefined;
+  /** The share of the query's words the item holds; null until needed (it weighs a lexical score, and makes a hit's band). */
+  coverage: number | null;
+  lexical: number;
+  semantic: number;
+  recency: number;
+  episodic: number;
+  procedure: number;
+  edgeWeight: number;
+  inconsistency: number;
+  terms: ScoreBreakdown["terms"];
+  score: number;
+  /** The rounded cosine the order reads (null without a current vector). */
+  vector: number | null;
+};
+
+/** What the word coverage reads of a candidate: a node is read by its name and what its procedural frames say; a thought by its content. */
+const coverageText = (c: Candidate, f: NodeFacts | null | undefined) => (c.kind === THOUGHT_KIND ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
+
 /** Score every candidate by the formula and order them totally. */
-function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
+function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; asOf: number | null; fusion: RememberFusion }): Scored[] {
   const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;
-  const scored: RememberResult[] = [];
+  const scored: Scored[] = [];
   for (const { store, cands, cosThought, cosNode, facts, relEvidence } of sources) {
     for (const c of cands.values()) {
       const isThought = c.kind === THOUGHT_KIND;
@@ -384,8 +409,8 @@ function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: Re
       // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
       // bm25 is relative to the best hit of its own table: the best of a weak node match would tie with a thought that
       // holds every word, so the lexical score is weighed by the share of the query's words the item holds.
-      const coverage = termCoverage({ terms: ftsTerms, text: isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}` });
-      const lexical = c.lexical * (0.5 + 0.5 * coverage);
+      const coverage = c.lexical > 0 ? termCoverage({ terms: ftsTerms, text: coverageText(c, f) }) : null;
+      const lexical = coverage === null ? 0 : c.lexical * (0.5 + 0.5 * coverage);
       const semantic = fuseScores({ lexical: lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
@@ -400,28 +425,35 @@ function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: Re
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
       };
-      const evidence = isThought ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
-      scored.push({
-        kind: c.kind,
-        id: c.id,
-        store,
-        title: c.title,
-        entity_type: c.entityType,
-        score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
-        // A node is read by its name and what its procedural frames say; a thought by its content.
-        confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
-        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(lexical), context: round(c.context), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
-        matched_by: [...c.matchedBy].sort(),
-        evidence_thought_ids: evidence,
-        via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
-        ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
-      });
+      const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict);
+      scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
     }
   }
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
   // before core, then kind and id, so ties never reorder between calls.
-  scored.sort((a, b) => b.score - a.score || (b.breakdown.vector ?? 0) - (a.breakdown.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+  scored.sort((a, b) => b.score - a.score || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
   return scored;
+}
+
+/** The result of one scored candidate, with its confidence band and breakdown. */
+function resultOf({ s, alsoInCore, fusion, ftsTerms }: { s: Scored; alsoInCore: Set<string>; fusion: RememberFusion; ftsTerms: string[] }): RememberResult {
+  const { c, f, cosine } = s;
+  const evidence = c.kind === THOUGHT_KIND ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (s.relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
+  const coverage = s.coverage ?? termCoverage({ terms: ftsTerms, text: coverageText(c, f) });
+  return {
+    kind: c.kind,
+    id: c.id,
+    store: s.store,
+    title: c.title,
+    entity_type: c.entityType,
+    score: s.score,
+    confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
+    breakdown: { semantic: round(s.semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(s.lexical), context: round(c.context), vector: s.vector, recency: round(s.recency), episodic: round(s.episodic), procedure_match: round(s.procedure), edge_weight: round(s.edgeWeight), inconsistency: round(s.inconsistency), terms: s.terms },
+    matched_by: [...c.matchedBy].sort(),
+    evidence_thought_ids: evidence,
+    via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
+    ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
+  };
 }
 
 /** Whose vectors answer: the store's model; core's only when it is the same model (else core answers lexically and says why). */
@@ -602,9 +634,9 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const newest = Math.max(0, ...perSource.flatMap((src) => [...src.cands.values()].map((c) => c.time)));
   const asOf = req.as_of ?? (newest || null);
   const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
-  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf, fusion });
-  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
-  const results = scored.slice(0, req.limit);
+  const scored = scoreCandidates({ plan, sources: perSource, asOf, fusion });
+  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.c.kind}:${r.c.id}`, score: r.score })) });
+  const results = scored.slice(0, req.limit).map((s) => resultOf({ s, alsoInCore, fusion, ftsTerms: plan.ftsTerms }));
   return {
     query: req.query,
     store,
