@@ -538,22 +538,31 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     return hits;
   };
   const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
+  // Each kind's rows are read once, for every source at a time (the KNN's, the full-text hits', the context's), and
+  // join in that order; a row a source before found is credited, not added again.
+  const rowsOf = <R extends { seq: number }>(rows: R[]) => (seqs: number[]) => {
+    const wanted = new Set(seqs);
+    return rows.filter((r) => wanted.has(r.seq));
+  };
   if (kinds.includes(THOUGHT_KIND)) {
-    if (useVectors) set.addThoughts(await reader.thoughts(nearest.get(THOUGHT_KIND) ?? []), "thought_knn");
+    const knn = useVectors ? (nearest.get(THOUGHT_KIND) ?? []) : [];
     const hits = await lexical(THOUGHT_KIND);
+    const scores = lexicalOf(hits);
+    const context = hits.length > 0 ? contextScores({ hits, neighbours: await reader.thoughtNeighbours(hits.slice(0, CONTEXT_EVIDENCE.seeds).map((h) => h.seq)) }) : new Map<number, number>();
+    const read = rowsOf(await reader.thoughts([...new Set([...knn, ...hits.map((h) => h.seq), ...context.keys()])]));
+    if (useVectors) set.addThoughts(read(knn), "thought_knn");
     if (hits.length > 0) {
-      const scores = lexicalOf(hits);
-      set.addThoughts(await reader.thoughts(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
-      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
-      const context = contextScores({ hits, neighbours: await reader.thoughtNeighbours(seeds.map((h) => h.seq)) });
-      set.addThoughts(await reader.thoughts(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
+      set.addThoughts(read(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
+      set.addThoughts(read(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
     }
   }
   if (kinds.includes(NODE_KIND)) {
-    if (useVectors) set.addNodes(await reader.nodes({ seqs: nearest.get(NODE_KIND) ?? [] }), "node_knn");
+    const knn = useVectors ? (nearest.get(NODE_KIND) ?? []) : [];
     const hits = await lexical(NODE_KIND);
     const scores = lexicalOf(hits);
-    set.addNodes(await reader.nodes({ seqs: set.unseen(NODE_KIND, hits.map((h) => h.seq), "node_fts", scores) }), "node_fts", scores);
+    const read = rowsOf(await reader.nodes({ seqs: [...new Set([...knn, ...hits.map((h) => h.seq)])] }));
+    if (useVectors) set.addNodes(read(knn), "node_knn");
+    set.addNodes(read(set.unseen(NODE_KIND, hits.map((h) => h.seq), "node_fts", scores)), "node_fts", scores);
     const seeds = set.nodeIds();
     if (seeds.length > 0) {
       const hop = oneHop({ set, seeds, edges: await reader.strongestEdges({ seeds, minWeight: req.min_edge_weight }) });
