@@ -590,7 +590,8 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     relEvidence: await reader.relationEvidence(list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : []))),
     belowFloor,
     vectorFallback,
-    searchable: await reader.searchable(),
+    // A source that gave a candidate holds something; the read only matters to an answer with none (store_empty).
+    searchable: set.cands.size > 0 || (await reader.searchable()),
     notes,
   };
 }
