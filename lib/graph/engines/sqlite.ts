@@ -91,6 +91,8 @@ function readerOf(src: Source): RememberReader {
     },
     strongestEdges({ seeds, minWeight }) {
       const r = `${src.schema}.kg_relation`;
+      // A store without relations (thoughts alone) has nothing to expand over: one row probe instead of two reads per seed.
+      if (!preparedOnce({ sqlite: src.db, sql: `select 1 from ${r} limit 1` }).get()) return [];
       const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
       const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
       return preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({ minWeight, seeds: ids(seeds), perSeed: MAX_EDGES_PER_SEED, total: MAX_EDGES_READ }) as EdgeRow[];
