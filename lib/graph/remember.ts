@@ -268,6 +268,16 @@ export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, str
  */
 function candidateSet(store: string) {
   const cands = new Map<string, Candidate>();
+  // Each kind's candidates by seq: a row already found is credited with a new source without being read again.
+  const bySeq = new Map<Kind, Map<number, Candidate>>([
+    [THOUGHT_KIND, new Map()],
+    [NODE_KIND, new Map()],
+  ]);
+  const credit = (c: Candidate, how: MatchSource, lexical: Map<number, number>) => {
+    c.matchedBy.add(how);
+    if (how === "thought_context") c.context = Math.max(c.context, lexical.get(c.seq) ?? 0);
+    else c.lexical = Math.max(c.lexical, lexical.get(c.seq) ?? 0);
+  };
   // A new candidate is made only when the entity is new, as one literal of a fixed shape (spreading a row's fields into it was measurably slower).
   type Fields = Pick<Candidate, "title" | "text" | "entityType" | "time" | "name" | "framework" | "consistency">;
   const merge = (kind: Kind, row: { id: string; seq: number; hash: string }, how: MatchSource, lexical: Map<number, number>, fields: () => Fields) => {
@@ -277,13 +287,23 @@ function candidateSet(store: string) {
       const f = fields();
       c = { key, kind, seq: row.seq, id: row.id, title: f.title, text: f.text, entityType: f.entityType, time: f.time, hash: row.hash, name: f.name, framework: f.framework, consistency: f.consistency, matchedBy: new Set<MatchSource>(), lexical: 0, context: 0, edge: null, expanded: how === "expansion" };
       cands.set(key, c);
+      bySeq.get(kind)!.set(row.seq, c);
     }
-    c.matchedBy.add(how);
-    if (how === "thought_context") c.context = Math.max(c.context, lexical.get(row.seq) ?? 0);
-    else c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
+    credit(c, how, lexical);
   };
   return {
     cands,
+    /** Of `seqs`, the ones not yet candidates of `kind` (to be read and added); those that are gain `how` and its score now. */
+    unseen(kind: Kind, seqs: number[], how: MatchSource, lexical: Map<number, number>): number[] {
+      const known = bySeq.get(kind)!;
+      const out: number[] = [];
+      for (const seq of seqs) {
+        const c = known.get(seq);
+        if (c) credit(c, how, lexical);
+        else out.push(seq);
+      }
+      return out;
+    },
     addThoughts(rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
       const title = (content: string) => (content.length > 200 ? `${content.slice(0, 199)}…` : content);
       for (const r of rows) merge(THOUGHT_KIND, r, how, lexical, () => ({ title: title(r.content), text: r.content, entityType: null, time: r.timestamp, name: null, framework: r.framework, consistency: r.consistency }));
@@ -292,7 +312,7 @@ function candidateSet(store: string) {
       for (const r of rows) merge(NODE_KIND, r, how, lexical, () => ({ title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, name: r.name, framework: null, consistency: null }));
     },
     /** The ids of the nodes found directly: the seeds of one-hop expansion. */
-    nodeIds: () => [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id),
+    nodeIds: () => [...bySeq.get(NODE_KIND)!.values()].map((c) => c.id),
   };
 }
 type CandidateSet = ReturnType<typeof candidateSet>;
@@ -367,11 +387,36 @@ function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint
   return { policy: fusionPolicyFor({ fingerprint: fp, override: { scoreVector: plan.req.w_vec } }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
 }
 
+/** One candidate scored: its score and the signals its breakdown shows (the result itself is built only for the answer's hits). */
+type Scored = {
+  c: Candidate;
+  store: string;
+  f: NodeFacts | null | undefined;
+  relEvidence: Map<string, string[]>;
+  cosine: number | undefined;
+  /** The share of the query's words the item holds; null until needed (it weighs a lexical score, and makes a hit's band). */
+  coverage: number | null;
+  lexical: number;
+  semantic: number;
+  recency: number;
+  episodic: number;
+  procedure: number;
+  edgeWeight: number;
+  inconsistency: number;
+  terms: ScoreBreakdown["terms"];
+  score: number;
+  /** The rounded cosine the order reads (null without a current vector). */
+  vector: number | null;
+};
+
+/** What the word coverage reads of a candidate: a node is read by its name and what its procedural frames say; a thought by its content. */
+const coverageText = (c: Candidate, f: NodeFacts | null | undefined) => (c.kind === THOUGHT_KIND ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
+
 /** Score every candidate by the formula and order them totally. */
-function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
+function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; asOf: number | null; fusion: RememberFusion }): Scored[] {
   const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;
-  const scored: RememberResult[] = [];
+  const scored: Scored[] = [];
   for (const { store, cands, cosThought, cosNode, facts, relEvidence } of sources) {
     for (const c of cands.values()) {
       const isThought = c.kind === THOUGHT_KIND;
@@ -380,8 +425,8 @@ function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: Re
       // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
       // bm25 is relative to the best hit of its own table: the best of a weak node match would tie with a thought that
       // holds every word, so the lexical score is weighed by the share of the query's words the item holds.
-      const coverage = termCoverage({ terms: ftsTerms, text: isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}` });
-      const lexical = c.lexical * (0.5 + 0.5 * coverage);
+      const coverage = c.lexical > 0 ? termCoverage({ terms: ftsTerms, text: coverageText(c, f) }) : null;
+      const lexical = coverage === null ? 0 : c.lexical * (0.5 + 0.5 * coverage);
       const semantic = fuseScores({ lexical: lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
@@ -396,28 +441,35 @@ function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: Re
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
       };
-      const evidence = isThought ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
-      scored.push({
-        kind: c.kind,
-        id: c.id,
-        store,
-        title: c.title,
-        entity_type: c.entityType,
-        score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
-        // A node is read by its name and what its procedural frames say; a thought by its content.
-        confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
-        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(lexical), context: round(c.context), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
-        matched_by: [...c.matchedBy].sort(),
-        evidence_thought_ids: evidence,
-        via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
-        ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
-      });
+      const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict);
+      scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
     }
   }
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
   // before core, then kind and id, so ties never reorder between calls.
-  scored.sort((a, b) => b.score - a.score || (b.breakdown.vector ?? 0) - (a.breakdown.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+  scored.sort((a, b) => b.score - a.score || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
   return scored;
+}
+
+/** The result of one scored candidate, with its confidence band and breakdown. */
+function resultOf({ s, alsoInCore, fusion, ftsTerms }: { s: Scored; alsoInCore: Set<string>; fusion: RememberFusion; ftsTerms: string[] }): RememberResult {
+  const { c, f, cosine } = s;
+  const evidence = c.kind === THOUGHT_KIND ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (s.relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
+  const coverage = s.coverage ?? termCoverage({ terms: ftsTerms, text: coverageText(c, f) });
+  return {
+    kind: c.kind,
+    id: c.id,
+    store: s.store,
+    title: c.title,
+    entity_type: c.entityType,
+    score: s.score,
+    confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
+    breakdown: { semantic: round(s.semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(s.lexical), context: round(c.context), vector: s.vector, recency: round(s.recency), episodic: round(s.episodic), procedure_match: round(s.procedure), edge_weight: round(s.edgeWeight), inconsistency: round(s.inconsistency), terms: s.terms },
+    matched_by: [...c.matchedBy].sort(),
+    evidence_thought_ids: evidence,
+    via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
+    ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
+  };
 }
 
 /** Whose vectors answer: the store's model; core's only when it is the same model (else core answers lexically and says why). */
@@ -504,20 +556,31 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     return hits;
   };
   const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
+  // Each kind's rows are read once, for every source at a time (the KNN's, the full-text hits', the context's), and
+  // join in that order; a row a source before found is credited, not added again.
+  const rowsOf = <R extends { seq: number }>(rows: R[]) => (seqs: number[]) => {
+    const wanted = new Set(seqs);
+    return rows.filter((r) => wanted.has(r.seq));
+  };
   if (kinds.includes(THOUGHT_KIND)) {
-    if (useVectors) set.addThoughts(await reader.thoughts(nearest.get(THOUGHT_KIND) ?? []), "thought_knn");
+    const knn = useVectors ? (nearest.get(THOUGHT_KIND) ?? []) : [];
     const hits = await lexical(THOUGHT_KIND);
+    const scores = lexicalOf(hits);
+    const context = hits.length > 0 ? contextScores({ hits, neighbours: await reader.thoughtNeighbours(hits.slice(0, CONTEXT_EVIDENCE.seeds).map((h) => h.seq)) }) : new Map<number, number>();
+    const read = rowsOf(await reader.thoughts([...new Set([...knn, ...hits.map((h) => h.seq), ...context.keys()])]));
+    if (useVectors) set.addThoughts(read(knn), "thought_knn");
     if (hits.length > 0) {
-      set.addThoughts(await reader.thoughts(hits.map((h) => h.seq)), "thought_fts", lexicalOf(hits));
-      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
-      const context = contextScores({ hits, neighbours: await reader.thoughtNeighbours(seeds.map((h) => h.seq)) });
-      set.addThoughts(await reader.thoughts([...context.keys()]), "thought_context", context);
+      set.addThoughts(read(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
+      set.addThoughts(read(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
     }
   }
   if (kinds.includes(NODE_KIND)) {
-    if (useVectors) set.addNodes(await reader.nodes({ seqs: nearest.get(NODE_KIND) ?? [] }), "node_knn");
+    const knn = useVectors ? (nearest.get(NODE_KIND) ?? []) : [];
     const hits = await lexical(NODE_KIND);
-    set.addNodes(await reader.nodes({ seqs: hits.map((h) => h.seq) }), "node_fts", lexicalOf(hits));
+    const scores = lexicalOf(hits);
+    const read = rowsOf(await reader.nodes({ seqs: [...new Set([...knn, ...hits.map((h) => h.seq)])] }));
+    if (useVectors) set.addNodes(read(knn), "node_knn");
+    set.addNodes(read(set.unseen(NODE_KIND, hits.map((h) => h.seq), "node_fts", scores)), "node_fts", scores);
     const seeds = set.nodeIds();
     if (seeds.length > 0) {
       const hop = oneHop({ set, seeds, edges: await reader.strongestEdges({ seeds, minWeight: req.min_edge_weight }) });
@@ -545,7 +608,8 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     relEvidence: await reader.relationEvidence({ relationIds: list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : [])), budget }),
     belowFloor,
     vectorFallback,
-    searchable: await reader.searchable(),
+    // A source that gave a candidate holds something; the read only matters to an answer with none (store_empty).
+    searchable: set.cands.size > 0 || (await reader.searchable()),
     notes,
   };
 }
@@ -598,9 +662,9 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const newest = Math.max(0, ...perSource.flatMap((src) => [...src.cands.values()].map((c) => c.time)));
   const asOf = req.as_of ?? (newest || null);
   const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
-  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf, fusion });
-  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
-  const results = scored.slice(0, req.limit);
+  const scored = scoreCandidates({ plan, sources: perSource, asOf, fusion });
+  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.c.kind}:${r.c.id}`, score: r.score })) });
+  const results = scored.slice(0, req.limit).map((s) => resultOf({ s, alsoInCore, fusion, ftsTerms: plan.ftsTerms }));
   return {
     query: req.query,
     store,

@@ -20,14 +20,42 @@ const VECTOR_MARGIN = { medium: 0.25, high: 0.45 } as const;
 /** A light stand-in for the index's stems: common English endings off ("renewals" ~ "renewal", "reloaded" ~ "reload"). */
 const stemOf = (w: string) => w.replace(/(ations?|ments?|ings?|ers?|ed|es|ly|s|e)$/u, "").slice(0, 12) || w;
 
+/** The distinct stems of one query's terms, kept per terms array (a query's hits are all banded with the same array). */
+const stemsOfTerms = new WeakMap<readonly string[], string[]>();
+function wantedStems(terms: readonly string[]): string[] {
+  let stems = stemsOfTerms.get(terms);
+  if (!stems) stemsOfTerms.set(terms, (stems = [...new Set(terms.map((t) => stemOf(foldWord(t))))]));
+  return stems;
+}
+
+const LETTER_OR_DIGIT_BEFORE = /[\p{L}\p{N}]$/u;
+const LETTERS_AND_DIGITS = /[\p{L}\p{N}]*/uy;
+
+/**
+ * Whether a word of `folded` (a run of letters and digits) has the stem `stem`. A stem is a prefix of its word, so
+ * only the words starting with it are stemmed, found by indexOf, not every word of the text.
+ */
+function hasWordWithStem(folded: string, stem: string): boolean {
+  if (stem === "") return false;
+  for (let i = folded.indexOf(stem); i !== -1; ) {
+    LETTERS_AND_DIGITS.lastIndex = i;
+    const word = LETTERS_AND_DIGITS.exec(folded)![0];
+    // Two code units before cover a letter outside the BMP (a surrogate pair).
+    if (!LETTER_OR_DIGIT_BEFORE.test(folded.slice(Math.max(0, i - 2), i)) && stemOf(word) === stem) return true;
+    i = folded.indexOf(stem, i + Math.max(1, word.length));
+  }
+  return false;
+}
+
 /** The share of the query's content words (`terms`, as matchTerms gives them) that `text` holds, compared by stem. */
 export function termCoverage({ terms, text }: { terms: readonly string[]; text: string }): number {
   if (terms.length === 0) return 0;
   // ASCII text (most rows) folds to its lower case: the four Unicode normalization passes change nothing there.
   const folded = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : foldWord(text);
-  const words = new Set((folded.match(/[\p{L}\p{N}]+/gu) ?? []).map(stemOf));
-  const wanted = [...new Set(terms.map((t) => stemOf(foldWord(t))))];
-  return wanted.filter((w) => words.has(w)).length / wanted.length;
+  const wanted = wantedStems(terms);
+  let found = 0;
+  for (const stem of wanted) if (hasWordWithStem(folded, stem)) found++;
+  return found / wanted.length;
 }
 
 /** The band of one hit from its word coverage and (neural models only) its cosine. */

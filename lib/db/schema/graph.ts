@@ -51,6 +51,7 @@ export const thoughts = sqliteTable(
     uniqueIndex("thoughts_id_uq").on(t.id),
     uniqueIndex("thoughts_chain_number_uq").on(t.chainId, t.thoughtNumber),
     index("thoughts_timestamp_idx").on(t.timestamp),
+    index("thoughts_chain_time_idx").on(t.chainId, t.timestamp, t.seq),
     index("thoughts_framework_idx").on(t.framework, t.timestamp),
     index("thoughts_novelty_pending_idx").on(t.seq).where(sql`novelty is null`),
   ],

@@ -75,22 +75,24 @@ function readerOf(src: Source): RememberReader {
       // bm25 is better when more negative.
       return { hits: relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank }))), note: { words: pruned?.common ?? [], tsRank: false } };
     },
-    /** Each lookup walks the timestamp index from the hit outwards. */
+    /** Each lookup is one seek on (chain_id, timestamp, seq) from the hit outwards (thoughts_chain_time_idx). */
     thoughtNeighbours(seqs) {
       if (seqs.length === 0) return [];
       const t = `${src.schema}.thoughts`;
-      // `+n.chain_id`: the nearest rows are found by the time range (rows written within the window), not by reading and
-      // sorting every row of the hit's chain, which grows without bound as a conversation goes on.
+      // The index reads only the hit's chain within the window: neither every row of the chain (which grows without bound
+      // as a conversation goes on) nor every row written in the window (each read to learn its chain).
       return preparedOnce({
         sqlite: src.db,
         sql: `select h.seq as hit,
-       (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and +n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
-       (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and +n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
+       (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
      from ${t} h where h.seq in (select value from json_each(@seqs))`,
       }).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: ids(seqs) }) as ContextNeighbours[];
     },
     strongestEdges({ seeds, minWeight }) {
       const r = `${src.schema}.kg_relation`;
+      // A store without relations (thoughts alone) has nothing to expand over: one row probe instead of two reads per seed.
+      if (!preparedOnce({ sqlite: src.db, sql: `select 1 from ${r} limit 1` }).get()) return [];
       const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
       const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
       return preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({ minWeight, seeds: ids(seeds), perSeed: MAX_EDGES_PER_SEED, total: MAX_EDGES_READ }) as EdgeRow[];
