@@ -228,6 +228,8 @@ describe("governance limits", () => {
     // The id taken by a session already restored: the second restore is refused the same way.
     await expect(governance().restoreDialecticSessions({ snapshot: snapshot([session("rx2", "C", "dupmsg")]), actor: "admin" })).rejects.toMatchObject({ status: 409, message: expect.stringContaining("message id dupmsg") });
     expect(Number((await governanceSql<{ n: number | string }>("select count(*) as n from dialectic_sessions where session_id = ?", ["rx2"]))[0].n)).toBe(0);
+    // A session's round limit past what PostgreSQL stores (32 bits) is refused as bad input, not a 500.
+    await expect(governance().restoreDialecticSessions({ snapshot: snapshot([{ ...session("rx3", "D", "m3"), maxRounds: 2 ** 31 }]), actor: "admin" })).rejects.toMatchObject({ name: "ZodError" });
   });
 
   it("a provenance fact is each recorder's own: a second agent recording the same fact is told it inserted one, and its task lists it", async () => {
