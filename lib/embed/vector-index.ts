@@ -299,14 +299,14 @@ export function knnSearch({ handle, source, ...opts }: KnnOptions): { hits: Vect
     return { hits: rankExactly(rows, opts.query, k), method: "exact-scan" };
   }
   const table = vecIndexTable(opts.fingerprintId);
-  const indexed = vectorsLoaded && !!sqlite.prepare(`select 1 from ${schema}.sqlite_master where name = ?`).get(table);
+  const indexed = vectorsLoaded && !!preparedOnce({ sqlite, sql: `select 1 from ${schema}.sqlite_master where name = ?` }).get(table);
   if (!opts.exact && indexed) {
     // Oversample: ≥100 candidates keeps recall@10 ≥ 0.95 on our corpus (see bench/embed.bench.ts);
     // deeper lists (fusion pools) get 2k + 50, since vec0's cost grows with k.
     const candidates = Math.min(VEC0_MAX_K, Math.max(100, 2 * k + 50));
     const code = simhashCodec(opts.query.length).encode(opts.query);
-    const ids = (sqlite.prepare(`select rowid from ${schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, candidates, opts.kind) as VecRowidRow[]).map((r) => Number(r.rowid));
-    const rows = sqlite.prepare(`select id, ref_id, vector from ${embeddingsTable} where id in (select value from json_each(?))`).iterate(JSON.stringify(ids)) as IterableIterator<Scored>;
+    const ids = (preparedOnce({ sqlite, sql: `select rowid from ${schema}.${table} where code match vec_bit(?) and k = ? and kind = ?` }).all(code, candidates, opts.kind) as VecRowidRow[]).map((r) => Number(r.rowid));
+    const rows = preparedOnce({ sqlite, sql: `select id, ref_id, vector from ${embeddingsTable} where id in (select value from json_each(?))` }).all(JSON.stringify(ids)) as Scored[];
     return { hits: rankExactly(rows, opts.query, k), method: "simhash+rescore" };
   }
   if (vectorsLoaded) {
