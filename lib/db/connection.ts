@@ -249,11 +249,11 @@ function mkdirInsideExistingStore(store: string, memory: string): void {
  * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
  * never brought back as an empty folder.
  */
-export function getStoreDb({ store, create = true }: { store: string; create?: boolean }): StoreHandle {
+export function getStoreDb({ store, create = true, touch = true }: { store: string; create?: boolean; touch?: boolean }): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) {
-    touchStoreHandle(reg, store, existing);
+    if (touch) touchStoreHandle(reg, store, existing);
     holdStoreHandle(existing);
     closeIdleStoreHandles(reg);
     return existing;
@@ -287,7 +287,8 @@ export function getStoreDb({ store, create = true }: { store: string; create?: b
     throw e;
   }
   reg.stores.set(store, handle);
-  storeHandleUsedAt.set(handle, Date.now());
+  // `touch: false` (the embed worker looking for work): not a use, so the handle may be closed once idle.
+  if (touch) storeHandleUsedAt.set(handle, Date.now());
   holdStoreHandle(handle);
   closeIdleStoreHandles(reg);
   return handle;
