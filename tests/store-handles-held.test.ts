@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as searchPOST } from "@/app/api/v1/stores/[store]/search/route";
 import { PUT as putDocuments } from "@/app/api/v1/stores/[store]/documents/route";
 import { startEvaluation } from "@/lib/eval/self-recall";
-import { startEmbedWorker } from "@/lib/embed/worker";
 import { getEvaluationJob } from "@/lib/eval/jobs";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, openStoreHandles } from "@/lib/db/connection";
@@ -71,31 +70,6 @@ describe.skipIf(onPg)("a store handle in use", () => {
     });
     expect(aged).toBe(true);
     expect((await getEvaluationJob({ id: job.id, store: "evald" }))?.status).toBe("succeeded");
-  });
-
-  it("the embed worker's rounds do not keep every store open: idle stores close past the limit, and a store written again is embedded", async () => {
-    const writer = await seedToken({ label: "w2", agent_id: "writer2", scopes: ["write"] });
-    const stop = new AbortController();
-    const worker = startEmbedWorker({ idleMs: 10, signal: stop.signal });
-    try {
-      // Rounds over every store, then every handle ages past the idle grace while the worker keeps going.
-      await new Promise((r) => setTimeout(r, 300));
-      ageStoreHandlesForTests();
-      await new Promise((r) => setTimeout(r, 300));
-      ageStoreHandlesForTests();
-      getStoreDb({ store: "o1" });
-      await new Promise((r) => setTimeout(r, 300));
-      expect(openStoreHandles().length).toBeLessThanOrEqual(2);
-      // A store closed meanwhile and written to is still found and embedded.
-      expect((await callRoute(putDocuments, { method: "PUT", token: writer, params: { store: "o3" }, body: { path: "late.md", content: "written after the worker let the store close" } })).status).toBe(200);
-      const deadline = Date.now() + 20_000;
-      const pending = () => Number((getStoreDb({ store: "o3" }).sqlite.prepare("select count(*) as n from embed_queue").get() as { n: number }).n);
-      while (pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(pending()).toBe(0);
-    } finally {
-      stop.abort();
-      await worker;
-    }
   });
 
   it("a task that finished work left running holds nothing: its store closes when idle", async () => {

@@ -249,11 +249,11 @@ function mkdirInsideExistingStore(store: string, memory: string): void {
  * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
  * never brought back as an empty folder.
  */
-export function getStoreDb({ store, create = true, touch = true }: { store: string; create?: boolean; touch?: boolean }): StoreHandle {
+export function getStoreDb({ store, create = true }: { store: string; create?: boolean }): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) {
-    if (touch) touchStoreHandle(reg, store, existing);
+    touchStoreHandle(reg, store, existing);
     holdStoreHandle(existing);
     closeIdleStoreHandles(reg);
     return existing;
@@ -287,8 +287,7 @@ export function getStoreDb({ store, create = true, touch = true }: { store: stri
     throw e;
   }
   reg.stores.set(store, handle);
-  // `touch: false` (the embed worker looking for work): not a use, so the handle may be closed once idle.
-  if (touch) storeHandleUsedAt.set(handle, Date.now());
+  storeHandleUsedAt.set(handle, Date.now());
   holdStoreHandle(handle);
   closeIdleStoreHandles(reg);
   return handle;

@@ -1,9 +1,7 @@
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
-import fs from "node:fs";
-import path from "node:path";
-import { closeStoreDbWhenIdle, getGovernance, getStoreDb, holdingStoreHandles, isStoreDbOpen, storeDir, type StoreHandle } from "../db/connection";
+import { closeStoreDbWhenIdle, getGovernance, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
 import { read } from "../db/port";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
@@ -303,66 +301,12 @@ function writeVectors({
  * whose index was never built has nothing queued to embed.
  */
 function openForWorker(store: string): StoreHandle {
-  // Looking for work is not a use: a store nobody uses may be closed once idle (DUALMIND_MAX_OPEN_STORES).
-  return getStoreDb({ store, create: false, touch: false });
+  return getStoreDb({ store, create: false });
 }
 
-/** How often a closed store whose files did not change since a visit found nothing is looked at again (items waiting out a backoff). */
-const CLOSED_STORE_RECHECK_MS = 60_000;
-
-/** A store's database files as last written (size and time of index.db and its WAL): any write by any process changes it. */
-function filesSignature(store: string): string {
-  const file = path.join(storeDir(store), "index.db");
-  const stat = (f: string) => {
-    try {
-      const st = fs.statSync(f);
-      return `${st.size}:${st.mtimeMs}`;
-    } catch {
-      return "-";
-    }
-  };
-  return `${stat(file)}/${stat(`${file}-wal`)}`;
-}
-
-/**
- * The worker's rounds over the stores: an open store is looked at every round; a closed one only when its files changed
- * since a visit that found nothing to claim, or that visit is CLOSED_STORE_RECHECK_MS old, so the worker does not keep
- * every store open (nor reopen closed ones every round).
- */
-function storeVisits() {
-  const emptyAt = new Map<string, { signature: string; at: number }>();
-  return {
-    due: (store: string, now: number) => {
-      if (isStoreDbOpen(store)) return true;
-      const last = emptyAt.get(store);
-      return !last || now - last.at >= CLOSED_STORE_RECHECK_MS || last.signature !== filesSignature(store);
-    },
-    visited: (store: string, r: BatchResult, now: number) => {
-      if (r.claimed === 0 && r.error === undefined) emptyAt.set(store, { signature: filesSignature(store), at: now });
-      else emptyAt.delete(store);
-    },
-    keepOnly: (stores: string[]) => {
-      const keep = new Set(stores);
-      for (const store of emptyAt.keys()) if (!keep.has(store)) emptyAt.delete(store);
-    },
-  };
-}
-
-/** A use of the store's handle (it is kept open while idle for the grace period). */
-function touchStore(store: string): void {
-  try {
-    getStoreDb({ store, create: false });
-  } catch {
-    // Deleted meanwhile: nothing to keep open.
-  }
-}
-
-/**
- * Claims of a worker process on this host that is gone (kill -9) are released at start (every store) and per heartbeat
- * (the stores open here; a closed store's are released at the worker's next visit or their lease), not left to their lease.
- */
-function releaseClaimsOfDeadWorkers({ openOnly = false }: { openOnly?: boolean } = {}): void {
-  for (const store of activeStoreNames(listStoreNames()).filter((s) => !openOnly || isStoreDbOpen(s))) {
+/** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
+function releaseClaimsOfDeadWorkers(): void {
+  for (const store of activeStoreNames(listStoreNames())) {
     try {
       releaseDeadWorkerClaims({ handle: openForWorker(store) });
     } catch (e) {
@@ -416,7 +360,6 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
     }
     let lastHeartbeat = Date.now();
     const lastErrorWrite = new Map<string, { error: string; at: number }>();
-    const visits = storeVisits();
     while (!opts.signal?.aborted) {
       let didWork = false;
       const fp = await getEmbedder().fingerprint.catch(() => null);
@@ -424,10 +367,8 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
       const active = activeStoreNames(all);
       // Archived stores are left closed: one this process still has open (archived by another process) is closed once idle.
       for (const store of all) if (!active.includes(store)) closeStoreDbWhenIdle(store);
-      visits.keepOnly(active);
       for (const store of active) {
         const started = Date.now();
-        if (!visits.due(store, started)) continue;
         let r: BatchResult;
         try {
           r = await holdingStoreHandles({ work: () => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }) });
@@ -435,9 +376,6 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
           r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });
         }
-        visits.visited(store, r, Date.now());
-        // A store with work is in use: it stays open while the worker drains it.
-        if (r.claimed > 0) touchStore(store);
         if (r.embedded > 0 || r.dropped > 0) didWork = true;
         // A failing provider fails every round: write the same error at most once per heartbeat.
         const prev = lastErrorWrite.get(store);
@@ -450,7 +388,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
       }
       if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
         heartbeatWorker({ workerId });
-        releaseClaimsOfDeadWorkers({ openOnly: true });
+        releaseClaimsOfDeadWorkers();
         lastHeartbeat = Date.now();
       }
       // A local provider resolves without I/O: yield between rounds, or a long backlog starves the server's requests.
