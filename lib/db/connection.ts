@@ -249,11 +249,16 @@ function mkdirInsideExistingStore(store: string, memory: string): void {
  * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
  * never brought back as an empty folder.
  */
-export function getStoreDb({ store, create = true }: { store: string; create?: boolean }): StoreHandle {
+/**
+ * A store's connection, opened on first use. `use: false` is a background look (the embed worker's round, the
+ * status watch, the memory scan): it does not count as a use, so it keeps no store open past
+ * DUALMIND_MAX_OPEN_STORES; such looks skip closed stores whose files are unchanged (lookAtStore in store-looks.ts).
+ */
+export function getStoreDb({ store, create = true, use = true }: { store: string; create?: boolean; use?: boolean }): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) {
-    touchStoreHandle(reg, store, existing);
+    if (use) touchStoreHandle(reg, store, existing);
     holdStoreHandle(existing);
     closeIdleStoreHandles(reg);
     return existing;
@@ -287,9 +292,10 @@ export function getStoreDb({ store, create = true }: { store: string; create?: b
     throw e;
   }
   reg.stores.set(store, handle);
-  storeHandleUsedAt.set(handle, Date.now());
+  storeOpens.count++;
+  storeHandleUsedAt.set(handle, use ? Date.now() : 0);
   holdStoreHandle(handle);
-  closeIdleStoreHandles(reg);
+  closeIdleStoreHandles(reg, handle);
   return handle;
 }
 
@@ -343,11 +349,13 @@ function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): vo
   reg.stores.set(store, handle);
 }
 
-function closeIdleStoreHandles(reg: Registry): void {
+/** `opened`: the handle just opened for the caller, never closed under it (a look's, not counted as a use, looks idle). */
+function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
   const max = getConfig().limits.maxOpenStores;
   if (reg.stores.size <= max && transientOpen === 0) return;
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
   for (const [name, h] of reg.stores) {
+    if (h === opened) continue;
     const transient = transientStoreHandles.has(h);
     if (reg.stores.size <= max && !transient) continue;
     if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore || (storeHandleHolds.get(h) ?? 0) > 0) continue;
@@ -413,6 +421,13 @@ export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle;
   loadQueryBudget({ sqlite: reader });
   reader.prepare("attach database ? as core").run(core.file);
   return reader;
+}
+
+const storeOpens = ((globalThis as unknown as { __dualmindStoreOpens?: { count: number } }).__dualmindStoreOpens ??= { count: 0 });
+
+/** Store connections open now, and opened since the process started (a count that climbs while nothing new is used means connections churn). */
+export function storeConnectionCounts(): { open: number; opened: number } {
+  return { open: g.__dualmindDb?.stores.size ?? 0, opened: storeOpens.count };
 }
 
 /** The store connections this process has open (background upkeep walks them). */

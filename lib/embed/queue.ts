@@ -139,7 +139,17 @@ export function releaseDeadWorkerClaims<H extends AnyStoreHandle>({ handle }: { 
 
 /** Claims whose worker process on this host is gone (health reports them until a worker releases them). */
 export function readStaleClaims({ handle }: { handle: StoreHandle }): StaleClaims | null {
-  return staleClaimsOf(handle.sqlite.prepare("select claimed_by as owner, count(*) as items from embed_queue where claimed_by is not null group by claimed_by").all() as { owner: string; items: number }[]);
+  return staleClaimsOf(readClaimOwners({ handle }));
+}
+
+/** When the store's queue next has an item for a worker (ready now, or after its backoff; claimed items count as ready), or null when nothing is queued but parked items. */
+export function nextEmbedDueAt({ handle }: { handle: StoreHandle }): number | null {
+  return handle.sqlite.prepare("select min(next_attempt_at) from embed_queue where parked_at is null").pluck().get() as number | null;
+}
+
+/** Who holds claims on the store's queue, and on how many items (whether an owner is gone is the caller's question, asked when it asks). */
+export function readClaimOwners({ handle }: { handle: StoreHandle }): { owner: string; items: number }[] {
+  return handle.sqlite.prepare("select claimed_by as owner, count(*) as items from embed_queue where claimed_by is not null group by claimed_by").all() as { owner: string; items: number }[];
 }
 
 /** Put parked items back in line (after the cause is fixed). Audited with who asked, in the same write (on SQLite governance.db commits first: a failed audit rolls the requeue back). */

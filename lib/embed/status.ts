@@ -4,8 +4,8 @@ import { readLiveCounts, readOldestPendingAt, type KindCounts, type LiveCounts }
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
 import { isProviderDownError, probeProviderIfDown, providerErrorKind, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
-import { diskHold, type StaleClaims } from "./healing";
-import { listParkedEmbeddings, readStaleClaims, type Backlog, type ParkedEmbedding } from "./queue";
+import { diskHold, staleClaimsOf, type StaleClaims } from "./healing";
+import { listParkedEmbeddings, readClaimOwners, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { EmbeddingError } from "./types";
 
@@ -222,18 +222,55 @@ export function liveDrift({ counts, active, configured, reembed = null }: { coun
 
 /** The one live status of a store: verdict, reason, fixing action and the numbers behind them. */
 export async function getStoreStatus({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): Promise<StoreStatus> {
-  const watermark = getConfig().embed.backlogWatermark;
+  return storeStatusOf({ reads: readStoreStatus({ handle }), now });
+}
+
+/**
+ * What a SQLite store's status reads from its database: everything else (the provider, the disk hold, whether a
+ * claim's owner is gone, the clock) is asked when the status is assembled, so the reads of a store whose files
+ * have not changed still give its status now (the status watch keeps them for closed stores: store-looks.ts).
+ */
+export type StoreStatusReads = {
+  store: string;
+  counts: LiveCounts;
+  oldestEnqueuedAt: number | null;
+  active: string | null;
+  activeModel: Fingerprint | null;
+  vectorIndex: { available: boolean; reason: string | null };
+  claims: { owner: string; items: number }[];
+  reembed: ReembedProgress | null;
+};
+
+export function readStoreStatus({ handle }: { handle: StoreHandle }): StoreStatusReads {
   const counts = readLiveCounts({ handle });
-  const oldest = counts.pending > 0 ? readOldestPendingAt({ handle }) : null;
+  const active = readActiveFingerprintId({ handle }) ?? null;
+  return {
+    store: handle.store,
+    counts,
+    oldestEnqueuedAt: counts.pending > 0 ? readOldestPendingAt({ handle }) : null,
+    active,
+    activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null,
+    vectorIndex: handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason },
+    claims: readClaimOwners({ handle }),
+    reembed: getReembedProgress({ handle }),
+  };
+}
+
+/** A store's status now from its reads (readStoreStatus). */
+export async function storeStatusOf({ reads, now = Date.now() }: { reads: StoreStatusReads; now?: number }): Promise<StoreStatus> {
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
   // A process that finds the provider down says so for every process (the shared row); one that got a
   // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
   const provider = await providerForStatus({ fingerprintError, now });
-  const active = readActiveFingerprintId({ handle }) ?? null;
-  const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
-  const queue = queueStateOf(readStaleClaims({ handle }));
-  const reembed = reembedStateOf(getReembedProgress({ handle }));
-  return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, queue, reembed, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
+  return assembleStoreStatus({
+    ...reads,
+    watermark: getConfig().embed.backlogWatermark,
+    configured,
+    provider,
+    queue: queueStateOf(staleClaimsOf(reads.claims)),
+    reembed: reembedStateOf(reads.reembed),
+    now,
+  });
 }
 
 /** The status from its numbers, on either backend (getStoreStatus, getStoreStatusPg): one verdict, one shape. */

@@ -1,7 +1,8 @@
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
-import { closeStoreDbWhenIdle, getGovernance, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
+import { closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, type StoreHandle } from "../db/connection";
+import { forgetGoneStores, lookAtStore, type StoreLooks } from "../db/store-looks";
 import { read } from "../db/port";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
@@ -13,7 +14,7 @@ import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
 import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type QueueHold } from "./healing";
 import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
-import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, nextEmbedDueAt, readClaimOwners, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
 import { write, type AnyStoreHandle } from "../db/port";
 import type { EmbeddingProvider } from "./types";
@@ -301,25 +302,51 @@ function writeVectors({
  * whose index was never built has nothing queued to embed.
  */
 function openForWorker(store: string): StoreHandle {
-  return getStoreDb({ store, create: false });
+  // The worker's looks are not uses: they keep no store open past DUALMIND_MAX_OPEN_STORES (store-looks.ts).
+  return getStoreDb({ store, create: false, use: false });
 }
 
-/** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
-function releaseClaimsOfDeadWorkers(): void {
-  for (const store of activeStoreNames(listStoreNames())) {
+/**
+ * Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left
+ * to their lease. A closed store that had no claims at the last look and whose files are unchanged has none now.
+ */
+async function releaseClaimsOfDeadWorkers({ looks }: { looks: StoreLooks<number> }): Promise<void> {
+  const all = listStoreNames();
+  forgetGoneStores({ looks, stores: all });
+  for (const store of activeStoreNames(all)) {
     try {
-      releaseDeadWorkerClaims({ handle: openForWorker(store) });
+      await lookAtStore({
+        store,
+        looks,
+        open: openForWorker,
+        look: (handle) => {
+          releaseDeadWorkerClaims({ handle });
+          return readClaimOwners({ handle }).length;
+        },
+        reusable: (owners) => owners === 0,
+      });
     } catch (e) {
       log("warn", "could not release a stopped worker's embed claims", { store, error: (e as Error).message });
     }
+    // Each store is read synchronously: other requests are served between stores.
+    await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/** A worker's look at one store: a batch, and when nothing was there to do, when the queue next has something (`dueAt`; 0 after work or a fault: look again). */
+type WorkerLook = BatchResult & { dueAt: number | null };
+
+async function workerLook({ handle, workerId, signal }: { handle: StoreHandle; workerId: string; signal?: AbortSignal }): Promise<WorkerLook> {
+  const r = await processEmbedBatch({ handle, workerId, signal });
+  const idle = r.claimed === 0 && r.error === undefined && !r.hold;
+  return { ...r, dueAt: idle ? nextEmbedDueAt({ handle }) : 0 };
 }
 
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
 export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
   // Each store opened when its turn comes.
   const handles = (function* () {
-    for (const store of opts.stores ?? listStoreNames()) yield openForWorker(store);
+    for (const store of opts.stores ?? listStoreNames()) yield getStoreDb({ store, create: false });
   })();
   return drainEach({ stores: handles, maxBatches: opts.maxBatches, step: (handle) => processEmbedBatch({ handle, batchSize: opts.batchSize }) });
 }
@@ -352,7 +379,10 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
   const idleMs = opts.idleMs ?? 500;
   return (async () => {
     registerWorker({ workerId, mode: opts.mode ?? "separate" });
-    releaseClaimsOfDeadWorkers();
+    // The last look at each store: a closed store with nothing due and unchanged files is not opened again.
+    const looks: StoreLooks<WorkerLook> = new Map();
+    const claimLooks: StoreLooks<number> = new Map();
+    await releaseClaimsOfDeadWorkers({ looks: claimLooks });
     try {
       await getEmbedder().fingerprint;
     } catch (e) {
@@ -365,17 +395,22 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
       const fp = await getEmbedder().fingerprint.catch(() => null);
       const all = listStoreNames();
       const active = activeStoreNames(all);
+      forgetGoneStores({ looks, stores: all });
       // Archived stores are left closed: one this process still has open (archived by another process) is closed once idle.
       for (const store of all) if (!active.includes(store)) closeStoreDbWhenIdle(store);
+      let held = false;
       for (const store of active) {
+        // Under a hold (the provider down, the disk full) a closed store would only show the same hold: it waits for a round without one.
+        if (held && !isStoreDbOpen(store)) continue;
         const started = Date.now();
         let r: BatchResult;
         try {
-          r = await holdingStoreHandles({ work: () => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }) });
+          r = await lookAtStore({ store, looks, open: openForWorker, look: (handle) => workerLook({ handle, workerId, signal: opts.signal }), reusable: (v) => v.dueAt === null || v.dueAt > Date.now() });
         } catch (e) {
           r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });
         }
+        if (r.hold) held = true;
         if (r.embedded > 0 || r.dropped > 0) didWork = true;
         // A failing provider fails every round: write the same error at most once per heartbeat.
         const prev = lastErrorWrite.get(store);
@@ -388,7 +423,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
       }
       if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
         heartbeatWorker({ workerId });
-        releaseClaimsOfDeadWorkers();
+        await releaseClaimsOfDeadWorkers({ looks: claimLooks });
         lastHeartbeat = Date.now();
       }
       // A local provider resolves without I/O: yield between rounds, or a long backlog starves the server's requests.

@@ -1,9 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
+import { sha256Hex } from "../common";
 import { getConfig } from "../config";
-import type { StoreHandle } from "../db/connection";
+import { storeDir, type StoreHandle } from "../db/connection";
 import { log } from "../log";
-import { CATEGORY_FILE, memoryDir, memoryPathSchema } from "./memories";
+import { CATEGORY_FILE, memoryPathSchema } from "./memories";
 import { makePathFilter, normalizeRelativePath } from "./paths";
 
 /** A file that reindex and verify consider: a memory or a file under a source root. */
@@ -71,6 +72,36 @@ function walk(w: Walk, dir: string, rel: string, visit: (abs: string, rel: strin
 
 /** Every file the store's index should mirror, in a stable order. */
 export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
+  return listIndexableFilesOf({ store: handle.store });
+}
+
+/**
+ * The state of every file a reindex of the store would read (memories, category files, source roots: path, size,
+ * change time, inode), or null when a file changed too recently to vouch for it (see storeFilesStamp). Equal stamps:
+ * a reindex would find nothing to do. Read without opening the store's database (the memory scan's look).
+ */
+export function indexableFilesStamp({ store, now = Date.now() }: { store: string; now?: number }): string | null {
+  const listing = listIndexableFilesOf({ store });
+  const lines: string[] = [];
+  for (const f of listing.files) {
+    if (now - f.mtime < 2_000 || now - f.ctime < 2_000) return null;
+    lines.push(`${f.docPath}\0${f.size}\0${f.mtime}\0${f.ctime}\0${f.ino}\n`);
+  }
+  for (const [category, abs] of [...listing.categoryFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    let st: fs.Stats | null = null;
+    try {
+      st = fs.statSync(abs);
+    } catch {
+      st = null;
+    }
+    if (st && (now - st.mtimeMs < 2_000 || now - st.ctimeMs < 2_000)) return null;
+    lines.push(`${category}\0${st ? `${st.size}\0${st.mtimeMs}\0${st.ctimeMs}\0${st.ino}` : "-"}\n`);
+  }
+  lines.push(JSON.stringify([listing.unindexable, listing.skipped, listing.linksOutsideRoot]));
+  return sha256Hex(lines.join(""));
+}
+
+function listIndexableFilesOf({ store }: { store: string }): FileListing {
   const config = getConfig();
   const listing: FileListing = { files: [], unindexable: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0, symlink: 0 }, linksOutsideRoot: [] };
   const walkRoot = (root: string, label: string, visit: (abs: string, rel: string, stat: fs.Stats) => void) => {
@@ -85,7 +116,7 @@ export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileLis
     listing.skipped.symlink += w.links;
     listing.linksOutsideRoot.push(...w.outside.map((r) => `${label}/${r}`));
     if (w.outside.length > 0) {
-      log("warn", "skipped symbolic links that lead outside their folder; links are never followed", { store: handle.store, folder: label, links: w.outside.slice(0, 20), count: w.outside.length });
+      log("warn", "skipped symbolic links that lead outside their folder; links are never followed", { store, folder: label, links: w.outside.slice(0, 20), count: w.outside.length });
     }
   };
   const add = (docPath: string, abs: string, stat: fs.Stats, memoryPath: string | null) => {
@@ -97,7 +128,7 @@ export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileLis
     const issue = memoryPathSchema.safeParse(memoryPath).error?.issues[0]?.message ?? "not a valid memory path";
     listing.unindexable.push({ path: docPath, reason: `name: ${issue}` });
   };
-  walkRoot(memoryDir({ handle }), "memory", (abs, rel, stat) => {
+  walkRoot(path.join(storeDir(store), "memory"), "memory", (abs, rel, stat) => {
     if (rel.endsWith("/" + CATEGORY_FILE)) {
       listing.categoryFiles.set(rel.slice(0, -CATEGORY_FILE.length - 1), abs);
       return;
@@ -127,7 +158,7 @@ export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileLis
     if (memoryPathSchema.safeParse(memoryPath).success) add(docPath, abs, stat, memoryPath);
     else nameProblem(docPath, memoryPath);
   });
-  for (const root of config.sourceRoots.filter((r) => r.store === handle.store)) {
+  for (const root of config.sourceRoots.filter((r) => r.store === store)) {
     const wanted = makePathFilter({ include: config.sourceInclude, exclude: config.sourceExclude });
     walkRoot(root.dir, `source/${root.name}`, (abs, rel, stat) => {
       if (!wanted(rel)) return;

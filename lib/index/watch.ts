@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
-import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
+import { getStoreDb, holdingStoreHandles, isStoreDbOpen, openStoreHandles, storeDir } from "../db/connection";
+import { storeFilesStamp } from "../db/store-looks";
+import { indexableFilesStamp } from "./files";
 import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
 import { isAppError } from "../errors";
@@ -21,7 +23,11 @@ import { ensureIndexBuilt, reindexStoreAsync, type ReindexResult } from "./reind
 /** Changes seen within this long of each other are indexed together. */
 export const WATCH_BATCH_MS = 300;
 
-type Watching = { watchers: Map<string, fs.FSWatcher>; scanOnly: boolean; dirty: boolean; timer: NodeJS.Timeout | null; running: boolean };
+/**
+ * `dirty`: a run is due; `changed`: a change event came (not only the periodic scan). `last`: the store's files and
+ * database as they were before the last run: the scan does not open a closed store whose files are all as they were.
+ */
+type Watching = { watchers: Map<string, fs.FSWatcher>; scanOnly: boolean; dirty: boolean; changed: boolean; timer: NodeJS.Timeout | null; running: boolean; last: { files: string; db: string } | null };
 
 type State = { stores: Map<string, Watching>; scan: NodeJS.Timeout | null; stopped: boolean; batchMs: number };
 
@@ -73,7 +79,7 @@ export async function stopMemoryWatch(): Promise<void> {
 function watching(state: State, store: string): Watching {
   let w = state.stores.get(store);
   if (!w) {
-    w = { watchers: new Map(), scanOnly: false, dirty: false, timer: null, running: false };
+    w = { watchers: new Map(), scanOnly: false, dirty: false, changed: false, timer: null, running: false, last: null };
     state.stores.set(store, w);
   }
   return w;
@@ -139,6 +145,7 @@ function attach(state: State, store: string, w: Watching): void {
     try {
       const watcher = fs.watch(dir, { persistent: false }, () => {
         w.dirty = true;
+        w.changed = true;
         schedule(state, store, w, state.batchMs);
       });
       watcher.on("error", (e) => {
@@ -165,15 +172,24 @@ function schedule(state: State, store: string, w: Watching, delayMs: number): vo
 
 async function run(state: State, store: string, w: Watching): Promise<void> {
   if (state.stopped || !w.dirty) return;
+  const scanned = !w.changed;
   w.dirty = false;
+  w.changed = false;
+  // What the files and the database are before this run: a run that finds them so again has nothing to do. Only
+  // worth reading when stores are closed for DUALMIND_MAX_OPEN_STORES (a second walk of the folder).
+  const mayClose = !isStoreDbOpen(store) || openStoreHandles().length >= getConfig().limits.maxOpenStores;
+  const before = mayClose ? { files: indexableFilesStamp({ store }), db: storeFilesStamp({ store }) } : { files: null, db: null };
+  // The periodic scan is a look, not a use: a closed store none of whose files changed is not opened for it.
+  if (scanned && !isStoreDbOpen(store) && before.files !== null && before.files === w.last?.files && before.db === w.last.db) return;
   w.running = true;
   try {
     const result = await holdingStoreHandles({ work: () => {
-      const handle = getStoreDb({ store, create: false });
+      const handle = getStoreDb({ store, create: false, use: false });
       // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
       ensureIndexBuilt({ handle });
       return reindexStoreAsync({ handle, background: true });
     } });
+    w.last = before.files !== null && before.db !== null ? { files: before.files, db: before.db } : null;
     auditFileChange(result);
     if (!state.stopped && state.stores.get(store) === w) attach(state, store, w);
   } catch (e) {

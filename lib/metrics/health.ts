@@ -1,4 +1,5 @@
-import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
+import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
+import { forgetGoneStores, lookAtStore, type StoreLooks } from "../db/store-looks";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
 import { getRecallMetrics } from "../recall/events";
@@ -310,6 +311,9 @@ export type OverviewNumbers = {
   apiErrorRate24h: number | null;
 };
 
+/** The status watch's, the metrics' and the dashboards' last reads of each SQLite store (one per store on disk). */
+const statusLooks: StoreLooks<StoreStatusReads> = new Map();
+
 /**
  * The live status of every store `include` admits (getStoreStatus or getStoreStatusPg: counters, no scans), in
  * store order. A store whose status cannot be read is logged and left out: one broken store never fails the page.
@@ -317,9 +321,12 @@ export type OverviewNumbers = {
 export async function getAllStoreStatuses({ include = () => true }: { include?: (store: string) => boolean } = {}): Promise<StoreStatus[]> {
   const pg = getPg();
   const out: StoreStatus[] = [];
-  for (const store of (pg ? await listStoreNamesPg({ pg: await pg }) : listStoreNames()).filter(include)) {
+  const names = pg ? await listStoreNamesPg({ pg: await pg }) : listStoreNames();
+  if (!pg) forgetGoneStores({ looks: statusLooks, stores: names });
+  for (const store of names.filter(include)) {
     try {
-      out.push(pg ? await getStoreStatusPg({ handle: await openStorePg({ pg: await pg, store }) }) : await getStoreStatus({ handle: openStore({ store }) }));
+      // On SQLite reading every store's status is a look, not a use: a closed store unchanged on disk is not opened again.
+      out.push(pg ? await getStoreStatusPg({ handle: await openStorePg({ pg: await pg, store }) }) : await storeStatusOf({ reads: await lookAtStore({ store, looks: statusLooks, look: (handle) => readStoreStatus({ handle }), open: (s) => openStore({ store: s, use: false }) }) }));
     } catch (e) {
       log("warn", "store status unavailable", { store, error: (e as Error).message });
     }

@@ -5,8 +5,9 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { getPg } from "../db/pg";
 import { getGovernanceStatus } from "../governance/status";
-import { openStore, storeFileBytes } from "../stores/stores";
+import { storeFileBytes } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
+import { storeConnectionCounts } from "../db/connection";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { routeLatencySnapshot } from "../http/request-timer";
 import { isDegraded, STORE_STATUS_PRECEDENCE } from "../embed/status";
@@ -121,8 +122,13 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     set(selfRecall.noise, run.store, run.noise);
     set(selfRecall.age, run.store, Math.round((now - run.ts) / 1000));
   }
+  if (!onPostgres) {
+    const connections = storeConnectionCounts();
+    gauge("dualmind_store_connections_open", "SQLite store connections this process has open (DUALMIND_MAX_OPEN_STORES plus what running work holds)", []).set(connections.open);
+    new Counter({ name: "dualmind_store_connection_opens_total", help: "SQLite store connections opened since the process started", registers: [registry] }).inc(connections.opened);
+  }
   for (const store of stores) {
-    const files = storeFileBytes({ handle: openStore({ store }) });
+    const files = storeFileBytes({ store });
     g.bytes.set({ db: store, file: "index.db" }, files.index_bytes);
     g.bytes.set({ db: store, file: "wal" }, files.wal_bytes);
   }

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { sqlRows, type Op } from "../db/port";
-import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, type StoreHandle } from "../db/connection";
+import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, storeIndexPath, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
 import { limitReached } from "../common";
@@ -73,8 +73,10 @@ function tableCounts({ handle }: { handle: StoreHandle }): Record<string, number
 }
 
 /** A store's database file and its WAL, in bytes (what the metrics report; no row counts, no memory walk). */
-export function storeFileBytes({ handle }: { handle: StoreHandle }): { index_bytes: number; wal_bytes: number } {
-  return { index_bytes: fileSize(handle.file), wal_bytes: fileSize(handle.file + "-wal") };
+/** The sizes of a store's files, read without opening it (a scrape of every store must not keep every store open). */
+export function storeFileBytes({ store }: { store: string }): { index_bytes: number; wal_bytes: number } {
+  const file = storeIndexPath(store);
+  return { index_bytes: fileSize(file), wal_bytes: fileSize(file + "-wal") };
 }
 
 function readMeta({ handle }: { handle: StoreHandle }): Record<string, string> {
@@ -118,12 +120,12 @@ export function* storeHasContentOp(): Op<boolean> {
  * they start is the build, and a silent rebuild first would leave it nothing
  * to count.
  */
-export function openStore({ store, buildIndex = true }: { store: string; buildIndex?: boolean }): StoreHandle {
+export function openStore({ store, buildIndex = true, use = true }: { store: string; buildIndex?: boolean; use?: boolean }): StoreHandle {
   // With DATABASE_URL the stores agents write are in PostgreSQL: a local index.db would answer from data they never see.
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
   const opening = !isStoreDbOpen(store);
-  const handle = getStoreDb({ store, create: false });
+  const handle = getStoreDb({ store, create: false, use });
   // An archived store is opened for the read that asks, and closed again once idle.
   if (opening && isStoreArchived(store)) closeStoreDbWhenIdle(handle);
   if (buildIndex) ensureIndexBuilt({ handle });

@@ -39,6 +39,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/memory-watch-bounds.test.ts": "the memory folder watch is SQLite's (PostgreSQL keeps memories in a table, with no folder to watch)",
   "tests/store-delete-watch.test.ts": "the memory folder watch and store folders are SQLite's (PostgreSQL drops the store's schema in one transaction: tests/limits-stores.test.ts)",
   "tests/store-handles-held.test.ts": "SQLite's per-store connections closed when idle; PostgreSQL uses one pool",
+  "tests/store-looks.test.ts": "SQLite's per-store connections and files looked at by the background loops; PostgreSQL uses one pool and has no store files",
   "tests/limits-visibility.test.ts": "seeds an embed worker's state in SQLite's embed_workers; the redaction is one function (lib/metrics/health.ts redactHealthReport) that the PostgreSQL report goes through too",
   "tests/rebuild-markers.test.ts": "SQLite's FTS5 rebuild markers in a store's meta; PostgreSQL's tsvector is a generated column, nothing to rebuild",
   "tests/query-budget-watchdog.test.ts": "the SQLite query_budget extension's watchdog thread; PostgreSQL's budget is its statement_timeout (tests/pg/search-budget.test.ts)",

@@ -6,7 +6,12 @@ import { lastUnindexableFiles } from "../../index/reindex";
 import { searchStore } from "../../index/search";
 import { verifyStoreAsync } from "../../index/verify";
 import type { StoreEngine } from "../backend";
-import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, unarchiveStore } from "../stores";
+import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, storeFileBytes, unarchiveStore, type StoreSummary } from "../stores";
+import { forgetGoneStores, lookAtStore, type StoreLooks } from "../../db/store-looks";
+import { isStoreArchived } from "../../db/store-lifecycle";
+
+/** The store list's last description of each store (read again when its files change). */
+const listLooks: StoreLooks<StoreSummary> = new Map();
 
 /**
  * The stores as files in DATA_DIR: one index.db and memory/ folder per store
@@ -27,7 +32,13 @@ export const sqliteStoreEngine: StoreEngine = {
   deleteStore: async (a) => deleteStore(a),
   archiveStore: async (a) => archiveStore(a),
   unarchiveStore: async (a) => unarchiveStore(a),
-  describeStore: async ({ store, memoryFiles }) => describeStore({ handle: openStore({ store }), memoryFiles }),
+  describeStore: async ({ store, memoryFiles }) => {
+    if (memoryFiles !== false) return describeStore({ handle: openStore({ store }), memoryFiles });
+    // A list describes every store: a look, not a use, that opens no closed store whose files are unchanged.
+    if (listLooks.size > listStoreNames().length) forgetGoneStores({ looks: listLooks, stores: listStoreNames() });
+    const summary = await lookAtStore({ store, looks: listLooks, open: (s) => openStore({ store: s, use: false }), look: (handle) => describeStore({ handle, memoryFiles: false }) });
+    return { ...summary, archived: isStoreArchived(store), files: { ...storeFileBytes({ store }), memory_files: null } };
+  },
   search: async ({ store, input }) => {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
