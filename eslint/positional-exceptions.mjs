@@ -18,7 +18,7 @@ const positional = {
   "lib/recall/recall.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["lexicalSimilarities"] },
   "lib/recall/sanitize.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["assertSanitizeBudget"] },
   "lib/recall/settings.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["applySettingsPatch"] },
-  "lib/recall/vector-info.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["currentVectorInfo", "encodedJson", "atLeast"] },
+  "lib/recall/vector-info.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["encodedJson", "atLeast"] },
   "lib/retrieval/fts5-bm25.ts": { reason: "hot synchronous scoring helpers, called per term or per row", names: ["bm25Part", "ftsIdf", "readVarints", "docsizeLength"] },
   "lib/retrieval/fusion.ts": { reason: "hot synchronous scoring helpers, called per term or per row", names: ["rrfTerm", "recencyDecay"] },
   "lib/retrieval/match.ts": { reason: "not yet converted", names: ["queryWords", "contentWords", "matchTerms", "buildFtsMatch", "matchExpression", "exactFormShare", "adjacentPairShare"] },

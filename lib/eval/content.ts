@@ -1,8 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
-import { getPg } from "../db/pg";
-import { withStoreTx } from "../db/pg-store";
-import { openStore } from "../stores/stores";
-import { openStorePg } from "../stores/engines/pg";
+import { currentEngine } from "../db/engine";
+import { read, sqlRows, type AnyStoreHandle } from "../db/port";
+import { storeEngineOf } from "../stores/backend";
 import { PROBE_KINDS, type ProbeKind, type ProbeSource } from "./probes";
 
 /**
@@ -14,14 +13,12 @@ import { PROBE_KINDS, type ProbeKind, type ProbeSource } from "./probes";
  */
 export type StoreReader = { dialect: "sqlite" | "pg"; rows: <T>(query: SQL) => Promise<T[]> };
 
+/** The store opened on this process's engine (404 when unknown). */
+export const openStoreHere = (store: string): Promise<AnyStoreHandle> => storeEngineOf(currentEngine()).open(store);
+
 export async function storeReader(store: string): Promise<StoreReader> {
-  const pg = getPg();
-  if (pg) {
-    const handle = await openStorePg({ pg: await pg, store });
-    return { dialect: "pg", rows: async <T>(query: SQL) => (await withStoreTx({ handle, readOnly: true, work: (tx) => tx.execute(query) })).rows as T[] };
-  }
-  const handle = openStore({ store });
-  return { dialect: "sqlite", rows: async <T>(query: SQL) => handle.db.all(query) as T[] };
+  const handle = await openStoreHere(store);
+  return { dialect: handle.kind === "pg" ? "pg" : "sqlite", rows: async <T>(query: SQL) => read(handle, sqlRows<T>(query)) };
 }
 
 /** A document's or memory's chunks in order. */

@@ -1,19 +1,17 @@
 import { sql } from "drizzle-orm";
-import { getPg } from "../db/pg";
-import { withStoreTx } from "../db/pg-store";
+import { engineStep, read } from "../db/port";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { knnSearch } from "../embed/vector-index";
 import { graphBackend } from "../graph/backend";
 import { CHUNKING_VERSION } from "../index/chunking";
 import { DEFAULT_GROUP, DEFAULT_SEARCH_MODE, searchInputSchema } from "../index/search";
-import { spaceNeighboursPg, vectorNeighboursPg, type VectorSpace } from "../index/vectors-pg";
+import { kindVectorSpace, spaceNeighboursPg, vectorNeighboursPg } from "../index/vectors-pg";
+import { graphVectorSpace } from "../graph/engines/pg";
 import { recallBackend } from "../recall/backend";
 import { FUSION_WEIGHTS } from "../retrieval/fusion";
 import { stores } from "../stores/backend";
-import { openStore } from "../stores/stores";
-import { openStorePg } from "../stores/engines/pg";
-import { listProbeCandidates, readProbeSources, sharedSentenceCheck, storeReader, type StoreCandidates, type StoreReader } from "./content";
+import { listProbeCandidates, openStoreHere, readProbeSources, sharedSentenceCheck, storeReader, type StoreCandidates, type StoreReader } from "./content";
 import { contentFingerprint, drawProbes, PROBE_GENERATOR_VERSION, PROBE_KINDS, probeSetStaleReason, type Probe, type ProbeKind } from "./probes";
 import { latestProbeSet, saveProbeSet, type StoredProbeSet } from "./runs";
 import { rankOf, scoreOf, type Score } from "./score";
@@ -166,15 +164,8 @@ const KIND_VECTORS: Record<"trace" | "learning" | "thought", { table: string; re
   thought: { table: "thoughts", refColumn: "seq", hashColumn: "content_hash" },
 };
 
-function kindSpace(kind: keyof typeof KIND_VECTORS): VectorSpace {
-  const { table, refColumn, hashColumn } = KIND_VECTORS[kind];
-  return {
-    table: "embeddings",
-    from: sql`embeddings e join ${sql.identifier(table)} r on r.${sql.identifier(refColumn)} = e.ref_id and r.${sql.identifier(hashColumn)} = e.input_hash`,
-    id: sql`e.ref_id`,
-    where: [sql`e.kind = ${kind}`],
-  };
-}
+/** A kind's vectors on PostgreSQL: a thought's by its seq (as remember finds them), a trace's or learning's by its id (as recall does). */
+const kindSpace = (kind: keyof typeof KIND_VECTORS) => (kind === "thought" ? graphVectorSpace(kind) : kindVectorSpace({ kind, ...KIND_VECTORS[kind] }));
 
 /** Ref ids of one kind to its answer keys, nearest first (rows gone or changed since their vector drop out). */
 async function keysOfRefs(reader: StoreReader, kind: keyof typeof KIND_VECTORS, refIds: number[]): Promise<string[]> {
@@ -193,19 +184,16 @@ async function keysOfRefs(reader: StoreReader, kind: keyof typeof KIND_VECTORS, 
 /** The answers of a probe's nearest vectors of its kind under one model (both databases): documents for chunks, else the kind's own ids. */
 async function knnKeys({ store, reader, kind, fingerprintId, query }: { store: string; reader: StoreReader; kind: ProbeKind; fingerprintId: string; query: Float32Array }): Promise<string[]> {
   const chunks = kind === "document" || kind === "memory";
-  const pg = getPg();
-  let ids: number[];
-  if (pg) {
-    const handle = await openStorePg({ pg: await pg, store });
-    const knn = await withStoreTx({
-      handle,
-      readOnly: true,
-      work: (tx) =>
-        chunks ? vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) : spaceNeighboursPg({ tx, space: kindSpace(kind), fingerprintId, query, k: SEARCH_DEPTH }),
-    });
-    if (!knn.ok) return [];
-    ids = knn.hits.map((h) => h.id);
-  } else ids = knnSearch({ handle: openStore({ store }), kind: chunks ? "chunk" : kind, fingerprintId, query, k: SEARCH_DEPTH }).hits.map((h) => h.refId);
+  const ids = await read(
+    await openStoreHere(store),
+    engineStep({
+      sqlite: (handle) => knnSearch({ handle, kind: chunks ? "chunk" : kind, fingerprintId, query, k: SEARCH_DEPTH }).hits.map((h) => h.refId),
+      pg: async (tx) => {
+        const knn = chunks ? await vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) : await spaceNeighboursPg({ tx, space: kindSpace(kind), fingerprintId, query, k: SEARCH_DEPTH });
+        return knn.ok ? knn.hits.map((h) => h.id) : [];
+      },
+    }),
+  );
   return chunks ? pathsOfChunks(reader, ids) : keysOfRefs(reader, kind, ids);
 }
 

@@ -111,12 +111,8 @@ export async function saveRun(run: Omit<SelfRecallRun, "id" | "probes" | "hit1" 
 
 /** A store's runs, newest first. */
 export async function listRuns({ store, limit = 50, target }: { store: string; limit?: number; target?: EvalTarget }): Promise<SelfRecallRun[]> {
-  const rows = await govRows<RunRow>(
-    target
-      ? sql`select * from self_recall_runs where store = ${store} and target = ${target} order by id desc limit ${limit}`
-      : sql`select * from self_recall_runs where store = ${store} order by id desc limit ${limit}`,
-  );
-  return rows.map(runOf);
+  const ofTarget = target ? sql` and target = ${target}` : sql``;
+  return (await govRows<RunRow>(sql`select * from self_recall_runs where store = ${store}${ofTarget} order by id desc limit ${limit}`)).map(runOf);
 }
 
 /** The newest run of a store for a target and model on one probe set (the gate's two sides). */

@@ -8,7 +8,7 @@ import { auditStep } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
-import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept } from "./limits";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, nextOffsetOf } from "./limits";
 import { getConfig } from "../config";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
 
@@ -701,7 +701,7 @@ export function listDialecticSessionsByAgent<H extends LedgerHandle = Governance
       const tails = yield* tailsBySessionKeys(keys);
       const views = page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } }));
       // Without transcripts a row is a few KB at most (topic, failure reason), so a page of them stays small.
-      if (!input.includeTranscript) return { sessions: views, total, next_offset: offset + views.length < total ? offset + views.length : null };
+      if (!input.includeTranscript) return { sessions: views, total, next_offset: nextOffsetOf({ offset, shown: views.length, total }) };
       // Transcripts are read one session at a time and stop at the list's byte budget; a transcript larger than the whole budget is left out and marked.
       const budget = getConfig().limits.listMaxBytes;
       const out: SessionView[] = [];
@@ -714,7 +714,7 @@ export function listDialecticSessionsByAgent<H extends LedgerHandle = Governance
         if (out.length > 0 && used > budget) break;
         out.push(shown);
       }
-      return { sessions: out, total, next_offset: offset + out.length < total ? offset + out.length : null };
+      return { sessions: out, total, next_offset: nextOffsetOf({ offset, shown: out.length, total }) };
     })(),
   );
 }

@@ -7,7 +7,7 @@ import { agentLock, count, insert, insertManyOrIgnore, insertOrIgnore, readLedge
 import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep } from "./audit";
-import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, withinListBudget } from "./limits";
+import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, nextOffsetOf, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
@@ -700,7 +700,7 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
       const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
       const listed: TaskListItem[] = page.map((r) => ({ ...toTask(r), run_count: runCounts.get(r.taskId) ?? 0 }));
       // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
-      if (!caller) return { tasks: listed, total, next_offset: q.offset + listed.length < total ? q.offset + listed.length : null };
+      if (!caller) return { tasks: listed, total, next_offset: nextOffsetOf({ offset: q.offset, shown: listed.length, total }) };
       const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
       return { tasks: shown, total, next_offset: nextOffset };
     })(),

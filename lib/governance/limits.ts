@@ -24,15 +24,15 @@ function sqliteUsedBytes(db: ReturnType<typeof getGovernance>["sqlite"]): number
   return (Number(db.pragma("page_count", { simple: true })) - Number(db.pragma("freelist_count", { simple: true }))) * Number(db.pragma("page_size", { simple: true }));
 }
 
+type PgExecutor = { execute: (q: SQL) => Promise<{ rows: unknown[] }> };
+
 /** The ledger's tables' size on PostgreSQL (they live in `public`, beside the stores' schemas). */
-const PG_LEDGER_BYTES = sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`;
+const pgLedgerBytes = async (tx: PgExecutor) =>
+  Number(((await tx.execute(sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`)).rows[0] as { n?: unknown } | undefined)?.n ?? 0);
 
 /** Bytes the ledger holds: governance.db's used pages, or the ledger tables' size on PostgreSQL. */
 function ledgerBytes(): Op<number> {
-  return engineStep({
-    sqlite: (h) => sqliteUsedBytes(h.sqlite),
-    pg: async (tx) => Number(((await tx.execute(PG_LEDGER_BYTES)).rows[0] as { n?: unknown } | undefined)?.n ?? 0),
-  });
+  return engineStep({ sqlite: (h) => sqliteUsedBytes(h.sqlite), pg: pgLedgerBytes });
 }
 
 /**
@@ -103,10 +103,10 @@ export function assertAuditRoomSqlite({ actor }: { actor: string }): void {
 }
 
 /** checkAuditRoom on PostgreSQL, in the caller's transaction (appendAuditPg runs it before every row). */
-export async function assertAuditRoomPg({ tx, actor }: { tx: { execute: (q: SQL) => Promise<{ rows: unknown[] }> }; actor: string }): Promise<void> {
+export async function assertAuditRoomPg({ tx, actor }: { tx: PgExecutor; actor: string }): Promise<void> {
   if (!actor.startsWith("agent:")) return;
   const agentId = actor.slice("agent:".length);
-  const ledger = auditRoom && Date.now() - auditRoom.at <= 1000 ? auditRoom.bytes : Number(((await tx.execute(PG_LEDGER_BYTES)).rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+  const ledger = auditRoom && Date.now() - auditRoom.at <= 1000 ? auditRoom.bytes : await pgLedgerBytes(tx);
   const used = Number(((await tx.execute(sql`select bytes from public.agent_ledger_usage where agent_id = ${agentId}`)).rows[0] as { bytes?: unknown } | undefined)?.bytes ?? 0);
   checkAuditRoom({ actor, ledger: () => ledger, used: () => used });
 }

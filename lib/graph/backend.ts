@@ -19,26 +19,6 @@ import { storeEngineOf } from "../stores/backend";
  */
 export type GraphBackend = ReturnType<typeof graphOn>;
 
-/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-const GRAPH_WRITES = [
-  "think",
-  "deleteThought",
-  "recordThoughtFeedback",
-  "createNode",
-  "updateNode",
-  "deleteNode",
-  "createOrMergeRelation",
-  "updateRelation",
-  "deleteRelation",
-  "createFrame",
-  "updateFrame",
-  "deleteFrame",
-  "linkEvidence",
-  "unlinkEvidence",
-  "setWorkingMemory",
-  "deleteWorkingMemory",
-] as const;
-
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
 export const graphBackend: () => GraphBackend = perEngine(graphOn);
 
@@ -51,36 +31,40 @@ export function graphOn(engine: Engine) {
   const { open, openCore } = storeEngineOf(engine);
   const rememberEngine = engine.kind === "pg" ? pgRemember : sqliteRemember;
   const on = byStore(open);
-  const graph = {
+  /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+  const writes = {
     think: on(thinkThought),
-    listThoughts: on(listThoughtsByFilter),
-    getThought: on(getThoughtById),
     deleteThought: on(deleteThought),
     recordThoughtFeedback: on(recordThoughtFeedback),
-    listChains: on(listChainsByRecency),
-    getChain: on(getChainById),
     createNode: on(createNode),
-    listNodes: on(listNodesByFilter),
-    getNodeDetail: on(getNodeDetailById),
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
     createOrMergeRelation: on(createOrMergeRelation),
-    getRelation: on(getRelationById),
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
     createFrame: on(createFrame),
-    getFrame: on(getFrameById),
     updateFrame: on(updateFrame),
     deleteFrame: on(deleteFrame),
     linkEvidence: on(linkEvidence),
     unlinkEvidence: on(unlinkEvidence),
+    setWorkingMemory: on(setWorkingMemory),
+    deleteWorkingMemory: on(deleteWorkingMemoryByKey),
+  };
+  const graph = {
+    ...writes,
+    listThoughts: on(listThoughtsByFilter),
+    getThought: on(getThoughtById),
+    listChains: on(listChainsByRecency),
+    getChain: on(getChainById),
+    listNodes: on(listNodesByFilter),
+    getNodeDetail: on(getNodeDetailById),
+    getRelation: on(getRelationById),
+    getFrame: on(getFrameById),
     listEvidence: on(listEvidenceByTarget),
     /** What a thought is evidence for (the dashboard's thought page). */
     listEvidenceUses: on(listEvidenceUsesByThoughtId),
     listWorkingMemory: on(listWorkingMemory),
-    setWorkingMemory: on(setWorkingMemory),
     getWorkingMemory: on(getWorkingMemoryByKey),
-    deleteWorkingMemory: on(deleteWorkingMemoryByKey),
     /** Delete the store's expired working-memory keys (never returned anyway); how many went. */
     sweepWorkingMemory: on(sweepExpiredWorkingMemory),
     remember: async ({ store, input }: { store: string; input: RememberInput }) => {
@@ -88,5 +72,5 @@ export function graphOn(engine: Engine) {
       return rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
     },
   };
-  return refusingArchivedWrites({ backend: graph, writes: GRAPH_WRITES });
+  return refusingArchivedWrites({ backend: graph, writes: Object.keys(writes) as (keyof typeof writes)[] });
 }

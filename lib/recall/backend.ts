@@ -18,9 +18,6 @@ import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./trac
 
 export type RecallBackend = ReturnType<typeof recallOn>;
 
-/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-const RECALL_WRITES = ["recordTrace", "recordLearning", "updateReflectionSettings", "rateRecallHit"] as const;
-
 /**
  * Recall on one engine: the repositories take either engine's handle
  * (lib/db/port.ts), so only how a store opens and recall's full-text and
@@ -30,29 +27,28 @@ const RECALL_WRITES = ["recordTrace", "recordLearning", "updateReflectionSetting
 export function recallOn(engine: Engine) {
   const on = byStore(storeEngineOf(engine).open);
   const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
+  /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+  const writes = { recordTrace: on(recordTrace), recordLearning: on(recordLearning), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
   const recall = {
-    recordTrace: on(recordTrace),
+    ...writes,
     listTraces: on(listTraces),
     getTrace: on(getTraceById),
-    recordLearning: on(recordLearning),
     listLearnings: on(listLearnings),
     getLearning: on(getLearningById),
     recall: on((a: Omit<Parameters<typeof recallReflections>[0], "engine">) => recallReflections({ engine: recallEngine, ...a })),
     getReflectionOverview: on(getReflectionOverview),
-    updateReflectionSettings: on(updateReflectionSettings),
     /** The recall log, as the dashboard reads and rates it. */
     listRecentRecalls: on(listRecentRecallEvents),
     getRecall: on(getRecallEventById),
     listRecallsReturning: on(listRecallsReturning),
     listRatingQueue: on(listRatingQueue),
-    rateRecallHit: on(rateRecallHit),
     getScoreDistribution: on(getRecallScoreDistribution),
     /** Recall hit rate, precision and latency per time bucket since `since` (buckets without recalls are left out). */
     getRecallMetrics: on(getRecallMetrics),
     /** Apply the store's trace retention (TTL, then the cap) now. */
     runTraceRetention: on(runTraceRetention),
   };
-  return refusingArchivedWrites({ backend: recall, writes: RECALL_WRITES });
+  return refusingArchivedWrites({ backend: recall, writes: Object.keys(writes) as (keyof typeof writes)[] });
 }
 
 /** The recall backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */

@@ -1,7 +1,7 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
-import { and, asc, desc, eq, getTableColumns, ne, sql, type Column } from "drizzle-orm";
+import { and, asc, eq, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { learnings, type LearningRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
@@ -9,7 +9,7 @@ import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/
 import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { recallTables } from "./tables";
-import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
+import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
@@ -29,21 +29,10 @@ export type Learning = SnakeCased<LearningRecord> & { embedding: "vector" | "pen
  * a new learning is queued for its vector in its insert's transaction.
  */
 const table = recallTables.learnings;
-const LEARNING_VECTOR = { kind: "learning", table: "learnings", inputHashColumn: "handle_hash" } as const;
 
 /** Learnings with the vector of their current handle, as the API shows them. */
-function* selectLearnings(query: { where?: (t: typeof learnings) => ReturnType<typeof eq> | undefined; limit: number; offset?: number }): Op<Learning[]> {
-  const engine = yield* dialect();
-  const found = yield* select({ l: table }, (db, { l }) =>
-    db
-      .select({ ...getTableColumns(l), vectorInfo: currentVectorInfo(engine, LEARNING_VECTOR) })
-      .from(l)
-      .where(query.where?.(l))
-      .orderBy(desc(l.lastSeenAt), desc(l.id))
-      .limit(query.limit)
-      .offset(query.offset ?? 0),
-  );
-  return found.map(({ vectorInfo, ...r }) => learningOf({ ...r, args: decodedJson<Record<string, unknown>>(r.args), vector: vectorInfoOf(vectorInfo) }));
+function* selectLearnings(query: { where?: (t: typeof learnings) => SQL | undefined; limit: number; offset?: number }): Op<Learning[]> {
+  return (yield* withCurrentVector({ pair: table, ...query })).map((r) => learningOf({ ...r, args: decodedJson<Record<string, unknown>>(r.args) }));
 }
 
 function* learningById(id: number): Op<Learning> {

@@ -1,5 +1,5 @@
 import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
-import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, sqlRows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { reasoningTraces, type ReasoningTraceRow } from "../db/schema/recall";
@@ -12,7 +12,7 @@ import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSc
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
 import { sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { recallTables } from "./tables";
-import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
+import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
 
 /**
@@ -42,21 +42,10 @@ export const traceEmbeddablePg: PgEmbeddable = { ...tableEmbeddablePg(TRACE_TABL
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
 
 const table = recallTables.traces;
-const TRACE_VECTOR = { kind: "trace", table: "reasoning_traces", inputHashColumn: "descriptor_hash" } as const;
 
 /** Traces with the vector of their current descriptor, newest seen first, as the API shows them. */
 function* selectTraces(query: { where?: (t: typeof reasoningTraces) => SQL | undefined; limit: number; offset?: number }): Op<Trace[]> {
-  const engine = yield* dialect();
-  const found = yield* select({ t: table }, (db, { t }) =>
-    db
-      .select({ ...getTableColumns(t), vectorInfo: currentVectorInfo(engine, TRACE_VECTOR) })
-      .from(t)
-      .where(query.where?.(t))
-      .orderBy(desc(t.lastSeenAt), desc(t.id))
-      .limit(query.limit)
-      .offset(query.offset ?? 0),
-  );
-  return found.map(({ vectorInfo, ...r }) => traceOf({ ...r, keyFiles: decodedJson<string[]>(r.keyFiles), errorTags: decodedJson<string[]>(r.errorTags), vector: vectorInfoOf(vectorInfo) }));
+  return (yield* withCurrentVector({ pair: table, ...query })).map((r) => traceOf({ ...r, keyFiles: decodedJson<string[]>(r.keyFiles), errorTags: decodedJson<string[]>(r.errorTags) }));
 }
 
 function* traceById(id: number): Op<Trace> {

@@ -1,34 +1,46 @@
-import { sql } from "drizzle-orm";
+import { desc, getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
+import { dialect, select, type Op, type RowOf } from "../db/port";
+import type { recallTables } from "./tables";
 
 /** The vector made from a trace's or learning's current text: the model fingerprint, dimension and task that made it. */
 export type VectorInfo = { fingerprint_id: string; dim: number; task: "document" | "query" };
 
-type VectorOf = { kind: "trace" | "learning"; table: "reasoning_traces" | "learnings"; inputHashColumn: "descriptor_hash" | "handle_hash" };
+type Recorded = typeof recallTables.traces | typeof recallTables.learnings;
+const VECTOR_OF = {
+  reasoning_traces: { kind: "trace", inputHashColumn: "descriptor_hash" },
+  learnings: { kind: "learning", inputHashColumn: "handle_hash" },
+} as const;
 
 /**
- * A select column: the newest vector of a trace or learning whose input is
- * still current, as JSON ({ fingerprint_id, dim, task }; text on SQLite, an
- * object on PostgreSQL: read it with vectorInfoOf), or null. The outer table
- * is written by name because in a single-table select Drizzle leaves columns
- * unqualified, so `id` inside the subquery would mean embeddings.id. The
- * embeddings tables differ per engine (dim and row order).
+ * Traces or learnings, newest seen first (the API's order), each with the
+ * newest vector whose input is still its current text ({ fingerprint_id, dim,
+ * task }, or null). The subquery names the outer table itself: in a
+ * single-table select Drizzle leaves columns unqualified, so `id` inside it
+ * would mean embeddings.id. The embeddings tables differ per engine (dim and row order).
  */
-export function currentVectorInfo(engine: "sqlite" | "pg", { kind, table, inputHashColumn }: VectorOf) {
-  // Identifiers come from the literal types above, never from a request.
+export function* withCurrentVector<T extends Recorded>({ pair, where, limit, offset = 0 }: { pair: T; where?: (t: T["sqlite"]) => SQL | undefined; limit: number; offset?: number }): Op<(RowOf<T> & { vector: VectorInfo | null })[]> {
+  const engine = yield* dialect();
+  const table = getTableName(pair.sqlite) as keyof typeof VECTOR_OF;
+  const { kind, inputHashColumn } = VECTOR_OF[table];
+  // Identifiers come from the constants above, never from a request.
   const outer = sql.raw(`"${table}"."id"`);
   const hash = sql.raw(`"${table}"."${inputHashColumn}"`);
-  if (engine === "pg") {
-    return sql<unknown>`(select json_build_object('fingerprint_id', e.fingerprint_id, 'dim', e.dimension, 'task', e.task) from embeddings e
-      where e.kind = ${kind} and e.ref_id = ${outer} and e.input_hash = ${hash} order by e.embedded_at desc limit 1)`;
-  }
-  return sql<unknown>`(select json_object('fingerprint_id', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
+  const info =
+    engine === "pg"
+      ? sql<unknown>`(select json_build_object('fingerprint_id', e.fingerprint_id, 'dim', e.dimension, 'task', e.task) from embeddings e
+      where e.kind = ${kind} and e.ref_id = ${outer} and e.input_hash = ${hash} order by e.embedded_at desc limit 1)`
+      : sql<unknown>`(select json_object('fingerprint_id', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
     where e.kind = ${sql.raw(`'${kind}'`)} and e.ref_id = ${outer} and e.input_hash = ${hash} order by e.id desc limit 1)`;
-}
-
-/** The column currentVectorInfo selected, decoded. */
-export function vectorInfoOf(v: unknown): VectorInfo | null {
-  if (v === null || v === undefined) return null;
-  return (typeof v === "string" ? JSON.parse(v) : v) as VectorInfo;
+  const found = yield* select({ t: pair as Recorded }, (db, { t }) =>
+    db
+      .select({ ...getTableColumns(t as typeof recallTables.learnings.sqlite), vectorInfo: info })
+      .from(t as typeof recallTables.learnings.sqlite)
+      .where(where?.(t as T["sqlite"]))
+      .orderBy(desc(t.lastSeenAt), desc(t.id))
+      .limit(limit)
+      .offset(offset),
+  );
+  return found.map(({ vectorInfo, ...r }) => ({ ...(r as RowOf<T>), vector: vectorInfo === null || vectorInfo === undefined ? null : decodedJson<VectorInfo>(vectorInfo) }));
 }
 
 /** A list or object column: JSON text on SQLite, an array or json on PostgreSQL. */
