@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as metricsGET } from "@/app/api/metrics/route";
 import { POST as searchPOST } from "@/app/api/v1/stores/[store]/search/route";
 import { GET as listStoresGET } from "@/app/api/v1/stores/route";
-import { ageStoreHandlesForTests, isStoreDbOpen, openStoreHandles, storeIndexPath } from "@/lib/db/connection";
+import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, isStoreDbOpen, openStoreHandles, storeIndexPath } from "@/lib/db/connection";
+import { getLatestSnapshotsByStore, measureStoreSnapshot, snapshotAllStores } from "@/lib/metrics/snapshots";
 import { startEmbedWorker } from "@/lib/embed/worker";
 import { startMemoryWatch } from "@/lib/index/watch";
 import { getAllStoreStatuses, runStatusWatchPass } from "@/lib/metrics/health";
@@ -73,7 +74,7 @@ beforeAll(async () => {
 afterAll(async () => env?.cleanup());
 
 describe.skipIf(onPg)("background looks at many SQLite stores", () => {
-  it("the status watch, metrics and the store list keep at most DUALMIND_MAX_OPEN_STORES open and reopen no unchanged store, yet see another process's write", async () => {
+  it("the status watch, metrics, the minute snapshots and the store list keep at most DUALMIND_MAX_OPEN_STORES open and reopen no unchanged store, yet see another process's write", async () => {
     await settle();
     const listStores = async () => {
       const list = await callRoute(listStoresGET, { token: admin, url: "http://127.0.0.1/api/v1/stores" });
@@ -83,10 +84,12 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     ageStoreHandlesForTests();
     await runStatusWatchPass();
     await listStores();
+    await snapshotAllStores();
     // Closing a connection checkpoints its store's log (a change of its files): the next pass looks at such a store once more.
     await settle();
     await runStatusWatchPass();
     await listStores();
+    await snapshotAllStores();
     await fetchMetrics();
     expect(openStoreFiles()).toBeLessThanOrEqual(LIMIT * 3);
     const first = await scrape();
@@ -94,12 +97,22 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     for (let i = 0; i < 3; i++) {
       await runStatusWatchPass();
       await listStores();
+      expect((await snapshotAllStores()).saved).toBe(STORES.length + 2);
     }
     expect(openStoreHandles().length).toBeLessThanOrEqual(LIMIT);
     const later = await scrape();
     expect(later.opened - first.opened).toBe(0);
     expect(later.open).toBeLessThanOrEqual(LIMIT);
     expect((await getAllStoreStatuses()).map((s) => s.store).sort()).toEqual(expect.arrayContaining(STORES));
+
+    // A closed store's minute snapshot, measured without opening it, is what measuring it open gives.
+    const quietStore = STORES.find((s) => !isStoreDbOpen(s))!;
+    const minute = Date.now();
+    await snapshotAllStores({ now: minute });
+    expect(isStoreDbOpen(quietStore)).toBe(false);
+    const saved = getLatestSnapshotsByStore({ stores: [quietStore] }).get(quietStore);
+    const measured = await holdingStoreHandles({ work: () => measureStoreSnapshot({ handle: getStoreDb({ store: quietStore }), now: minute }) });
+    expect(saved).toEqual(measured);
 
     // A store this process has closed gets a queued item from another connection: its status shows it.
     const closed = STORES.find((s) => !isStoreDbOpen(s))!;

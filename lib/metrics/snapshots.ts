@@ -1,7 +1,8 @@
 import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type GovernanceHandle, type StoreHandle } from "../db/connection";
 import { dialect, read, select, sqlRun, writeLedger, type AnyStoreHandle, type LedgerHandle, type On, type Op, type OnLedger } from "../db/port";
-import { getStoreStatus, type StoreStatus } from "../embed/status";
+import { getStoreStatus, readStoreStatus, storeStatusOf, type StoreStatus, type StoreStatusReads } from "../embed/status";
+import { forgetGoneStores, lookAtStore, type StoreLooks } from "../db/store-looks";
 import { recallMetrics, type RecallMetricsBucket } from "../recall/events";
 import { recallTables } from "../recall/tables";
 import { listStoreNames } from "../db/store-names";
@@ -164,18 +165,43 @@ export function saveStoreSnapshots<H extends LedgerHandle = GovernanceHandle>({ 
   );
 }
 
+/** The minute snapshot's last look at a SQLite store: its status reads, its recall quality then, and its newest recall. */
+type SnapshotLook = { reads: StoreStatusReads; recall: RecallStats; newestRecallAt: number | null };
+const snapshotLooks: StoreLooks<SnapshotLook> = new Map();
+
+/** Recall quality of windows without a recall (what measureRecallStats answers for them). */
+const NO_RECALLS: RecallStats = recallStatsOf({ minute: [], hour: [], ageS: null });
+
+function newestRecallAt({ handle }: { handle: StoreHandle }): number | null {
+  return handle.sqlite.prepare("select max(created_at) from recall_events").pluck().get() as number | null;
+}
+
 /** Measure and save every store; a store that fails to measure is reported, the others still saved. */
 export async function snapshotAllStores({ now = Date.now() }: { now?: number } = {}): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
   const snapshots: StoreSnapshot[] = [];
   const failed: { store: string; error: string }[] = [];
   // With DATABASE_URL the stores are in PostgreSQL, not measured here yet (never DATA_DIR's, which agents do not write).
   // Archived stores are not measured (nor opened): nothing changes in them.
-  for (const store of storesOnPostgres() ? [] : activeStoreNames(listStoreNames())) {
+  const names = storesOnPostgres() ? [] : listStoreNames();
+  forgetGoneStores({ looks: snapshotLooks, stores: names });
+  for (const store of activeStoreNames(names)) {
     try {
-      snapshots.push(await measureStoreSnapshot({ handle: openStore({ store }), now }));
+      // A look, not a use (lib/db/store-looks.ts): a closed store whose files are unchanged and that had no recall in
+      // the windows is measured from its last reads, without opening it.
+      const quiet = (v: SnapshotLook) => v.newestRecallAt === null || v.newestRecallAt < now - HOUR_MS - MINUTE_MS;
+      const look = await lookAtStore({
+        store,
+        looks: snapshotLooks,
+        open: (s) => openStore({ store: s, use: false }),
+        look: (handle): SnapshotLook => ({ reads: readStoreStatus({ handle }), recall: measureRecallStats({ handle, now }), newestRecallAt: newestRecallAt({ handle }) }),
+        reusable: quiet,
+      });
+      snapshots.push(snapshotOf({ store, status: await storeStatusOf({ reads: look.reads, now }), recall: quiet(look) ? NO_RECALLS : look.recall, now }));
     } catch (e) {
       failed.push({ store, error: (e as Error).message });
     }
+    // Each store is read synchronously: other requests are served between stores.
+    await new Promise((resolve) => setImmediate(resolve));
   }
   saveStoreSnapshots({ snapshots });
   return { saved: snapshots.length, failed };
