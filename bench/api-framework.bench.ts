@@ -1,10 +1,14 @@
 /**
  * dualmind against the framework it runs on, in one run on one machine: a
  * trivial Next app (one route handler answering `Response.json`, one dynamic
- * page; built in a temp dir with this checkout's own `next`) is served beside
+ * page, one route of the search's shape; built in a temp dir with this
+ * checkout's own `next`) is served beside
  * dualmind's `next start`, and the same closed-loop load is put on each in
  * turn. The table prints dualmind ÷ trivial per request shape: what a
- * request costs beyond what Next itself costs.
+ * request costs beyond what Next itself costs. The selective search is also
+ * held against a trivial route of its own shape (the same dynamic path,
+ * answering dualmind's own answer), which separates what Next costs for that
+ * shape from what dualmind's work costs.
  *
  * BENCH_API_BASELINE=<dir>: a built checkout of another commit (`next build`
  * done there) served beside as "before", so before and after are measured
@@ -42,6 +46,19 @@ const TRIVIAL_FILES: Record<string, string> = {
     'export const dynamic = "force-dynamic";',
     "export function GET() { return Response.json({ ok: true }); }",
     "export async function POST(request) { return Response.json({ ok: true, got: await request.json() }); }",
+    "",
+  ].join("\n"),
+  // The selective search's shape with none of dualmind's work: the same dynamic path, its own answer (read once from
+  // TRIVIAL_SEARCH_ANSWER, written by the bench from dualmind's answer) sent by Response.json with a request id.
+  "app/api/v1/stores/[store]/search/route.js": [
+    'import fs from "node:fs";',
+    'export const dynamic = "force-dynamic";',
+    "let answer;",
+    "export async function GET(request, { params }) {",
+    "  const { store } = await params;",
+    '  answer ??= JSON.parse(fs.readFileSync(process.env.TRIVIAL_SEARCH_ANSWER, "utf8"));',
+    '  return Response.json({ ...answer, query: new URL(request.url).searchParams.get("q"), stores: [store] }, { headers: { "x-request-id": crypto.randomUUID() } });',
+    "}",
     "",
   ].join("\n"),
   "app/layout.js": "export default function Layout({ children }) { return <html lang=\"en\"><body>{children}</body></html>; }\n",
@@ -202,6 +219,7 @@ async function cells(targets: { name: string; base: string; shot: Shot; pid?: nu
 }
 
 const MCP_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+const SELECTIVE_SEARCH = "/api/v1/stores/bench/search?q=item4242&mode=fts&limit=10";
 
 /** Per request shape: the trivial app's counterpart, dualmind's request, and the goal it is held to (if any). */
 function shapes({ token, cookie }: { token: string; cookie: string }): { name: string; goal: string; trivial: Shot; dualmind: (cookie: string) => Shot }[] {
@@ -210,7 +228,9 @@ function shapes({ token, cookie }: { token: string; cookie: string }): { name: s
   void cookie;
   return [
     { name: "GET /api/v1/health (select 1)", goal: "≥ 0.8×", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/health", status: 200 }) },
-    { name: "selective search (fts, one match, agent token)", goal: "≥ 0.6×", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/stores/bench/search?q=item4242&mode=fts&limit=10", headers: bearer, status: 200 }) },
+    { name: "selective search (fts, one match, agent token)", goal: "≥ 0.6×", trivial: trivialGet, dualmind: () => ({ path: SELECTIVE_SEARCH, headers: bearer, status: 200 }) },
+    // Against Next's own cost of the same request shape (a dynamic route answering the same body), not of `{ ok: true }`.
+    { name: "selective search ÷ trivial same shape (dynamic route, same answer)", goal: "", trivial: { path: SELECTIVE_SEARCH, status: 200 }, dualmind: () => ({ path: SELECTIVE_SEARCH, headers: bearer, status: 200 }) },
     { name: "token-checked 404 (GET /api/v1/stores/{unknown})", goal: "", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/stores/nope", headers: bearer, status: 404 }) },
     {
       name: "MCP tools/list (POST /api/mcp)",
@@ -234,7 +254,8 @@ export default async function apiFrameworkBench(): Promise<void> {
     fs.cpSync(path.join(dataDir, "after"), path.join(dataDir, "before"), { recursive: true });
     // Production settings: answers not checked against their schemas (the test servers check them), no embed worker.
     const dualmindEnv = (dir: string) => ({ DATA_DIR: path.join(dataDir, dir), DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "error", DUALMIND_CHECK_RESPONSES: "false", DUALMIND_EMBED_WORKER: "false" });
-    const trivial = await serve({ name: "trivial Next", cwd: trivialDir, env: {} });
+    const answerFile = path.join(dataDir, "selective-search-answer.json");
+    const trivial = await serve({ name: "trivial Next", cwd: trivialDir, env: { TRIVIAL_SEARCH_ANSWER: answerFile } });
     servers.push(trivial);
     const measured: { server: Server; cookie: string }[] = [];
     if (BASELINE) {
@@ -245,6 +266,10 @@ export default async function apiFrameworkBench(): Promise<void> {
     const after = await serve({ name: BASELINE ? "after" : "dualmind", cwd: ROOT, env: dualmindEnv("after") });
     servers.push(after);
     measured.push({ server: after, cookie: await signIn(after.url) });
+    // The trivial app's same-shape route answers what dualmind answers (read on its first request, after this).
+    const answer = await fetch(`${after.url}${SELECTIVE_SEARCH}`, { headers: { authorization: `Bearer ${token}` } });
+    if (!answer.ok) throw new Error(`the selective search answered ${answer.status}`);
+    fs.writeFileSync(answerFile, await answer.text());
 
     const list = shapes({ token, cookie: "" });
     // results[shape][server] = one Run per round
