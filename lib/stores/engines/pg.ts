@@ -13,9 +13,9 @@ import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, re
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
-import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, MAX_ATTEMPTS, startSweeping } from "../../index/jobs";
+import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, startSweeping, takeOverOp, tooManyAttempts, waitForJob } from "../../index/jobs";
 import { log } from "../../log";
-import { inCallerTx } from "../../db/port";
+import { inCallerTx, writeLedger } from "../../db/port";
 import { deleteDocumentOp } from "../../index/ingest";
 import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
@@ -377,31 +377,7 @@ export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), s
         .limit(1)
         .for("update", { skipLocked: true });
       if (!stale) return null;
-      if (stale.attempts >= MAX_ATTEMPTS) {
-        const refusal = `stopped after ${stale.attempts} attempts: its process stopped during each one`;
-        await tx.update(adminJobs).set({ status: "failed", error: refusal, finishedAt: now, heartbeatAt: now }).where(eq(adminJobs.id, stale.id));
-        await appendAuditPg({
-          db: tx,
-          entry: { actor: "system:jobs", action: "store.reindex.abandon", target: `store:${stale.store}`, reason: refusal, details: { jobId: stale.id, attempts: stale.attempts } },
-        });
-        return "abandoned";
-      }
-      const [taken] = await tx
-        .update(adminJobs)
-        .set({ owner, attempts: stale.attempts + 1, heartbeatAt: now, progressJson: null })
-        .where(eq(adminJobs.id, stale.id))
-        .returning();
-      await appendAuditPg({
-        db: tx,
-        entry: {
-          actor: "system:jobs",
-          action: "store.reindex.resume",
-          target: `store:${stale.store}`,
-          reason: "the process running this reindex stopped before it finished",
-          details: { jobId: stale.id, attempt: taken.attempts, previousOwner: stale.owner },
-        },
-      });
-      return taken;
+      return (await writeLedger(pgLedger(tx), takeOverOp({ row: stale, owner, refusal: tooManyAttempts(stale), now }))) ?? "abandoned";
     });
     if (outcome !== "abandoned") return outcome;
   }
@@ -544,8 +520,6 @@ export async function startReindexJobOnPg({ pg, handle, actor, reason }: { pg: P
   return jobFromRow(claimed.row);
 }
 
-const WAIT_POLL_MS = 250;
-
 /**
  * The same job, run to the end before returning (the CLI; the twin of
  * runReindexJob, ./jobs.ts): claimed as POST /stores/{store}/reindex claims
@@ -557,12 +531,10 @@ const WAIT_POLL_MS = 250;
 export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
   const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
   if (claimed.run) await runReindexJobPg({ pg, handle, jobId: claimed.row.id });
-  for (;;) {
-    const job = await getJobById({ ledger: pgLedger(pg.db), id: claimed.row.id });
-    if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
-    if (job.status !== "running") return job;
-    const taken = Date.now() - job.heartbeat_at > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
-    if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
-    else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-  }
+  return waitForJob({
+    ledger: pgLedger(pg.db),
+    id: claimed.row.id,
+    takeOver: (row) => (Date.now() - row.heartbeatAt > JOB_STALE_MS ? takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null),
+    run: (row) => runReindexJobPg({ pg, handle, jobId: row.id }),
+  });
 }
