@@ -1,6 +1,5 @@
 import { getConfig } from "../config";
 import fs from "node:fs";
-import path from "node:path";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
@@ -9,6 +8,7 @@ import { audit } from "./engine-steps";
 import { assertAuditRoom } from "../governance/limits";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
+import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
 import type { IngestResult } from "./ingest";
 import {
@@ -245,21 +245,6 @@ export async function exportMemoriesPg({ handle, dir, force = false }: { handle:
 
 export type MemoryImport = { dir: string; added: number; changed: number; unchanged: number; categories: number; skipped: { path: string; reason: string }[] };
 
-/** Every regular `.md` file below `dir` (no hidden entries, no symbolic links), as `/`-separated relative paths, sorted. */
-function listMarkdownFiles(dir: string): string[] {
-  const out: string[] = [];
-  const visit = (abs: string, rel: string) => {
-    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
-      if (e.name.startsWith(".")) continue;
-      const childRel = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) visit(path.join(abs, e.name), childRel);
-      else if (e.isFile() && e.name.endsWith(".md")) out.push(childRel);
-    }
-  };
-  visit(dir, "");
-  return out.sort();
-}
-
 /**
  * Read a folder written by exportMemoriesPg (or a SQLite store's memory/
  * folder) into the store, in one transaction with one audit row: each
@@ -280,7 +265,7 @@ export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStore
 /** importMemoriesPg's work inside the caller's transaction, without its audit row (migrate-data writes its own). */
 export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: string }): Promise<MemoryImport> {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new AppError("invalid_request", `${dir} is not a folder`);
-  const files = listMarkdownFiles(dir);
+  const files = markdownFilesIn(dir);
   const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
   for (const rel of files) {
     const { bytes, mtimeMs } = readFileNoFollow({ file: resolveInside({ root: dir, segments: rel.split("/"), what: rel }), what: rel });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { sqlRows, type Op } from "../db/port";
+import { sqlRows, writeLedger, type Op } from "../db/port";
 import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
@@ -15,7 +15,7 @@ import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import { log } from "../log";
-import { forgetStoreEvaluations, isStoreArchived, removeStoreFromAllowLists } from "../db/store-lifecycle";
+import { forgetDeletedStoreOp, isStoreArchived } from "../db/store-lifecycle";
 import { notServedOnPostgres, storesOnPostgres } from "./on-postgres";
 
 export const createStoreSchema = z
@@ -252,8 +252,7 @@ export function deleteStore({ name, actor, confirm }: { name: string; actor: str
   // transaction that takes the name out of token allow-lists and audits the delete: all three or none.
   const doomed = path.join(path.dirname(storeDir(name)), `${DELETED_PREFIX}${name}-${randomBytes(6).toString("hex")}`);
   getGovernance().sqlite.transaction(() => {
-    const allowLists = removeStoreFromAllowLists(name);
-    forgetStoreEvaluations(name);
+    const allowLists = writeLedger(getGovernance(), forgetDeletedStoreOp(name));
     appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null });
     fs.renameSync(storeDir(name), doomed);
   }).immediate();

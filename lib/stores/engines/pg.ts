@@ -9,7 +9,7 @@ import { AppError, dbErrorCode, isAppError } from "../../errors";
 import { appendAuditPg, hasAuditEntry, pgLedger } from "../../governance/audit";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
-import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, removeStoreFromAllowListsPg, storeNotArchivedSql } from "../../db/store-lifecycle";
+import { activeStoreNamesPg, forgetDeletedStoreOp, lastLifecycleActionPg, storeNotArchivedSql } from "../../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
@@ -160,8 +160,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
     try {
       await pg.db.transaction(async (tx) => {
         await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
-        const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
-        await forgetStoreEvaluationsPg({ tx, store: name });
+        const allowLists = await writeLedger(pgLedger(tx), forgetDeletedStoreOp(name));
         await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null } });
       });
       break;
@@ -385,22 +384,18 @@ export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), s
 
 /** The owner's heartbeat (and progress); false when the job is no longer this owner's (taken over), so its run must stop. */
 export async function beatJobPg({ db, id, owner, progressJson, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; progressJson?: string; now?: number }): Promise<boolean> {
-  const rows = await db
-    .update(adminJobs)
-    .set({ heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) })
-    .where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running")))
-    .returning({ id: adminJobs.id });
-  return rows.length === 1;
+  return setHeldJobPg({ db, id, owner, set: { heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) } });
 }
 
 /** Close a job this owner still holds; false when it lost the job meanwhile (the new owner's outcome counts). */
 export async function finishJobPg({ db, id, owner, outcome, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string }; now?: number }): Promise<boolean> {
   const set = outcome.status === "succeeded" ? { status: outcome.status, resultJson: outcome.resultJson } : { status: outcome.status, error: outcome.error };
-  const rows = await db
-    .update(adminJobs)
-    .set({ ...set, finishedAt: now, heartbeatAt: now })
-    .where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running")))
-    .returning({ id: adminJobs.id });
+  return setHeldJobPg({ db, id, owner, set: { ...set, finishedAt: now, heartbeatAt: now } });
+}
+
+/** A write to a running job only while `owner` holds it: whether it did. */
+async function setHeldJobPg({ db, id, owner, set }: { db: PgGovernanceExecutor; id: string; owner: string; set: Partial<AdminJobRow> }): Promise<boolean> {
+  const rows = await db.update(adminJobs).set(set).where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running"))).returning({ id: adminJobs.id });
   return rows.length === 1;
 }
 
