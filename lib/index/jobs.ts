@@ -208,11 +208,6 @@ export function* takeOverOp({ row, owner, refusal, now = Date.now() }: { row: Ad
   return taken;
 }
 
-/** A job taken over from a dead process opens its store by name: getStoreDb, not openStore (lib/index sits below lib/stores; refuseResume checked the store exists). */
-function openJobStore(row: AdminJobRow): StoreHandle {
-  return getStoreDb({ store: row.store, create: false });
-}
-
 /** Run a job this process owns; every write is conditional on still owning it, and a run that lost its job stops. Never rejects: the outcome is in the row. */
 function runJob(args: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
   // The job outlives the request that started it: its store stays open (never closed as idle) until it ends.
@@ -378,7 +373,8 @@ export function resumeOrphanedJobs(): string[] {
     const taken = takeOver(row);
     if (!taken) continue;
     log("warn", "resuming a reindex whose process stopped", { jobId: row.id, store: row.store, attempt: taken.attempts });
-    void runJob({ row: taken, handle: openJobStore(taken) });
+    // Opened by name: getStoreDb, not openStore (lib/index sits below lib/stores; refuseResume checked the store exists).
+    void runJob({ row: taken, handle: getStoreDb({ store: taken.store, create: false }) });
     resumed.push(row.id);
   }
   return resumed;

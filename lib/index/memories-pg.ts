@@ -10,7 +10,6 @@ import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store"
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
-import type { IngestResult } from "./ingest";
 import {
   CATEGORY_FILE,
   describeCategoryOp,
@@ -55,11 +54,6 @@ import {
 /** What a write answers, as on SQLite: the memory with its body, from the text just stored. */
 const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...memoryOfRow(r) });
 
-/** Store one memory file's text as the truth and index it, in the caller's transaction (indexMemoryOp). */
-export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number; capped?: boolean }): Promise<IngestResult> {
-  return inCallerTx(tx, indexMemoryOp(args));
-}
-
 /**
  * Re-index the memories whose documents a migration marked for it (sha256
  * ''), in the caller's transaction: run when a store's schema is migrated,
@@ -68,7 +62,7 @@ export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPa
 export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promise<number> {
   const marked = await tx.execute(sql`select m.path, m.content, m.updated_at as "updatedAt" from memories m join documents d on d.path = 'memory/' || m.path || '.md' where d.sha256 = '' order by m.path`);
   const rows = marked.rows as { path: string; content: string; updatedAt: number | string }[];
-  for (const r of rows) await putMemoryTextPg({ tx, memoryPath: r.path, text: r.content, mtime: Number(r.updatedAt) });
+  for (const r of rows) await inCallerTx(tx, indexMemoryOp({ memoryPath: r.path, text: r.content, mtime: Number(r.updatedAt) }));
   return rows.length;
 }
 
@@ -287,7 +281,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
       out.skipped.push({ path: rel, reason: "not a valid memory path (<category>/<slug>.md, letters, digits, '_' and '-')" });
       continue;
     }
-    const r = await putMemoryTextPg({ tx, memoryPath, text, mtime: Math.round(mtimeMs) });
+    const r = await inCallerTx(tx, indexMemoryOp({ memoryPath, text, mtime: Math.round(mtimeMs) }));
     out[r.status]++;
   }
   return out;

@@ -218,7 +218,7 @@ function* pruneCategoriesOp(category: string): Op<void> {
 }
 
 /** Drop every category left with no memories and no description (a reindex): one grouped pass over the memories. */
-function* pruneAllCategoriesOp(): Op<void> {
+export function* pruneAllCategoriesOp(): Op<void> {
   const used = new Set<string>();
   const groups = yield* select(memoryTables, (db, { memories: m }) => db.select({ category: m.category }).from(m).groupBy(m.category));
   for (const { category } of groups) {
@@ -275,22 +275,6 @@ export function* removeMemoryOp(memoryPath: string): Op<void> {
   yield* sqlRun(sql`delete from memories where path = ${memoryPath}`);
   yield* deleteDocumentOp(memoryDocPath(memoryPath));
   yield* pruneCategoriesOp(memoryPath.slice(0, memoryPath.lastIndexOf("/")));
-}
-
-export function indexMemoryText({ handle, ...args }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number; capped?: boolean }): IngestResult {
-  return write(handle, indexMemoryOp(args));
-}
-
-export function removeMemoryIndex({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): void {
-  write(handle, removeMemoryOp(memoryPath));
-}
-
-export function ensureCategoryPath({ handle, category }: { handle: StoreHandle; category: string }): void {
-  write(handle, ensureCategoryOp({ category }));
-}
-
-export function pruneCategories({ handle }: { handle: StoreHandle }): void {
-  write(handle, pruneAllCategoriesOp());
 }
 
 export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "token_estimate">; body: string }): string {
@@ -655,7 +639,7 @@ export function deleteMemory({ handle, memoryPath, actor, now = Date.now() }: { 
   try {
     handle.sqlite
       .transaction(() => {
-        removeMemoryIndex({ handle, memoryPath });
+        write(handle, removeMemoryOp(memoryPath));
         inCallerTx(handle, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }));
       })
       .immediate();

@@ -180,11 +180,6 @@ export function assertDeleteConfirmed({ name, confirm }: { name: string; confirm
   throw new AppError("unprocessable", message, [{ path: "confirm", message }]);
 }
 
-/** Store names differ by more than case: `Notes` beside `notes` would be one folder on a case-insensitive file system. */
-export function caseCollision({ name, existing }: { name: string; existing: readonly string[] }): string | null {
-  return existing.find((n) => n !== name && n.toLowerCase() === name.toLowerCase()) ?? null;
-}
-
 const DELETED_PREFIX = ".deleted-";
 
 /** Folders a store delete renamed but could not remove (a busy or failing disk): they still take space. */
@@ -271,7 +266,8 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   const { name, description } = createStoreSchema.parse(input);
   if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
   const root = path.dirname(storeDir(name));
-  const collides = caseCollision({ name, existing: fs.existsSync(root) ? fs.readdirSync(root) : [] });
+  // Store names differ by more than case: `Notes` beside `notes` would be one folder on a case-insensitive file system.
+  const collides = (fs.existsSync(root) ? fs.readdirSync(root) : []).find((n) => n !== name && n.toLowerCase() === name.toLowerCase());
   if (collides) throw new AppError("conflict", `store ${name} would share a folder with ${collides} on a case-insensitive file system`);
   assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQLITE).pluck().all(actor) as string[]), actor });
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.

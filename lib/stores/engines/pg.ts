@@ -8,7 +8,7 @@ import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../../db/store-names
 import { AppError, dbErrorCode, isAppError } from "../../errors";
 import { appendAuditPg, hasAuditEntry, pgLedger } from "../../governance/audit";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
 import { activeStoreNamesPg, forgetDeletedStoreOp, lastLifecycleActionPg, storeNotArchivedSql } from "../../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
@@ -24,6 +24,7 @@ import { type AdminJobRow, adminJobs } from "../../db/schema/pg/governance";
 import { sha256Hex } from "../../common";
 import { memories } from "../../db/schema/pg/store";
 import { CHUNKING_VERSION } from "../../index/chunking";
+import { indexMemoryOp } from "../../index/memories";
 import type { ReindexKindCounts, ReindexResult } from "../../index/reindex";
 import type { VerifyReport } from "../../index/verify";
 
@@ -463,7 +464,7 @@ export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHa
     await tx.execute(sql`select set_config('dualmind.max_store_bytes', '', true)`);
     for (const m of await tx.select({ path: memories.path, content: memories.content, updatedAt: memories.updatedAt }).from(memories).orderBy(memories.path)) {
       mem.scanned++;
-      mem[(await putMemoryTextPg({ tx, memoryPath: m.path, text: m.content, mtime: m.updatedAt })).status]++;
+      mem[(await inCallerTx(tx, indexMemoryOp({ memoryPath: m.path, text: m.content, mtime: m.updatedAt }))).status]++;
     }
     const orphans = await rowsOf<{ path: string }>({ tx, query: sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1` });
     for (const o of orphans) if (await inCallerTx(tx, deleteDocumentOp(o.path))) mem.removed++;
