@@ -500,20 +500,31 @@ function readTrashEntry(handle: StoreHandle, id: string): TrashedMemoryWithBody 
   }
 }
 
-/** Remove trash entries older than the retention (and halves left by an interrupted delete); answers how many went. */
-export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+/** The ids of the trash's entries that have a `.json` (or `.md`) file, newest first; null when the store has no trash. */
+function trashIds(handle: StoreHandle, ext: "json" | "md"): string[] | null {
   let dir: string;
   try {
     dir = trashDir(handle);
   } catch {
-    return 0;
+    return null;
   }
-  if (!fs.existsSync(dir)) return 0;
+  if (!fs.existsSync(dir)) return null;
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith(`.${ext}`))
+    .map((name) => name.slice(0, -ext.length - 1))
+    .filter((id) => trashIdSchema.safeParse(id).success)
+    .sort()
+    .reverse();
+}
+
+/** Remove trash entries older than the retention (and halves left by an interrupted delete); answers how many went. */
+export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+  const ids = trashIds(handle, "json");
+  if (ids === null) return 0;
   const cutoff = now - trashRetentionMs();
   let purged = 0;
-  for (const name of fs.readdirSync(dir)) {
-    const id = name.replace(/\.(md|json)$/, "");
-    if (!trashIdSchema.safeParse(id).success || !name.endsWith(".json")) continue;
+  for (const id of ids) {
     if (Number(id.slice(0, 13)) <= cutoff) {
       const files = trashFiles(handle, id);
       fs.rmSync(files.text, { force: true });
@@ -521,19 +532,14 @@ export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHa
       purged++;
     }
   }
-  return purged + purgeTrashPastBytes(handle, dir);
+  return purged + purgeTrashPastBytes(handle);
 }
 
 /** Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge. */
-function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
+function purgeTrashPastBytes(handle: StoreHandle): number {
   const max = getConfig().limits.memoryTrashMaxBytes;
   const maxEntries = getConfig().limits.memoryTrashMaxEntries;
-  const ids = fs
-    .readdirSync(dir)
-    .filter((name) => name.endsWith(".md") && trashIdSchema.safeParse(name.slice(0, -3)).success)
-    .map((name) => name.slice(0, -3))
-    .sort()
-    .reverse();
+  const ids = trashIds(handle, "md") ?? [];
   let kept = 0;
   let purged = 0;
   for (const [nth, id] of ids.entries()) {
@@ -553,21 +559,7 @@ function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
 /** The store's trash, newest first (expired entries purged first). */
 export function listMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): TrashedMemory[] {
   purgeMemoryTrash({ handle, now });
-  let dir: string;
-  try {
-    dir = trashDir(handle);
-  } catch {
-    return [];
-  }
-  if (!fs.existsSync(dir)) return [];
-  const ids = fs
-    .readdirSync(dir)
-    .filter((n) => n.endsWith(".json"))
-    .map((n) => n.slice(0, -5))
-    .filter((id) => trashIdSchema.safeParse(id).success)
-    .sort()
-    .reverse()
-    .slice(0, MEMORY_TRASH_LIST_MAX);
+  const ids = (trashIds(handle, "json") ?? []).slice(0, MEMORY_TRASH_LIST_MAX);
   return ids.map((id) => readTrashEntry(handle, id)).filter((e): e is TrashedMemoryWithBody => e !== null).map(({ body: _body, ...e }) => e);
 }
 
