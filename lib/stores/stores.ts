@@ -209,27 +209,18 @@ export function removeDeletedStoreLeftovers(): { removed: string[]; left: string
 /**
  * Archive a store: read-only (writes answer 409 store_archived), its
  * connection closed, and left closed by background work; reads still work.
- * Admin only, audited (the audit row is the archive: see lib/db/store-lifecycle.ts).
+ * Unarchived, it is writable again and background work picks it up. Admin
+ * only, audited (the audit row is the archive: see lib/db/store-lifecycle.ts).
  */
-export function archiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
+export function setStoreArchived({ name, actor, archive }: { name: string; actor: string; archive: boolean }): { store: string; archived: boolean } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  assertStoreRemovable({ name, what: "archived" });
-  if (isStoreArchived(name)) throw new AppError("conflict", `store ${name} is already archived`);
-  appendAudit({ actor, action: "store.archive", target: `store:${name}`, details: null });
+  if (archive) assertStoreRemovable({ name, what: "archived" });
+  if (isStoreArchived(name) === archive) throw new AppError("conflict", `store ${name} is ${archive ? "already" : "not"} archived`);
+  appendAudit({ actor, action: archive ? "store.archive" : "store.unarchive", target: `store:${name}`, details: null });
+  // Unarchived: a handle a read opened meanwhile was marked to close when idle, and a fresh one is kept like any other.
   retireStoreDb(name);
-  return { store: name, archived: true };
-}
-
-/** Make an archived store writable again (admin, audited); background work picks it up again. */
-export function unarchiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
-  if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
-  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  if (!isStoreArchived(name)) throw new AppError("conflict", `store ${name} is not archived`);
-  appendAudit({ actor, action: "store.unarchive", target: `store:${name}`, details: null });
-  // A handle a read opened meanwhile was marked to close when idle: a fresh one is kept like any other.
-  retireStoreDb(name);
-  return { store: name, archived: false };
+  return { store: name, archived: archive };
 }
 
 /**

@@ -6,7 +6,7 @@ import { lastUnindexableFiles } from "../../index/reindex";
 import { searchStore } from "../../index/search";
 import { verifyStoreAsync } from "../../index/verify";
 import type { StoreEngine } from "../backend";
-import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, unarchiveStore } from "../stores";
+import { createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, setStoreArchived } from "../stores";
 
 /**
  * The stores as files in DATA_DIR: one index.db and memory/ folder per store
@@ -25,8 +25,8 @@ export const sqliteStoreEngine: StoreEngine = {
   listStoreNames: async () => listStoreNames(),
   createStore: async (a) => createStore(a),
   deleteStore: async (a) => deleteStore(a),
-  archiveStore: async (a) => archiveStore(a),
-  unarchiveStore: async (a) => unarchiveStore(a),
+  archiveStore: async (a) => setStoreArchived({ ...a, archive: true }),
+  unarchiveStore: async (a) => setStoreArchived({ ...a, archive: false }),
   describeStore: async ({ store, memoryFiles }) => describeStore({ handle: openStore({ store }), memoryFiles }),
   search: async ({ store, input }) => {
     const handle = openStore({ store });
