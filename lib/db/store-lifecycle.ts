@@ -4,6 +4,7 @@ import { getConfig } from "../config";
 import { getGovernance } from "./connection";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "./pg";
 import { AppError } from "../errors";
+import { dialect, sqlRows, sqlRun, type Op } from "./port";
 
 /**
  * A store's lifecycle (created, archived, unarchived, deleted) is read from
@@ -102,50 +103,20 @@ export async function activeStoreNamesPg({ pg, names }: { pg: PgHandle; names: r
 
 type AllowListRow = { id: number | string; stores: string };
 
-/** The allow-lists that name `store`, each without it (rows whose `like` match was another name are left out). */
-function allowListsWithout(rows: AllowListRow[], store: string): { id: number | string; stores: string }[] {
-  return rows.flatMap((r) => {
-    const list = JSON.parse(r.stores) as string[];
-    return list.includes(store) ? [{ id: r.id, stores: JSON.stringify(list.filter((s) => s !== store)) }] : [];
-  });
-}
-
-const likeName = (store: string) => `%"${store}"%`;
-
-/** SQLite: run inside the delete's governance transaction. Returns how many allow-lists changed. */
-export function removeStoreFromAllowLists(store: string): number {
-  const { sqlite } = getGovernance();
-  const changed = allowListsWithout(sqlite.prepare("select id, stores from api_tokens where stores like ?").all(likeName(store)) as AllowListRow[], store);
-  const update = sqlite.prepare("update api_tokens set stores = ? where id = ?");
-  for (const c of changed) update.run(c.stores, c.id);
-  return changed.length;
-}
-
-/** PostgreSQL: run inside the delete's transaction (`tx`). */
-export async function removeStoreFromAllowListsPg({ tx, store }: { tx: PgGovernanceExecutor; store: string }): Promise<number> {
-  const rows = (await tx.execute(sql`select id, stores from api_tokens where stores like ${likeName(store)} for update`)).rows as AllowListRow[];
-  const changed = allowListsWithout(rows, store);
-  for (const c of changed) await tx.execute(sql`update api_tokens set stores = ${c.stores} where id = ${c.id}`);
-  return changed.length;
-}
-
 /**
- * What the ledger keeps about a store that goes with it: its self-recall probe
- * sets (they quote its content), runs and evaluation jobs — so a store made
- * later under the same name starts with none of them. Run inside the delete's
- * governance transaction; the same statements on both backends.
+ * What the ledger keeps about a store that goes with it: its name in allow-lists (above), and its self-recall probe
+ * sets (they quote its content), runs and evaluation jobs, so a store made later under the same name starts with none
+ * of them. Inside the delete's ledger transaction, on either ledger; answers how many allow-lists changed.
  */
-const STORE_EVALUATION_TABLES = ["self_recall_runs", "self_recall_probe_sets"] as const;
-
-export function forgetStoreEvaluations(store: string): void {
-  const { sqlite } = getGovernance();
-  for (const table of STORE_EVALUATION_TABLES) sqlite.prepare(`delete from ${table} where store = ?`).run(store);
-  sqlite.prepare("delete from admin_jobs where store = ? and kind = 'evaluate'").run(store);
-}
-
-export async function forgetStoreEvaluationsPg({ tx, store }: { tx: PgGovernanceExecutor; store: string }): Promise<void> {
-  for (const table of STORE_EVALUATION_TABLES) await tx.execute(sql`delete from ${sql.identifier(table)} where store = ${store}`);
-  await tx.execute(sql`delete from admin_jobs where store = ${store} and kind = 'evaluate'`);
+export function* forgetDeletedStoreOp(store: string): Op<number> {
+  const lock = (yield* dialect()) === "pg" ? sql` for update` : sql``;
+  const rows = yield* sqlRows<AllowListRow>(sql`select id, stores from api_tokens where stores like ${`%"${store}"%`}${lock}`);
+  // Rows whose `like` match was another name are left as they are.
+  const changed = rows.filter((r) => (JSON.parse(r.stores) as string[]).includes(store));
+  for (const r of changed) yield* sqlRun(sql`update api_tokens set stores = ${JSON.stringify((JSON.parse(r.stores) as string[]).filter((s) => s !== store))} where id = ${r.id}`);
+  for (const table of ["self_recall_runs", "self_recall_probe_sets"]) yield* sqlRun(sql`delete from ${sql.identifier(table)} where store = ${store}`);
+  yield* sqlRun(sql`delete from admin_jobs where store = ${store} and kind = 'evaluate'`);
+  return changed.length;
 }
 
 /**

@@ -341,12 +341,21 @@ export async function installStoreUsagePg({ tx, schema }: { tx: SqlRunner; schem
   const version = pgVersion();
   if (row?.value === version) return;
   for (const statement of pgStatements(schema)) await tx.execute(sql.raw(statement));
-  await tx.execute(sql.raw(recountSql("pg", (t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
+  await recountStoreUsagePg({ tx, schema });
   await tx.execute(sql`insert into ${sql.identifier(schema)}.store_meta (key, value) values ('store_usage_version', ${version}) on conflict (key) do update set value = excluded.value`);
 }
 
+/**
+ * PostgreSQL: set the total from the rows, inside the caller's transaction (install, reindex). A writer holds the
+ * usage row from its first counted row until it commits, and the recount reads the rows as committed when its
+ * statement starts: so the row is locked first, in a statement of its own. A writer in flight has then committed
+ * (the recount sees its rows) or not yet reached the usage row (its trigger waits, then adds to the recounted
+ * total); recounting without the lock would overwrite the total with a count that missed the writer's rows.
+ */
 export async function recountStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
-  await tx.execute(sql.raw(recountSql("pg", (t) => `${quoteIdent(schema)}.${quoteIdent(t)}`)));
+  const q = (t: string) => `${quoteIdent(schema)}.${quoteIdent(t)}`;
+  await tx.execute(sql.raw(`select 1 from ${q("store_usage")} where id = 1 for update`));
+  await tx.execute(sql.raw(recountSql("pg", q)));
 }
 
 export async function checkStoreUsagePg({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<StoreUsageCheck> {

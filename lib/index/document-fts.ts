@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 import { preparedOnce } from "../db/statements";
-import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuild-markers";
+import { rebuildMarkers, rebuildProgress, setRebuildRange, type MarkerRange } from "./rebuild-markers";
 
 /**
  * The whole-document full-text index (`documents_fts`): one row per document (path words, title heading, whole text,
@@ -69,9 +69,6 @@ export function documentFtsValues({ sqlite, docIds, maxBytes = MAX_RESCORED_DOCU
   return out;
 }
 
-const THROUGH = "docs_fts_rebuilt_through";
-const TARGET = "docs_fts_rebuild_target";
-
 function rebuildRange(sqlite: Database.Database): MarkerRange | null {
   return rebuildMarkers(sqlite).documents;
 }
@@ -83,10 +80,7 @@ export function documentFtsReady(handle: StoreHandle): boolean {
 
 /** Documents the pending rebuild has indexed and has to index (0 / 0 when none is pending). */
 export function documentFtsRebuildState(handle: StoreHandle): { pending: boolean; done: number; total: number } {
-  const range = rebuildRange(handle.sqlite);
-  if (!range) return { pending: false, done: 0, total: 0 };
-  const countUpTo = handle.sqlite.prepare("select count(*) as n from documents where doc_id <= ?");
-  return { pending: true, done: (countUpTo.get(Math.min(range.through, range.target)) as { n: number }).n, total: (countUpTo.get(range.target) as { n: number }).n };
+  return rebuildProgress({ sqlite: handle.sqlite, range: rebuildRange(handle.sqlite), countUpTo: "select count(*) from documents where doc_id <= ?" });
 }
 
 /**
@@ -102,24 +96,18 @@ export function rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize }: { sq
     .prepare("select doc_id as docId, path, bytes, content from documents where doc_id > ? and doc_id <= ? order by doc_id limit ?")
     .all(range.through, range.target, batchSize) as DocumentRow[];
   if (docs.length === 0) {
-    sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
-    forgetRebuildMarkers();
+    setRebuildRange({ sqlite, which: "documents", range: null });
     return false;
   }
   for (const d of docs) writeDocumentFts({ sqlite, docId: d.docId, path: d.path, text: documentText(sqlite, d) });
-  sqlite.prepare("update meta set value = ? where key = ?").run(String(docs.at(-1)!.docId), THROUGH);
-  forgetRebuildMarkers();
+  setRebuildRange({ sqlite, which: "documents", range: { ...range, through: docs.at(-1)!.docId } });
   return true;
 }
 
 /** Empty the whole-document index and mark every document for the rebuild (with `reindex --fts-only`). */
 export function restartDocumentFtsRebuildInTransaction({ sqlite }: { sqlite: Database.Database }): void {
   sqlite.prepare("insert into documents_fts(documents_fts) values ('delete-all')").run();
-  const max = (sqlite.prepare("select coalesce(max(doc_id), 0) as id from documents").get() as { id: number }).id;
-  const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
-  upsert.run(TARGET, String(max));
-  upsert.run(THROUGH, "0");
-  forgetRebuildMarkers();
+  setRebuildRange({ sqlite, which: "documents", range: { through: 0, target: sqlite.prepare("select coalesce(max(doc_id), 0) from documents").pluck().get() as number } });
 }
 
 /** Whether a document-index rebuild is pending (fts-rebuild.ts resumes it with the chunk index's). */

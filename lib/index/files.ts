@@ -70,6 +70,13 @@ function walk(w: Walk, dir: string, rel: string, visit: (abs: string, rel: strin
   }
 }
 
+/** Every regular `.md` file below `dir` (no hidden entries, no symbolic links), as `/`-separated relative paths, sorted. */
+export function markdownFilesIn(dir: string): string[] {
+  const out: string[] = [];
+  walk({ realRoot: dir, links: 0, outside: [] }, dir, "", (_abs, rel) => void (rel.endsWith(".md") && out.push(rel)));
+  return out.sort();
+}
+
 /** Every file the store's index should mirror, in a stable order. */
 export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
   return listIndexableFilesOf({ store: handle.store });

@@ -3,7 +3,7 @@ import type { StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { dropWordLists } from "../retrieval/word-lists";
 import { documentFtsRebuildPending, rebuildDocumentFtsBatchInTransaction, restartDocumentFtsRebuildInTransaction } from "./document-fts";
-import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuild-markers";
+import { rebuildMarkers, rebuildProgress, setRebuildRange, type MarkerRange } from "./rebuild-markers";
 
 /**
  * The chunk full-text index is rebuilt in place, in batches by chunk id, when its tokenizer changes (migration 0009
@@ -15,8 +15,6 @@ import { forgetRebuildMarkers, rebuildMarkers, type MarkerRange } from "./rebuil
 /** The tokenizer of `chunks_fts`, as recorded in store meta (`fts_tokenizer`) by the migration that set it. */
 export const CHUNK_FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
 
-const THROUGH = "fts_rebuilt_through";
-const TARGET = "fts_rebuild_target";
 /** Chunks indexed per batch: short enough that searches and writes wait little between batches. */
 export const FTS_REBUILD_BATCH = 1000;
 /** Documents per batch of the whole-document rebuild: a document is several chunks' worth of text. */
@@ -31,9 +29,7 @@ export type FtsRebuildState = {
   total: number;
 };
 
-type Range = MarkerRange;
-
-function rebuildRange(handle: StoreHandle): Range | null {
+function rebuildRange(handle: StoreHandle): MarkerRange | null {
   return rebuildMarkers(handle.sqlite).chunks;
 }
 
@@ -43,12 +39,7 @@ function rebuildRange(handle: StoreHandle): Range | null {
  * over the chunk ids while it is.
  */
 export function ftsRebuildState(handle: StoreHandle): FtsRebuildState {
-  const range = rebuildRange(handle);
-  if (!range) return { pending: false, done: 0, total: 0 };
-  const countUpTo = handle.sqlite.prepare("select count(*) as n from chunks where id <= ?");
-  const total = (countUpTo.get(range.target) as { n: number }).n;
-  const done = (countUpTo.get(Math.min(range.through, range.target)) as { n: number }).n;
-  return { pending: true, done, total };
+  return rebuildProgress({ sqlite: handle.sqlite, range: rebuildRange(handle), countUpTo: "select count(*) from chunks where id <= ?" });
 }
 
 /**
@@ -66,13 +57,11 @@ export function rebuildFtsBatch({ handle, batchSize = FTS_REBUILD_BATCH }: { han
         .prepare("select max(id) as id from (select id from chunks where id > ? and id <= ? order by id limit ?)")
         .get(range.through, range.target, batchSize) as { id: number | null };
       if (last.id === null) {
-        sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
-        forgetRebuildMarkers();
+        setRebuildRange({ sqlite, which: "chunks", range: null });
         return rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize: documentBatchFor(batchSize) });
       }
       sqlite.prepare("insert into chunks_fts(rowid, text) select id, text from chunks where id > ? and id <= ? order by id").run(range.through, last.id);
-      sqlite.prepare("update meta set value = ? where key = ?").run(String(last.id), THROUGH);
-      forgetRebuildMarkers();
+      setRebuildRange({ sqlite, which: "chunks", range: { ...range, through: last.id } });
       return true;
     })
     .immediate();
@@ -88,11 +77,7 @@ export function restartFtsRebuild({ handle }: { handle: StoreHandle }): void {
   sqlite
     .transaction(() => {
       sqlite.prepare("insert into chunks_fts(chunks_fts) values ('delete-all')").run();
-      const max = (sqlite.prepare("select coalesce(max(id), 0) as id from chunks").get() as { id: number }).id;
-      const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
-      upsert.run(TARGET, String(max));
-      upsert.run(THROUGH, "0");
-      forgetRebuildMarkers();
+      setRebuildRange({ sqlite, which: "chunks", range: { through: 0, target: sqlite.prepare("select coalesce(max(id), 0) from chunks").pluck().get() as number } });
       restartDocumentFtsRebuildInTransaction({ sqlite });
       // The word lists derive from these indexes (a tokenizer change is why they are rebuilt): built again after.
       for (const table of ["chunks_fts", "documents_fts"]) dropWordLists({ db: sqlite, table });

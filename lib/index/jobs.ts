@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { getGovernance, getStoreDb, holdingStoreHandles, type GovernanceHandle, type StoreHandle } from "../db/connection";
-import { readLedger, row, rows, tablePair, type LedgerHandle, type OnLedger } from "../db/port";
+import { readLedger, row, rows, tablePair, update, writeLedger, type LedgerHandle, type OnLedger, type Op } from "../db/port";
 import * as pgGovernance from "../db/schema/pg/governance";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
-import { appendAudit } from "../governance/audit";
+import { appendAudit, auditStep } from "../governance/audit";
 import { log } from "../log";
 import { storeExists } from "../db/store-names";
 import { isStoreArchived } from "../db/store-lifecycle";
@@ -183,41 +183,29 @@ function runningJob(store: string): AdminJobRow | undefined {
 
 /** Take over a running job whose owner is gone: compare-and-swap on the old owner, so of two servers noticing at once exactly one wins. Audited. */
 function takeOver(row: AdminJobRow): AdminJobRow | null {
-  const { sqlite, db } = getGovernance();
-  return sqlite
-    .transaction(() => {
-      const now = Date.now();
-      const refusal = refuseResume(row);
-      if (refusal) {
-        db.update(adminJobs)
-          .set({ status: "failed", error: refusal, finishedAt: now, heartbeatAt: now })
-          .where(and(eq(adminJobs.id, row.id), eq(adminJobs.owner, row.owner), eq(adminJobs.status, "running")))
-          .run();
-        appendAudit({ actor: "system:jobs", action: "store.reindex.abandon", target: `store:${row.store}`, reason: refusal, details: { jobId: row.id, attempts: row.attempts } });
-        return null;
-      }
-      const taken = db
-        .update(adminJobs)
-        .set({ owner: jobOwner(), attempts: row.attempts + 1, heartbeatAt: now, progressJson: null })
-        .where(and(eq(adminJobs.id, row.id), eq(adminJobs.owner, row.owner), eq(adminJobs.status, "running")))
-        .returning()
-        .get();
-      if (!taken) return null;
-      appendAudit({
-        actor: "system:jobs",
-        action: "store.reindex.resume",
-        target: `store:${row.store}`,
-        reason: "the process running this reindex stopped before it finished",
-        details: { jobId: row.id, attempt: taken.attempts, previousOwner: row.owner },
-      });
-      return taken;
-    })
-    .immediate();
+  return writeLedger(getGovernance(), takeOverOp({ row, owner: jobOwner(), refusal: refuseResume(row) }));
 }
 
-/** A job taken over from a dead process opens its store by name: getStoreDb, not openStore (lib/index sits below lib/stores; refuseResume checked the store exists). */
-function openJobStore(row: AdminJobRow): StoreHandle {
-  return getStoreDb({ store: row.store, create: false });
+/**
+ * A stale job (either ledger) taken over by `owner`, its attempts counted and audited store.reindex.resume; or, with
+ * a `refusal`, closed as failed and audited store.reindex.abandon (null). Both only while `row`'s owner still holds it.
+ */
+export function* takeOverOp({ row, owner, refusal, now = Date.now() }: { row: AdminJobRow; owner: string; refusal: string | null; now?: number }): Op<AdminJobRow | null> {
+  if (refusal) {
+    yield* update(jobsTable, { status: "failed", error: refusal, finishedAt: now, heartbeatAt: now }, (t) => and(eq(t.id, row.id), eq(t.owner, row.owner), eq(t.status, "running")));
+    yield* auditStep({ actor: "system:jobs", action: "store.reindex.abandon", target: `store:${row.store}`, reason: refusal, details: { jobId: row.id, attempts: row.attempts } });
+    return null;
+  }
+  const [taken] = yield* update(jobsTable, { owner, attempts: row.attempts + 1, heartbeatAt: now, progressJson: null }, (t) => and(eq(t.id, row.id), eq(t.owner, row.owner), eq(t.status, "running")));
+  if (!taken) return null;
+  yield* auditStep({
+    actor: "system:jobs",
+    action: "store.reindex.resume",
+    target: `store:${row.store}`,
+    reason: "the process running this reindex stopped before it finished",
+    details: { jobId: row.id, attempt: taken.attempts, previousOwner: row.owner },
+  });
+  return taken;
 }
 
 /** Run a job this process owns; every write is conditional on still owning it, and a run that lost its job stops. Never rejects: the outcome is in the row. */
@@ -299,8 +287,12 @@ function pruneFinished(store: string): void {
 /** A job that cannot be resumed (its store is gone, or it has failed too often) is closed as failed, not run. */
 function refuseResume(row: AdminJobRow): string | null {
   if (!storeExists(row.store)) return `store ${row.store} no longer exists`;
-  if (row.attempts >= MAX_ATTEMPTS) return `stopped after ${row.attempts} attempts: its process stopped during each one`;
-  return null;
+  return tooManyAttempts(row);
+}
+
+/** Why a job that has taken its process down MAX_ATTEMPTS times is not run again (both ledgers), or null. */
+export function tooManyAttempts(row: { attempts: number }): string | null {
+  return row.attempts >= MAX_ATTEMPTS ? `stopped after ${row.attempts} attempts: its process stopped during each one` : null;
 }
 
 /** The job for a reindex ask, in one transaction: the store's running job if its owner is alive (run: false), else one taken over or a new row, audited (run: true: this process runs it). */
@@ -349,14 +341,22 @@ const WAIT_POLL_MS = 250;
 export async function runReindexJob({ handle, actor, reason, onProgress }: { handle: StoreHandle; actor: string; reason?: string; onProgress?: (p: ReindexProgress) => void }): Promise<Job> {
   const decided = claimReindexJob({ store: handle.store, actor, reason });
   if (decided.run) await runJob({ row: decided.row, handle, onProgress });
+  return waitForJob({ ledger: getGovernance(), id: decided.row.id, takeOver: (row) => (ownerIsGone(row) ? takeOver(row) : null), run: (row) => runJob({ row, handle, onProgress }), onProgress });
+}
+
+/**
+ * Wait for a job to end (either ledger), its progress passed on; while it runs, `takeOver` says whether this process
+ * takes it over (its owner is gone), and a job taken over is `run` here.
+ */
+export async function waitForJob({ ledger, id, takeOver: claim, run, onProgress }: { ledger: LedgerHandle; id: string; takeOver: (row: AdminJobRow) => AdminJobRow | null | Promise<AdminJobRow | null>; run: (row: AdminJobRow) => Promise<void>; onProgress?: (p: ReindexProgress) => void }): Promise<Job> {
   for (;;) {
-    const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, decided.row.id)).get();
-    if (!row) throw new Error(`reindex job ${decided.row.id} disappeared`);
-    if (row.status !== "running") return jobFromRow(row);
-    const taken = ownerIsGone(row) ? takeOver(row) : null;
-    if (taken) await runJob({ row: taken, handle, onProgress });
+    const current = await readLedger(ledger, row(jobsTable, (t) => eq(t.id, id)));
+    if (!current) throw new Error(`reindex job ${id} disappeared`);
+    if (current.status !== "running") return jobFromRow(current);
+    const taken = await claim(current);
+    if (taken) await run(taken);
     else {
-      if (row.progressJson) onProgress?.(JSON.parse(row.progressJson) as ReindexProgress);
+      if (current.progressJson) onProgress?.(JSON.parse(current.progressJson) as ReindexProgress);
       await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
     }
   }
@@ -373,7 +373,8 @@ export function resumeOrphanedJobs(): string[] {
     const taken = takeOver(row);
     if (!taken) continue;
     log("warn", "resuming a reindex whose process stopped", { jobId: row.id, store: row.store, attempt: taken.attempts });
-    void runJob({ row: taken, handle: openJobStore(taken) });
+    // Opened by name: getStoreDb, not openStore (lib/index sits below lib/stores; refuseResume checked the store exists).
+    void runJob({ row: taken, handle: getStoreDb({ store: taken.store, create: false }) });
     resumed.push(row.id);
   }
   return resumed;

@@ -1,6 +1,5 @@
 import { getConfig } from "../config";
 import fs from "node:fs";
-import path from "node:path";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
@@ -9,11 +8,9 @@ import { audit } from "./engine-steps";
 import { assertAuditRoom } from "../governance/limits";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
+import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
-import { documentLeastGrowth, documentsLeastGrowth, type IngestResult } from "./ingest";
-import { withStoreQuotaPg } from "./store-quota";
 import {
-  memoryDocPath,
   CATEGORY_FILE,
   describeCategoryOp,
   describedCategory,
@@ -27,16 +24,18 @@ import {
   memoryPathSchema,
   MEMORY_TRASH_LIST_MAX,
   newTrashId,
-  renderMemoryFile,
-  restoreDetails,
+  noTrashEntry,
+  createWrite,
+  updateWrite,
+  restoreWrite,
+  type MemoryWrite,
+  memoryWriteOp,
   trashedMemoryOf,
   trashIdSchema,
   trashRetentionMs,
   type restoreMemorySchema,
   type TrashedMemory,
   type TrashedMemoryWithBody,
-  memoryUpdateAudit,
-  updatedMemoryFields,
   writeFileAtomic,
   type CategoryChild,
   type setCategorySchema,
@@ -55,11 +54,6 @@ import {
 /** What a write answers, as on SQLite: the memory with its body, from the text just stored. */
 const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...memoryOfRow(r) });
 
-/** Store one memory file's text as the truth and index it, in the caller's transaction (indexMemoryOp). */
-export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number; capped?: boolean }): Promise<IngestResult> {
-  return inCallerTx(tx, indexMemoryOp(args));
-}
-
 /**
  * Re-index the memories whose documents a migration marked for it (sha256
  * ''), in the caller's transaction: run when a store's schema is migrated,
@@ -68,7 +62,7 @@ export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPa
 export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promise<number> {
   const marked = await tx.execute(sql`select m.path, m.content, m.updated_at as "updatedAt" from memories m join documents d on d.path = 'memory/' || m.path || '.md' where d.sha256 = '' order by m.path`);
   const rows = marked.rows as { path: string; content: string; updatedAt: number | string }[];
-  for (const r of rows) await putMemoryTextPg({ tx, memoryPath: r.path, text: r.content, mtime: Number(r.updatedAt) });
+  for (const r of rows) await inCallerTx(tx, indexMemoryOp({ memoryPath: r.path, text: r.content, mtime: Number(r.updatedAt) }));
   return rows.length;
 }
 
@@ -84,42 +78,32 @@ export async function getMemoryByPathPg({ handle, memoryPath }: { handle: PgStor
   } });
 }
 
-export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  const content = renderMemoryFile({
-    memory: { path: input.path, tags: input.tags ?? [], created_at: now, updated_at: now, expires_at: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
-    body: input.body,
-  });
+/**
+ * A create, update or restore (`plan`, made in the transaction from what it locked): `to` must be free (an update
+ * that stays keeps its own path), then memoryWriteOp; the answer is the memory as stored.
+ */
+async function writeMemoryPg({ handle, actor, now, plan }: { handle: PgStoreHandle; actor: string; now: number; plan: (tx: PgStoreTx) => Promise<MemoryWrite & { updating?: string }> }): Promise<MemoryWithBody> {
   return withStoreTx({ handle, work: async (tx) => {
     // Refused before any work when its audit row would be: a refused write's index entries outlive its rollback.
     await inCallerTx(tx, assertAuditRoom({ actor }), handle);
-    if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    const adds = await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(input.path), text: content }));
-    await withStoreQuotaPg({ tx, store: handle.store, adds, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now, capped: true }) });
-    await inCallerTx(tx, audit({ actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) }), handle);
-    return withBody((await lockMemory(tx, input.path))!);
+    const w = await plan(tx);
+    if (w.to !== w.updating && (await lockMemory(tx, w.to))) throw new AppError("conflict", w.conflict);
+    await inCallerTx(tx, memoryWriteOp({ store: handle.store, write: w, mtime: now }), handle);
+    return withBody((await lockMemory(tx, w.to))!);
   } });
 }
 
-/** Update fields and/or body (and move with move_to): the twin of updateMemory, re-rendering the file text. */
+export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
+  return writeMemoryPg({ handle, actor, now, plan: async () => createWrite({ store: handle.store, input, actor, now }) });
+}
+
+/** Update fields and/or body (and move with move_to), as updateMemory does on SQLite. */
 export async function updateMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  return withStoreTx({ handle, work: async (tx) => {
-    await inCallerTx(tx, assertAuditRoom({ actor }), handle);
+  return writeMemoryPg({ handle, actor, now, plan: async (tx) => {
     const row = await lockMemory(tx, input.path);
     if (!row) throw new AppError("not_found", `no memory ${input.path}`);
     const current = memoryFromText({ memoryPath: row.path, text: row.content, mtime: row.updatedAt });
-    const to = input.move_to ?? input.path;
-    const moved = to !== input.path;
-    if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
-    const { next, body } = updatedMemoryFields({ current, input, to, now });
-    const text = renderMemoryFile({ memory: next, body });
-    // An update that cannot fit is refused before it writes (a move frees its old path's rows).
-    const adds = await inCallerTx(tx, documentsLeastGrowth({ docs: [{ path: memoryDocPath(to), text }], freeing: [memoryDocPath(input.path), memoryDocPath(to)] }));
-    await withStoreQuotaPg({ tx, store: handle.store, adds, write: async () => {
-      if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
-      await putMemoryTextPg({ tx, memoryPath: to, text, mtime: now, capped: true });
-    } });
-    await inCallerTx(tx, audit({ actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle, memoryPath: to }) }), handle);
-    return withBody((await lockMemory(tx, to))!);
+    return { ...updateWrite({ store: handle.store, current, input, actor, now }), updating: input.path };
   } });
 }
 
@@ -167,41 +151,32 @@ export async function listMemoryTrashPg({ handle, now = Date.now() }: { handle: 
   } });
 }
 
-async function trashRowPg(tx: PgStoreTx, handle: PgStoreHandle, id: string, now: number): Promise<TrashRow> {
-  const [row] = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where id = ${id} and deleted_at > ${now - trashRetentionMs()} for update`)).rows as TrashRow[];
-  if (!row) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+/** A trash entry not yet past its retention (404 otherwise), locked for a restore or purge. */
+async function trashRowPg({ tx, handle, id, now, lock = false }: { tx: PgStoreTx; handle: PgStoreHandle; id: string; now: number; lock?: boolean }): Promise<TrashRow> {
+  if (!trashIdSchema.safeParse(id).success) throw noTrashEntry({ store: handle.store, id });
+  const [row] = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where id = ${id} and deleted_at > ${now - trashRetentionMs()}${lock ? sql` for update` : sql``}`)).rows as TrashRow[];
+  if (!row) throw noTrashEntry({ store: handle.store, id });
   return row;
 }
 
 export async function getTrashedMemoryPg({ handle, id, now = Date.now() }: { handle: PgStoreHandle; id: string; now?: number }): Promise<TrashedMemoryWithBody> {
-  if (!trashIdSchema.safeParse(id).success) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
-  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
-    const [row] = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where id = ${id} and deleted_at > ${now - trashRetentionMs()}`)).rows as TrashRow[];
-    if (!row) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
-    return trashEntryOf(row);
-  } });
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => trashEntryOf(await trashRowPg({ tx, handle, id, now })) });
 }
 
-/** Put a deleted memory back at its path or `to`, its text byte for byte, audited memory.restore (the twin of restoreMemory). */
+/** Put a deleted memory back at its path or `to`, its text byte for byte, audited memory.restore (as restoreMemory on SQLite). */
 export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof restoreMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  return withStoreTx({ handle, work: async (tx) => {
-    await inCallerTx(tx, assertAuditRoom({ actor }), handle);
-    const row = await trashRowPg(tx, handle, input.id, now);
-    const to = input.to ?? row.path;
-    if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    const adds = await inCallerTx(tx, documentLeastGrowth({ path: memoryDocPath(to), text: row.content }));
-    await withStoreQuotaPg({ tx, store: handle.store, adds, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now, capped: true }) });
+  return writeMemoryPg({ handle, actor, now, plan: async (tx) => {
+    const row = await trashRowPg({ tx, handle, id: input.id, now, lock: true });
+    // The entry leaves the trash in the same transaction: a refused restore keeps it.
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
-    await inCallerTx(tx, audit({ actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry: trashEntryOf(row), to }) }), handle);
-    return withBody((await lockMemory(tx, to))!);
+    return restoreWrite({ store: handle.store, entry: trashEntryOf(row), text: row.content, input, actor });
   } });
 }
 
-/** Delete a trash entry for good now; audited memory.purge (the twin of purgeTrashedMemory). */
+/** Delete a trash entry for good now; audited memory.purge (as purgeTrashedMemory on SQLite). */
 export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now() }: { handle: PgStoreHandle; id: string; actor: string; now?: number }): Promise<void> {
-  if (!trashIdSchema.safeParse(id).success) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
   await withStoreTx({ handle, work: async (tx) => {
-    const row = await trashRowPg(tx, handle, id, now);
+    const row = await trashRowPg({ tx, handle, id, now, lock: true });
     await tx.execute(sql`delete from memory_trash where id = ${id}`);
     await inCallerTx(tx, audit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: id } }), handle);
   } });
@@ -264,21 +239,6 @@ export async function exportMemoriesPg({ handle, dir, force = false }: { handle:
 
 export type MemoryImport = { dir: string; added: number; changed: number; unchanged: number; categories: number; skipped: { path: string; reason: string }[] };
 
-/** Every regular `.md` file below `dir` (no hidden entries, no symbolic links), as `/`-separated relative paths, sorted. */
-function listMarkdownFiles(dir: string): string[] {
-  const out: string[] = [];
-  const visit = (abs: string, rel: string) => {
-    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
-      if (e.name.startsWith(".")) continue;
-      const childRel = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) visit(path.join(abs, e.name), childRel);
-      else if (e.isFile() && e.name.endsWith(".md")) out.push(childRel);
-    }
-  };
-  visit(dir, "");
-  return out.sort();
-}
-
 /**
  * Read a folder written by exportMemoriesPg (or a SQLite store's memory/
  * folder) into the store, in one transaction with one audit row: each
@@ -299,7 +259,7 @@ export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStore
 /** importMemoriesPg's work inside the caller's transaction, without its audit row (migrate-data writes its own). */
 export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: string }): Promise<MemoryImport> {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new AppError("invalid_request", `${dir} is not a folder`);
-  const files = listMarkdownFiles(dir);
+  const files = markdownFilesIn(dir);
   const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
   for (const rel of files) {
     const { bytes, mtimeMs } = readFileNoFollow({ file: resolveInside({ root: dir, segments: rel.split("/"), what: rel }), what: rel });
@@ -321,7 +281,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
       out.skipped.push({ path: rel, reason: "not a valid memory path (<category>/<slug>.md, letters, digits, '_' and '-')" });
       continue;
     }
-    const r = await putMemoryTextPg({ tx, memoryPath, text, mtime: Math.round(mtimeMs) });
+    const r = await inCallerTx(tx, indexMemoryOp({ memoryPath, text, mtime: Math.round(mtimeMs) }));
     out[r.status]++;
   }
   return out;

@@ -20,9 +20,9 @@ import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { audit } from "./engine-steps";
-import { deleteDocumentOp, ingestDocumentsOp, type IngestResult } from "./ingest";
+import { deleteDocumentOp, documentsLeastGrowth, ingestDocumentsOp, type IngestResult } from "./ingest";
 import { boolParam, dateParam, tagsParam } from "./query-params";
-import { withStoreQuota } from "./store-quota";
+import { withinStoreQuota } from "./store-quota";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 /** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
@@ -218,7 +218,7 @@ function* pruneCategoriesOp(category: string): Op<void> {
 }
 
 /** Drop every category left with no memories and no description (a reindex): one grouped pass over the memories. */
-function* pruneAllCategoriesOp(): Op<void> {
+export function* pruneAllCategoriesOp(): Op<void> {
   const used = new Set<string>();
   const groups = yield* select(memoryTables, (db, { memories: m }) => db.select({ category: m.category }).from(m).groupBy(m.category));
   for (const { category } of groups) {
@@ -277,22 +277,6 @@ export function* removeMemoryOp(memoryPath: string): Op<void> {
   yield* pruneCategoriesOp(memoryPath.slice(0, memoryPath.lastIndexOf("/")));
 }
 
-export function indexMemoryText({ handle, ...args }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number; capped?: boolean }): IngestResult {
-  return write(handle, indexMemoryOp(args));
-}
-
-export function removeMemoryIndex({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): void {
-  write(handle, removeMemoryOp(memoryPath));
-}
-
-export function ensureCategoryPath({ handle, category }: { handle: StoreHandle; category: string }): void {
-  write(handle, ensureCategoryOp({ category }));
-}
-
-export function pruneCategories({ handle }: { handle: StoreHandle }): void {
-  write(handle, pruneAllCategoriesOp());
-}
-
 export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "token_estimate">; body: string }): string {
   return stringifyFrontmatter({
     data: {
@@ -313,31 +297,33 @@ export function memoryTarget({ handle, memoryPath }: { handle: { store: string }
 }
 
 /**
- * The new text goes to a temp file first (a full disk fails here), then the
- * index commits with its audit row, then the rename makes the file the truth.
- * A failed index write (e.g. SQLITE_FULL) removes the temp file, so the
- * caller's error means nothing was written. Only a failed rename after the
- * commit leaves the index ahead of the file; the error says so and the next
- * reindex repairs it.
- *
- * A move (`replaces`: the old path) drops the old path's index rows in the
- * same transaction, and removes the old file once the new one is in place.
+ * The transaction of a create, update or restore on either engine: within the store's quotas (a move frees its old
+ * path's rows first), the memory indexed at `to` (on PostgreSQL its row is the truth), then its audit row.
  */
-function writeMemory({ handle, memoryPath, content, audit: entry, replaces }: { handle: StoreHandle; memoryPath: string; content: string; audit: AuditEntry; replaces?: string }): Memory {
+export function* memoryWriteOp({ store, write: w, mtime }: { store: string; write: MemoryWrite; mtime: number }): Op<void> {
+  const adds = () => documentsLeastGrowth({ docs: [{ path: memoryDocPath(w.to), text: w.text }], freeing: [w.replaces ?? w.to, w.to].map(memoryDocPath) });
+  yield* withinStoreQuota({ store, adds, op: (function* () {
+    if (w.replaces !== undefined) yield* removeMemoryOp(w.replaces);
+    yield* indexMemoryOp({ memoryPath: w.to, text: w.text, mtime, capped: true });
+  })() });
+  // Through the audit step: an agent's write is refused while the ledger is full or its share used up.
+  yield* audit(w.audit);
+}
+
+/**
+ * On SQLite the new text goes to a temp file first (a full disk fails here), then the index commits with its audit
+ * row (memoryWriteOp), then the rename makes the file the truth. A failed index write (e.g. SQLITE_FULL) removes the
+ * temp file, so the caller's error means nothing was written. Only a failed rename after the commit leaves the index
+ * ahead of the file; the error says so and the next reindex repairs it. A move removes the old file once the new one
+ * is in place.
+ */
+function writeMemory({ handle, write: w }: { handle: StoreHandle; write: MemoryWrite }): Memory {
+  const { to: memoryPath, replaces } = w;
   const file = memoryFile({ handle, memoryPath });
   const oldFile = replaces === undefined ? null : memoryFile({ handle, memoryPath: replaces });
-  const tmp = writeTempBeside(file, content);
+  const tmp = writeTempBeside(file, w.text);
   try {
-    handle.sqlite
-      .transaction(() => {
-        withStoreQuota({ handle, write: () => {
-          indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs, capped: true });
-          if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
-        } });
-        // Through the audit step: an agent's write is refused while the ledger is full or its share used up.
-        inCallerTx(handle, audit(entry));
-      })
-      .immediate();
+    write(handle, memoryWriteOp({ store: handle.store, write: w, mtime: fs.statSync(tmp).mtimeMs }));
   } catch (e) {
     fs.rmSync(tmp, { force: true });
     throw e;
@@ -383,17 +369,35 @@ export function diffMemoryBodies({ before, after, from, to }: { before: string; 
 /** The frontmatter fields an update audit compares: the name the audit row gives each, and the memory's key. */
 const FRONTMATTER_FIELDS = [["tags", "tags"], ["summary", "summary"], ["source", "source"], ["expiresAt", "expires_at"]] as const;
 
-export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
-  if (existsNoFollow(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
-  const content = renderMemoryFile({
+/**
+ * What a create, update or restore writes (both backends): the file's text at `to`, its audit entry, and for a
+ * move the path it leaves (`replaces`). `conflict` is the 409 when another memory holds `to`.
+ */
+export type MemoryWrite = { to: string; text: string; audit: AuditEntry; replaces?: string; conflict: string };
+
+const alreadyExists = (to: string) => `memory ${to} already exists`;
+
+/** A new memory's file: created and updated now. */
+export function createWrite({ store, input, actor, now }: { store: string; input: z.output<typeof createMemorySchema>; actor: string; now: number }): MemoryWrite {
+  const text = renderMemoryFile({
     memory: { path: input.path, tags: input.tags ?? [], created_at: now, updated_at: now, expires_at: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     body: input.body,
   });
-  return writeMemory({ handle, memoryPath: input.path, content, audit: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
+  return { to: input.path, text, audit: { actor, action: "memory.create", target: memoryTarget({ handle: { store }, memoryPath: input.path }) }, conflict: alreadyExists(input.path) };
 }
 
-/** A memory after an update: fields the request leaves out keep their value (null clears one); created stays, updated is now. */
-export function updatedMemoryFields({ current, input, to, now }: { current: MemoryWithBody; input: z.output<typeof updateMemorySchema>; to: string; now: number }) {
+export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
+  const w = createWrite({ store: handle.store, input, actor, now });
+  if (existsNoFollow(memoryFile({ handle, memoryPath: w.to }))) throw new AppError("conflict", w.conflict);
+  return writeMemory({ handle, write: w });
+}
+
+/**
+ * An update of `current` (fields the request leaves out keep their value, null clears one; created stays, updated is
+ * now), and its move when `move_to` names another path.
+ */
+export function updateWrite({ store, current, input, actor, now }: { store: string; current: MemoryWithBody; input: z.output<typeof updateMemorySchema>; actor: string; now: number }): MemoryWrite {
+  const to = input.move_to ?? input.path;
   const next = {
     path: to,
     tags: input.tags ?? current.tags,
@@ -403,27 +407,22 @@ export function updatedMemoryFields({ current, input, to, now }: { current: Memo
     source: input.source === undefined ? current.source : input.source,
     summary: input.summary === undefined ? current.summary : input.summary,
   };
-  return { next, body: input.body ?? current.body };
+  const body = input.body ?? current.body;
+  const audit: AuditEntry = { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: memoryTarget({ handle: { store }, memoryPath: to }) };
+  return { to, text: renderMemoryFile({ memory: next, body }), audit, replaces: to !== input.path ? input.path : undefined, conflict: alreadyExists(to) };
 }
 
 export function updateMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Memory {
-  const current = getMemoryByPath({ handle, memoryPath: input.path });
-  const target = input.move_to ?? input.path;
-  const moved = target !== input.path;
-  if (moved && existsNoFollow(memoryFile({ handle, memoryPath: target }))) {
-    throw new AppError("conflict", `memory ${target} already exists`);
-  }
-  const { next, body } = updatedMemoryFields({ current, input, to: target, now });
-  const content = renderMemoryFile({ memory: next, body });
-  const audit: AuditEntry = { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to: target }), target: memoryTarget({ handle, memoryPath: target }) };
-  return writeMemory({ handle, memoryPath: target, content, audit, replaces: moved ? input.path : undefined });
+  const w = updateWrite({ store: handle.store, current: getMemoryByPath({ handle, memoryPath: input.path }), input, actor, now });
+  if (w.replaces !== undefined && existsNoFollow(memoryFile({ handle, memoryPath: w.to }))) throw new AppError("conflict", w.conflict);
+  return writeMemory({ handle, write: w });
 }
 
 /**
  * What an update changed, for the memory's history (both backends): frontmatter fields
  * before → after and a bounded diff of the body; a move that changed nothing else is memory.move.
  */
-export function memoryUpdateAudit({ current, next, body, from, to }: { current: MemoryWithBody; next: ReturnType<typeof updatedMemoryFields>["next"]; body: string; from: string; to: string }) {
+function memoryUpdateAudit({ current, next, body, from, to }: { current: MemoryWithBody; next: Omit<Memory, "category" | "slug" | "token_estimate">; body: string; from: string; to: string }) {
   const changed: Record<string, { before: unknown; after: unknown }> = {};
   for (const [name, field] of FRONTMATTER_FIELDS) {
     if (JSON.stringify(current[field]) !== JSON.stringify(next[field])) changed[name] = { before: current[field], after: next[field] };
@@ -501,20 +500,31 @@ function readTrashEntry(handle: StoreHandle, id: string): TrashedMemoryWithBody 
   }
 }
 
-/** Remove trash entries older than the retention (and halves left by an interrupted delete); answers how many went. */
-export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+/** The ids of the trash's entries that have a `.json` (or `.md`) file, newest first; null when the store has no trash. */
+function trashIds(handle: StoreHandle, ext: "json" | "md"): string[] | null {
   let dir: string;
   try {
     dir = trashDir(handle);
   } catch {
-    return 0;
+    return null;
   }
-  if (!fs.existsSync(dir)) return 0;
+  if (!fs.existsSync(dir)) return null;
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith(`.${ext}`))
+    .map((name) => name.slice(0, -ext.length - 1))
+    .filter((id) => trashIdSchema.safeParse(id).success)
+    .sort()
+    .reverse();
+}
+
+/** Remove trash entries older than the retention (and halves left by an interrupted delete); answers how many went. */
+export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+  const ids = trashIds(handle, "json");
+  if (ids === null) return 0;
   const cutoff = now - trashRetentionMs();
   let purged = 0;
-  for (const name of fs.readdirSync(dir)) {
-    const id = name.replace(/\.(md|json)$/, "");
-    if (!trashIdSchema.safeParse(id).success || !name.endsWith(".json")) continue;
+  for (const id of ids) {
     if (Number(id.slice(0, 13)) <= cutoff) {
       const files = trashFiles(handle, id);
       fs.rmSync(files.text, { force: true });
@@ -522,19 +532,14 @@ export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHa
       purged++;
     }
   }
-  return purged + purgeTrashPastBytes(handle, dir);
+  return purged + purgeTrashPastBytes(handle);
 }
 
 /** Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge. */
-function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
+function purgeTrashPastBytes(handle: StoreHandle): number {
   const max = getConfig().limits.memoryTrashMaxBytes;
   const maxEntries = getConfig().limits.memoryTrashMaxEntries;
-  const ids = fs
-    .readdirSync(dir)
-    .filter((name) => name.endsWith(".md") && trashIdSchema.safeParse(name.slice(0, -3)).success)
-    .map((name) => name.slice(0, -3))
-    .sort()
-    .reverse();
+  const ids = trashIds(handle, "md") ?? [];
   let kept = 0;
   let purged = 0;
   for (const [nth, id] of ids.entries()) {
@@ -554,27 +559,13 @@ function purgeTrashPastBytes(handle: StoreHandle, dir: string): number {
 /** The store's trash, newest first (expired entries purged first). */
 export function listMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): TrashedMemory[] {
   purgeMemoryTrash({ handle, now });
-  let dir: string;
-  try {
-    dir = trashDir(handle);
-  } catch {
-    return [];
-  }
-  if (!fs.existsSync(dir)) return [];
-  const ids = fs
-    .readdirSync(dir)
-    .filter((n) => n.endsWith(".json"))
-    .map((n) => n.slice(0, -5))
-    .filter((id) => trashIdSchema.safeParse(id).success)
-    .sort()
-    .reverse()
-    .slice(0, MEMORY_TRASH_LIST_MAX);
+  const ids = (trashIds(handle, "json") ?? []).slice(0, MEMORY_TRASH_LIST_MAX);
   return ids.map((id) => readTrashEntry(handle, id)).filter((e): e is TrashedMemoryWithBody => e !== null).map(({ body: _body, ...e }) => e);
 }
 
 export function getTrashedMemory({ handle, id, now = Date.now() }: { handle: StoreHandle; id: string; now?: number }): TrashedMemoryWithBody {
   const entry = trashIdSchema.safeParse(id).success ? readTrashEntry(handle, id) : null;
-  if (!entry || entry.purge_at <= now) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+  if (!entry || entry.purge_at <= now) throw noTrashEntry({ store: handle.store, id });
   return entry;
 }
 
@@ -586,20 +577,24 @@ export function getTrashedMemory({ handle, id, now = Date.now() }: { handle: Sto
  */
 export function restoreMemory({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof restoreMemorySchema>; actor: string }): Memory {
   const entry = getTrashedMemory({ handle, id: input.id });
-  const to = input.to ?? entry.path;
-  if (existsNoFollow(memoryFile({ handle, memoryPath: to }))) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
   const files = trashFiles(handle, input.id);
-  const text = readFileNoFollow({ file: files.text, what: "trash entry" }).bytes.toString("utf8");
-  const memory = writeMemory({ handle, memoryPath: to, content: text, audit: { actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry, to }) } });
+  const w = restoreWrite({ store: handle.store, entry, text: readFileNoFollow({ file: files.text, what: "trash entry" }).bytes.toString("utf8"), input, actor });
+  if (existsNoFollow(memoryFile({ handle, memoryPath: w.to }))) throw new AppError("conflict", w.conflict);
+  const memory = writeMemory({ handle, write: w });
   fs.rmSync(files.text, { force: true });
   fs.rmSync(files.meta, { force: true });
   return memory;
 }
 
-/** The audit details of a restore (both backends): which trash entry, and where it was before when restored elsewhere. */
-export function restoreDetails({ entry, to }: { entry: TrashedMemory; to: string }): Record<string, unknown> {
-  return { trashId: entry.id, deletedAt: entry.deleted_at, ...(to !== entry.path ? { movedFrom: entry.path } : {}) };
+/** A restore (both backends): the trash entry's text byte for byte, its audit naming the entry and, restored elsewhere, where it was. */
+export function restoreWrite({ store, entry, text, input, actor }: { store: string; entry: TrashedMemory; text: string; input: z.output<typeof restoreMemorySchema>; actor: string }): MemoryWrite {
+  const to = input.to ?? entry.path;
+  const details = { trashId: entry.id, deletedAt: entry.deleted_at, ...(to !== entry.path ? { movedFrom: entry.path } : {}) };
+  return { to, text, audit: { actor, action: "memory.restore", target: memoryTarget({ handle: { store }, memoryPath: to }), details }, conflict: `${alreadyExists(to)}: restore the deleted one to another path, or move that one first` };
 }
+
+/** The 404 of a trash id the store does not hold (either backend). */
+export const noTrashEntry = ({ store, id }: { store: string; id: string }) => new AppError("not_found", `no deleted memory ${id} in the trash of store ${store}`);
 
 /** Delete a trash entry for good before the policy would (a secret written by mistake); audited as memory.purge. */
 export function purgeTrashedMemory({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): void {
@@ -636,7 +631,7 @@ export function deleteMemory({ handle, memoryPath, actor, now = Date.now() }: { 
   try {
     handle.sqlite
       .transaction(() => {
-        removeMemoryIndex({ handle, memoryPath });
+        write(handle, removeMemoryOp(memoryPath));
         inCallerTx(handle, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }));
       })
       .immediate();

@@ -46,3 +46,25 @@ export function forgetRebuildMarkers(): void {
   kept.clear();
   clearQueued = false;
 }
+
+/**
+ * Set one rebuild's range (`which`) in the caller's write transaction: started (through 0, target the last id), moved
+ * past a batch, or ended (null: the markers go).
+ */
+export function setRebuildRange({ sqlite, which, range }: { sqlite: Database.Database; which: keyof typeof KEYS; range: MarkerRange | null }): void {
+  const [through, target] = KEYS[which];
+  if (range === null) sqlite.prepare("delete from meta where key in (?, ?)").run(through, target);
+  else {
+    const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
+    upsert.run(target, String(range.target));
+    upsert.run(through, String(range.through));
+  }
+  forgetRebuildMarkers();
+}
+
+/** How far one rebuild is, counted by `countUpTo` (rows with an id at most its parameter): 0 / 0 when none is pending. */
+export function rebuildProgress({ sqlite, range, countUpTo }: { sqlite: Database.Database; range: MarkerRange | null; countUpTo: string }): { pending: boolean; done: number; total: number } {
+  if (!range) return { pending: false, done: 0, total: 0 };
+  const count = sqlite.prepare(countUpTo).pluck();
+  return { pending: true, done: count.get(Math.min(range.through, range.target)) as number, total: count.get(range.target) as number };
+}

@@ -13,7 +13,8 @@ import { memoryTextProblem } from "./frontmatter";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
 import { resumeFtsRebuild } from "./fts-rebuild";
 import { forgetRebuildMarkers, rebuildMarkers } from "./rebuild-markers";
-import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
+import { ensureCategoryOp, indexMemoryOp, pruneAllCategoriesOp, removeMemoryOp } from "./memories";
+import { write } from "../db/port";
 import { sha256Hex } from "../common";
 import { mirroringDisk, recountStoreUsage } from "../db/store-usage";
 
@@ -236,7 +237,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
             continue;
           }
           const r = p.memoryPath
-            ? indexMemoryText({ handle, memoryPath: p.memoryPath, text: now.text, mtime: now.stat.mtime })
+            ? write(handle, indexMemoryOp({ memoryPath: p.memoryPath, text: now.text, mtime: now.stat.mtime }))
             : ingestDocument({ handle, path: p.docPath, origin: "file", text: now.text, mtime: now.stat.mtime });
           recordIdentity.run(now.stat.ctime, now.stat.ino, p.docPath);
           const added = r.status === "added" || p.isNew;
@@ -253,7 +254,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
               byKind.memories.removed--;
             }
             else {
-              removeMemoryIndex({ handle, memoryPath: docPath.slice("memory/".length, -".md".length) });
+              write(handle, removeMemoryOp(docPath.slice("memory/".length, -".md".length)));
               if (changedPaths.length < 20) changedPaths.push(docPath);
             }
           } else {
@@ -265,9 +266,9 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
         // indexed_at: when this content was last read from the file and found the same.
         const restat = sqlite.prepare("update documents set mtime = ?, ctime = ?, inode = ?, indexed_at = ? where doc_id = ?");
         for (const t of touched) restat.run(t.stat.mtime, t.stat.ctime, t.stat.ino, t.readAt, t.docId);
-        for (const category of uncategorized) ensureCategoryPath({ handle, category });
+        for (const category of uncategorized) write(handle, ensureCategoryOp({ category }));
         if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
-        pruneCategories({ handle });
+        write(handle, pruneAllCategoriesOp());
         if (unindexableChanged) sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value").run(UNINDEXABLE_KEY, unindexableJson);
         recountStoreUsage(sqlite);
         markIndexBuilt({ handle });
@@ -281,7 +282,7 @@ function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHand
   const { db } = handle;
   db.update(categories).set({ description: null }).where(isNotNull(categories.description)).run();
   for (const [category, description] of descriptions) {
-    ensureCategoryPath({ handle, category });
+    write(handle, ensureCategoryOp({ category }));
     db.update(categories).set({ description }).where(eq(categories.path, category)).run();
   }
 }

@@ -66,6 +66,11 @@ const wordArray = (terms: string[]): SQL => sql`array[${sql.join(terms.map((t) =
 const queryTextColumns = (terms: string[], query: SQL): SQL =>
   sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${wordArray(terms)}) with ordinality as u(w, i) order by i)) as "perWord"`;
 
+/** A chunk's details as every statement here selects them (c = chunks, d = documents), after its id; times come back as text. */
+const DETAIL_COLUMNS = sql`c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text`;
+type DetailRow = Omit<ChunkDetail, "id" | "updatedAt"> & { updatedAt: string | number };
+const detailOf = (id: number | string, r: DetailRow): ChunkDetail => ({ id: Number(id), chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: Number(r.updatedAt), text: r.text });
+
 type LexicalRow = {
   id: number;
   score: number;
@@ -116,7 +121,7 @@ export function tsRankExpressionPg({ stats, tsv = sql`c.tsv` }: { stats: Pick<Qu
 /** The best `take` chunks by tsRankExpressionPg that pass the filters, with details and the page's headlines, in one statement. */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
-  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
+  const rows = await rowsOf<DetailRow & { id: string; score: number; snip: string | null; fullText: string | null }>({
     tx,
     query: sql`with q as (select ${stats.tsq}::tsquery as query),
       ranked as (
@@ -124,13 +129,13 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
         where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
         order by score desc, c.id limit ${take}),
       numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
-      select r.id, r.score, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+      select r.id, r.score, ${DETAIL_COLUMNS},
         case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip,
         case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
       from numbered r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id, q
       order by r.rn`,
   });
-  return rows.map(({ score, snip, fullText, ...d }) => ({ id: Number(d.id), score: Number(score), snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+  return rows.map((r) => ({ id: Number(r.id), score: Number(r.score), snip: r.snip, fullText: r.fullText, exactForms: null, nearPairs: null, detail: detailOf(r.id, r) }));
 }
 
 /**
@@ -141,12 +146,12 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
  */
 function lexicalColumns({ terms, query, headlines }: { terms: string[]; query: SQL; headlines: { from: number; to: number } }): SQL {
   return sql`${queryTextColumns(terms, query)},
-    c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+    ${DETAIL_COLUMNS},
     case when r.rn between ${headlines.from} and ${headlines.to} and numnode(${query}) > 0 then ts_headline('english', c.text, ${query}, ${HEADLINE_OPTIONS}) end as snip,
     case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"`;
 }
 
-type LexicalColumns = { tsq: string | null; perWord: string[]; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null };
+type LexicalColumns = DetailRow & { tsq: string | null; perWord: string[]; snip: string | null; fullText: string | null };
 
 /** The ranked chunks as lexical rows, from the columns lexicalColumns asked for; `first`: the statement's first row. */
 function lexicalRowsOf({ hits, first }: { hits: Bm25Hit[]; first: Record<string, unknown> }): { rows: LexicalRow[]; tsq: string | null; perWord: string[] } {
@@ -155,8 +160,8 @@ function lexicalRowsOf({ hits, first }: { hits: Bm25Hit[]; first: Record<string,
     tsq: head.tsq,
     perWord: head.perWord,
     rows: hits.map((h) => {
-      const { tsq: _tsq, perWord: _perWord, snip, fullText, chunkId, path, kind, chunkIndex, updatedAt, text } = h.row as LexicalColumns;
-      return { id: h.id, score: h.score, snip, fullText, exactForms: null, nearPairs: null, detail: { id: h.id, chunkId, path, kind, chunkIndex, updatedAt: Number(updatedAt), text } };
+      const r = h.row as LexicalColumns;
+      return { id: h.id, score: h.score, snip: r.snip, fullText: r.fullText, exactForms: null, nearPairs: null, detail: detailOf(h.id, r) };
     }),
   };
 }
@@ -189,18 +194,18 @@ async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: P
   if (seeds.length === 0) return;
   const filters = sql.join(where.map((w) => sql` and ${w}`));
   const side = (cmp: SQL, order: SQL) =>
-    sql`(select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
+    sql`(select c.id, ${DETAIL_COLUMNS}
       from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0 where ${cmp}${filters} order by d.mtime ${order} limit ${CONTEXT_ROWS_READ})`;
   const times = sql`array[${sql.join(seeds.map((s) => sql`${s.time}`), sql`, `)}]::bigint[]`;
-  const found = await rowsOf<{ seed: string; id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>({
+  const found = await rowsOf<DetailRow & { seed: string; id: string }>({
     tx,
     query: sql`select s.i as seed, x.* from unnest(${times}) with ordinality as s(t, i), lateral (
       ${side(sql`d.mtime >= s.t - ${DOCUMENT_CONTEXT.windowMs} and d.mtime < s.t`, sql`desc`)} union all ${side(sql`d.mtime > s.t and d.mtime <= s.t + ${DOCUMENT_CONTEXT.windowMs}`, sql`asc`)}) x`,
   });
   const details = new Map<string, ChunkDetail>();
   const neighbours = seeds.map((seed, i) => {
-    const near = nearestInFolder({ seed, rows: found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...r, id: Number(r.id), updatedAt: Number(r.updatedAt), key: key(Number(r.id)), time: Number(r.updatedAt) })) });
-    for (const r of [near.before, near.after]) if (r) details.set(r.key, { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text });
+    const near = nearestInFolder({ seed, rows: found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...detailOf(r.id, r), key: key(Number(r.id)), time: Number(r.updatedAt) })) });
+    for (const r of [near.before, near.after]) if (r) details.set(r.key, detailOf(r.id, r));
     return { hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null };
   });
   const gains = documentContextGains({ ranked, neighbours });
@@ -227,12 +232,8 @@ async function wholeDocumentScores(tx: PgStoreTx, stats: QueryStats & { tsq: str
 
 async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
   if (ids.length === 0) return new Map();
-  const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>({
-    tx,
-    query: sql`select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
-      from chunks c join documents d on d.doc_id = c.doc_id where c.id in ${ids}`,
-  });
-  return new Map(rows.map((r) => [Number(r.id), { ...r, id: Number(r.id), updatedAt: Number(r.updatedAt) }]));
+  const rows = await rowsOf<DetailRow & { id: string }>({ tx, query: sql`select c.id, ${DETAIL_COLUMNS} from chunks c join documents d on d.doc_id = c.doc_id where c.id in ${ids}` });
+  return new Map(rows.map((r) => [Number(r.id), detailOf(r.id, r)]));
 }
 
 /** Highlighted snippets (ts_headline) of the chunks on the page only: headlines re-parse the text, so never for a whole pool. */

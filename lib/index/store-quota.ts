@@ -2,7 +2,6 @@ import { sql } from "drizzle-orm";
 import { limitReached } from "../common";
 import { getConfig } from "../config";
 import type { PgStoreTx } from "../db/pg-store";
-import type { StoreHandle } from "../db/connection";
 import { engineStep, sqlRows, type Op } from "../db/port";
 import { STORE_USAGE_SQL } from "../db/store-usage";
 
@@ -44,15 +43,6 @@ export function assertRoomFor({ store, before, adds }: { store: string; before: 
 
 export function usageOf(row: { documents: unknown; bytes: unknown } | undefined): StoreUsage {
   return { documents: Number(row?.documents ?? 0), bytes: Number(row?.bytes ?? 0) };
-}
-
-/** SQLite: run `write` (already inside the caller's immediate transaction, so no other writer interleaves) under the store quotas. */
-export function withStoreQuota<T>({ handle, write }: { handle: StoreHandle; write: () => T }): T {
-  const usage = () => usageOf(handle.sqlite.prepare(STORE_USAGE_SQL).get() as { documents: number; bytes: number });
-  const before = usage();
-  const result = write();
-  assertStoreRoom(handle.store, before, usage());
-  return result;
 }
 
 /** `op` (in the caller's write, on either engine) under the store quotas; on PostgreSQL with withStoreQuotaPg's lock. */

@@ -182,4 +182,4 @@ export function storesOn(engine: Engine): StoresBackend {
 /** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
 export const stores: () => StoresBackend = perEngine(storesOn);
 
-export { assertStoresNotOnPostgres, notServedOnPostgres, storesOnPostgres } from "./on-postgres";
+export { notServedOnPostgres, storesOnPostgres } from "./on-postgres";

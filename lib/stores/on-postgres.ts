@@ -17,8 +17,3 @@ export function notServedOnPostgres(what: string): AppError {
     [{ path: "DATABASE_URL", message: `${what}: not yet ported to the PostgreSQL store backend`, operation: what }],
   );
 }
-
-/** Throw notServedOnPostgres(what) when stores are on PostgreSQL (for entry points outside the route wrapper: dashboard pages, actions, CLI). */
-export function assertStoresNotOnPostgres(what: string): void {
-  if (storesOnPostgres()) throw notServedOnPostgres(what);
-}

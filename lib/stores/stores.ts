@@ -4,7 +4,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { sqlRows, type Op } from "../db/port";
+import { sqlRows, writeLedger, type Op } from "../db/port";
 import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, storeIndexPath, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
@@ -15,7 +15,7 @@ import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import { log } from "../log";
-import { forgetStoreEvaluations, isStoreArchived, removeStoreFromAllowLists } from "../db/store-lifecycle";
+import { forgetDeletedStoreOp, isStoreArchived } from "../db/store-lifecycle";
 import { notServedOnPostgres, storesOnPostgres } from "./on-postgres";
 
 export const createStoreSchema = z
@@ -182,11 +182,6 @@ export function assertDeleteConfirmed({ name, confirm }: { name: string; confirm
   throw new AppError("unprocessable", message, [{ path: "confirm", message }]);
 }
 
-/** Store names differ by more than case: `Notes` beside `notes` would be one folder on a case-insensitive file system. */
-export function caseCollision({ name, existing }: { name: string; existing: readonly string[] }): string | null {
-  return existing.find((n) => n !== name && n.toLowerCase() === name.toLowerCase()) ?? null;
-}
-
 const DELETED_PREFIX = ".deleted-";
 
 /** Folders a store delete renamed but could not remove (a busy or failing disk): they still take space. */
@@ -216,27 +211,18 @@ export function removeDeletedStoreLeftovers(): { removed: string[]; left: string
 /**
  * Archive a store: read-only (writes answer 409 store_archived), its
  * connection closed, and left closed by background work; reads still work.
- * Admin only, audited (the audit row is the archive: see lib/db/store-lifecycle.ts).
+ * Unarchived, it is writable again and background work picks it up. Admin
+ * only, audited (the audit row is the archive: see lib/db/store-lifecycle.ts).
  */
-export function archiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
+export function setStoreArchived({ name, actor, archive }: { name: string; actor: string; archive: boolean }): { store: string; archived: boolean } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  assertStoreRemovable({ name, what: "archived" });
-  if (isStoreArchived(name)) throw new AppError("conflict", `store ${name} is already archived`);
-  appendAudit({ actor, action: "store.archive", target: `store:${name}`, details: null });
+  if (archive) assertStoreRemovable({ name, what: "archived" });
+  if (isStoreArchived(name) === archive) throw new AppError("conflict", `store ${name} is ${archive ? "already" : "not"} archived`);
+  appendAudit({ actor, action: archive ? "store.archive" : "store.unarchive", target: `store:${name}`, details: null });
+  // Unarchived: a handle a read opened meanwhile was marked to close when idle, and a fresh one is kept like any other.
   retireStoreDb(name);
-  return { store: name, archived: true };
-}
-
-/** Make an archived store writable again (admin, audited); background work picks it up again. */
-export function unarchiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
-  if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
-  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  if (!isStoreArchived(name)) throw new AppError("conflict", `store ${name} is not archived`);
-  appendAudit({ actor, action: "store.unarchive", target: `store:${name}`, details: null });
-  // A handle a read opened meanwhile was marked to close when idle: a fresh one is kept like any other.
-  retireStoreDb(name);
-  return { store: name, archived: false };
+  return { store: name, archived: archive };
 }
 
 /**
@@ -254,8 +240,7 @@ export function deleteStore({ name, actor, confirm }: { name: string; actor: str
   // transaction that takes the name out of token allow-lists and audits the delete: all three or none.
   const doomed = path.join(path.dirname(storeDir(name)), `${DELETED_PREFIX}${name}-${randomBytes(6).toString("hex")}`);
   getGovernance().sqlite.transaction(() => {
-    const allowLists = removeStoreFromAllowLists(name);
-    forgetStoreEvaluations(name);
+    const allowLists = writeLedger(getGovernance(), forgetDeletedStoreOp(name));
     appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null });
     fs.renameSync(storeDir(name), doomed);
   }).immediate();
@@ -274,7 +259,8 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   const { name, description } = createStoreSchema.parse(input);
   if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
   const root = path.dirname(storeDir(name));
-  const collides = caseCollision({ name, existing: fs.existsSync(root) ? fs.readdirSync(root) : [] });
+  // Store names differ by more than case: `Notes` beside `notes` would be one folder on a case-insensitive file system.
+  const collides = (fs.existsSync(root) ? fs.readdirSync(root) : []).find((n) => n !== name && n.toLowerCase() === name.toLowerCase());
   if (collides) throw new AppError("conflict", `store ${name} would share a folder with ${collides} on a case-insensitive file system`);
   assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQLITE).pluck().all(actor) as string[]), actor });
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.

@@ -8,9 +8,10 @@ import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import { governance } from "@/lib/backend/governance";
 import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
+import { inCallerTx } from "@/lib/db/port";
 import { storeParams } from "@/lib/api/params";
 import { defineRoute } from "@/lib/api/route";
-import { putDocumentsSchema } from "@/lib/index/ingest";
+import { ingestDocumentsOp, putDocumentsSchema } from "@/lib/index/ingest";
 import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
 import { storesOn, stores, type StoresBackend } from "@/lib/stores/backend";
@@ -100,6 +101,34 @@ describe("the PostgreSQL stores backend", () => {
     expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results.map((r) => r.path)).toEqual(["memory/ops/deploy/friday.md"]);
     // The API document is kept as it is.
     expect((await backend.listDocuments({ store: "kb", prefix: "notes/", limit: 10, offset: 0 })).total).toBe(1);
+  });
+
+  it("a reindex that recounts while a document write is still in flight leaves the store's total equal to a recount (verify consistent)", async () => {
+    const handle = await openStorePg({ pg, store: "kb" });
+    let release = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    let counted = () => {};
+    const inFlight = new Promise<void>((r) => (counted = r));
+    // A write that has counted its rows (its trigger holds the usage row) and has not committed yet.
+    const writer = withStoreTx({ handle, work: async (tx) => {
+      await inCallerTx(tx, ingestDocumentsOp({ docs: [{ path: "notes/in-flight.md", origin: "api", text: "Written while the reindex recounts.", mtime: Date.now() }] }));
+      counted();
+      await released;
+    } });
+    await inFlight;
+    const reindex = backend.runReindex({ store: "kb", actor: "admin" });
+    try {
+      // The reindex reaches its recount and waits for the writer.
+      const lockWaits = async () => Number((await pg.pool.query("select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows[0].n);
+      await expect.poll(lockWaits).toBeGreaterThan(0);
+    } finally {
+      release();
+    }
+    await writer;
+    expect(await reindex).toMatchObject({ status: "succeeded" });
+    const verified = await backend.verifyStore({ store: "kb" });
+    expect(verified.usage).toEqual({ bytes: verified.usage.recounted_bytes, documents: 3, recounted_bytes: verified.usage.recounted_bytes, recounted_documents: 3 });
+    expect(verified).toMatchObject({ ok: true, consistent: true });
   });
 });
 

@@ -170,7 +170,8 @@ it("20 agents on two servers sharing one DATA_DIR (database), during reindex and
     expect(getStoreDb({ store: STORE }).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
     expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   });
-  expect(verify).toMatchObject({ ok: true, consistent: true, in_sync: true });
+  // On failure: the running total beside its recount, and what the index lacks or holds wrongly.
+  expect(verify, JSON.stringify({ usage: verify.usage, not_indexed: verify.not_indexed, hash_mismatches: verify.hash_mismatches, missing_files: verify.missing_files })).toMatchObject({ ok: true, consistent: true, in_sync: true });
   expect(audit.ok).toBe(true);
   // The embed workers of both servers kept up with (or are still working off) the writes; nothing was parked.
   expect(await count(storeSql(STORE, "select count(*) as n from embed_queue where parked_at is not null"))).toBe(0);

@@ -8,14 +8,14 @@ import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../../db/store-names
 import { AppError, dbErrorCode, isAppError } from "../../errors";
 import { appendAuditPg, hasAuditEntry, pgLedger } from "../../governance/audit";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
-import { activeStoreNamesPg, forgetStoreEvaluationsPg, lastLifecycleActionPg, removeStoreFromAllowListsPg, storeNotArchivedSql } from "../../db/store-lifecycle";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, reindexMarkedMemoriesPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
+import { activeStoreNamesPg, forgetDeletedStoreOp, lastLifecycleActionPg, storeNotArchivedSql } from "../../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "../stores";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
-import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, MAX_ATTEMPTS, startSweeping } from "../../index/jobs";
+import { getJobById, type Job, JOB_STALE_MS, jobFromRow, listLatestJobs, startSweeping, takeOverOp, tooManyAttempts, waitForJob } from "../../index/jobs";
 import { log } from "../../log";
-import { inCallerTx } from "../../db/port";
+import { inCallerTx, writeLedger } from "../../db/port";
 import { deleteDocumentOp } from "../../index/ingest";
 import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
@@ -24,6 +24,7 @@ import { type AdminJobRow, adminJobs } from "../../db/schema/pg/governance";
 import { sha256Hex } from "../../common";
 import { memories } from "../../db/schema/pg/store";
 import { CHUNKING_VERSION } from "../../index/chunking";
+import { indexMemoryOp } from "../../index/memories";
 import type { ReindexKindCounts, ReindexResult } from "../../index/reindex";
 import type { VerifyReport } from "../../index/verify";
 
@@ -160,8 +161,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
     try {
       await pg.db.transaction(async (tx) => {
         await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
-        const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
-        await forgetStoreEvaluationsPg({ tx, store: name });
+        const allowLists = await writeLedger(pgLedger(tx), forgetDeletedStoreOp(name));
         await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null } });
       });
       break;
@@ -377,31 +377,7 @@ export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), s
         .limit(1)
         .for("update", { skipLocked: true });
       if (!stale) return null;
-      if (stale.attempts >= MAX_ATTEMPTS) {
-        const refusal = `stopped after ${stale.attempts} attempts: its process stopped during each one`;
-        await tx.update(adminJobs).set({ status: "failed", error: refusal, finishedAt: now, heartbeatAt: now }).where(eq(adminJobs.id, stale.id));
-        await appendAuditPg({
-          db: tx,
-          entry: { actor: "system:jobs", action: "store.reindex.abandon", target: `store:${stale.store}`, reason: refusal, details: { jobId: stale.id, attempts: stale.attempts } },
-        });
-        return "abandoned";
-      }
-      const [taken] = await tx
-        .update(adminJobs)
-        .set({ owner, attempts: stale.attempts + 1, heartbeatAt: now, progressJson: null })
-        .where(eq(adminJobs.id, stale.id))
-        .returning();
-      await appendAuditPg({
-        db: tx,
-        entry: {
-          actor: "system:jobs",
-          action: "store.reindex.resume",
-          target: `store:${stale.store}`,
-          reason: "the process running this reindex stopped before it finished",
-          details: { jobId: stale.id, attempt: taken.attempts, previousOwner: stale.owner },
-        },
-      });
-      return taken;
+      return (await writeLedger(pgLedger(tx), takeOverOp({ row: stale, owner, refusal: tooManyAttempts(stale), now }))) ?? "abandoned";
     });
     if (outcome !== "abandoned") return outcome;
   }
@@ -409,22 +385,18 @@ export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), s
 
 /** The owner's heartbeat (and progress); false when the job is no longer this owner's (taken over), so its run must stop. */
 export async function beatJobPg({ db, id, owner, progressJson, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; progressJson?: string; now?: number }): Promise<boolean> {
-  const rows = await db
-    .update(adminJobs)
-    .set({ heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) })
-    .where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running")))
-    .returning({ id: adminJobs.id });
-  return rows.length === 1;
+  return setHeldJobPg({ db, id, owner, set: { heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) } });
 }
 
 /** Close a job this owner still holds; false when it lost the job meanwhile (the new owner's outcome counts). */
 export async function finishJobPg({ db, id, owner, outcome, now = Date.now() }: { db: PgGovernanceExecutor; id: string; owner: string; outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string }; now?: number }): Promise<boolean> {
   const set = outcome.status === "succeeded" ? { status: outcome.status, resultJson: outcome.resultJson } : { status: outcome.status, error: outcome.error };
-  const rows = await db
-    .update(adminJobs)
-    .set({ ...set, finishedAt: now, heartbeatAt: now })
-    .where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running")))
-    .returning({ id: adminJobs.id });
+  return setHeldJobPg({ db, id, owner, set: { ...set, finishedAt: now, heartbeatAt: now } });
+}
+
+/** A write to a running job only while `owner` holds it: whether it did. */
+async function setHeldJobPg({ db, id, owner, set }: { db: PgGovernanceExecutor; id: string; owner: string; set: Partial<AdminJobRow> }): Promise<boolean> {
+  const rows = await db.update(adminJobs).set(set).where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running"))).returning({ id: adminJobs.id });
   return rows.length === 1;
 }
 
@@ -492,7 +464,7 @@ export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHa
     await tx.execute(sql`select set_config('dualmind.max_store_bytes', '', true)`);
     for (const m of await tx.select({ path: memories.path, content: memories.content, updatedAt: memories.updatedAt }).from(memories).orderBy(memories.path)) {
       mem.scanned++;
-      mem[(await putMemoryTextPg({ tx, memoryPath: m.path, text: m.content, mtime: m.updatedAt })).status]++;
+      mem[(await inCallerTx(tx, indexMemoryOp({ memoryPath: m.path, text: m.content, mtime: m.updatedAt }))).status]++;
     }
     const orphans = await rowsOf<{ path: string }>({ tx, query: sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1` });
     for (const o of orphans) if (await inCallerTx(tx, deleteDocumentOp(o.path))) mem.removed++;
@@ -544,8 +516,6 @@ export async function startReindexJobOnPg({ pg, handle, actor, reason }: { pg: P
   return jobFromRow(claimed.row);
 }
 
-const WAIT_POLL_MS = 250;
-
 /**
  * The same job, run to the end before returning (the CLI; the twin of
  * runReindexJob, ./jobs.ts): claimed as POST /stores/{store}/reindex claims
@@ -557,12 +527,10 @@ const WAIT_POLL_MS = 250;
 export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
   const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
   if (claimed.run) await runReindexJobPg({ pg, handle, jobId: claimed.row.id });
-  for (;;) {
-    const job = await getJobById({ ledger: pgLedger(pg.db), id: claimed.row.id });
-    if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
-    if (job.status !== "running") return job;
-    const taken = Date.now() - job.heartbeat_at > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
-    if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
-    else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-  }
+  return waitForJob({
+    ledger: pgLedger(pg.db),
+    id: claimed.row.id,
+    takeOver: (row) => (Date.now() - row.heartbeatAt > JOB_STALE_MS ? takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null),
+    run: (row) => runReindexJobPg({ pg, handle, jobId: row.id }),
+  });
 }

@@ -6,7 +6,7 @@ import { lastUnindexableFiles } from "../../index/reindex";
 import { searchStore } from "../../index/search";
 import { verifyStoreAsync } from "../../index/verify";
 import type { StoreEngine } from "../backend";
-import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, storeFileBytes, unarchiveStore, type StoreSummary } from "../stores";
+import { createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, setStoreArchived, storeFileBytes, type StoreSummary } from "../stores";
 import { forgetGoneStores, lookAtStore, type StoreLooks } from "../../db/store-looks";
 import { isStoreArchived } from "../../db/store-lifecycle";
 
@@ -30,8 +30,8 @@ export const sqliteStoreEngine: StoreEngine = {
   listStoreNames: async () => listStoreNames(),
   createStore: async (a) => createStore(a),
   deleteStore: async (a) => deleteStore(a),
-  archiveStore: async (a) => archiveStore(a),
-  unarchiveStore: async (a) => unarchiveStore(a),
+  archiveStore: async (a) => setStoreArchived({ ...a, archive: true }),
+  unarchiveStore: async (a) => setStoreArchived({ ...a, archive: false }),
   describeStore: async ({ store, memoryFiles }) => {
     if (memoryFiles !== false) return describeStore({ handle: openStore({ store }), memoryFiles });
     // A list describes every store: a look, not a use, that opens no closed store whose files are unchanged.
