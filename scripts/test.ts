@@ -11,7 +11,8 @@
  * failure; the exit code is 1 when any failed.
  *
  * `npm test -- unit pg` runs only the named phases (with the build and the
- * cluster when they need them); `--serial` runs every phase alone.
+ * cluster when they need them); `--serial` runs every phase alone; `--timings` adds
+ * each phase's CPU seconds and its slowest test files (from the runners' JSON reports).
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -19,6 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
 import { ROOT } from "./build-freshness";
+import type { FileTime } from "./vitest-file-times";
 
 type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres?: boolean };
 
@@ -32,20 +34,21 @@ const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-sta
  * after the build either runs two files at a time (unit, pg) or spends much of
  * it waiting (reliability and e2e: servers starting, timed load, the browser).
  * After the build there is no barrier: the lanes are balanced by their phases'
- * summed seconds — the PostgreSQL suite (the longest) with unit and the type
- * check, e2e with both reliability suites — so neither lane waits for the other.
+ * summed seconds — the PostgreSQL suite (the longest) with unit, the type check
+ * with e2e and both reliability suites — so neither lane waits for the other
+ * (`npm test -- --timings` shows each phase's seconds and slowest files).
  */
 const STAGES: Phase[][][] = [
-  // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
   [[BUILD], [{ name: "lint", args: npm("lint") }]],
   [
     [
-      { name: "typecheck", args: npm("typecheck"), needsBuild: true },
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
       // Route handlers are called in-process: no server, no bundle.
       { name: "unit", args: npm("test:unit") },
     ],
     [
+      // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
+      { name: "typecheck", args: npm("typecheck"), needsBuild: true },
       { name: "e2e", args: npm("test:e2e"), needsBuild: true },
       { name: "reliability", args: npm("test:reliability"), needsBuild: true },
       { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
@@ -53,25 +56,67 @@ const STAGES: Phase[][][] = [
   ],
 ];
 
-type Result = { name: string; seconds: number; ok: boolean; logFile?: string };
+type Result = { name: string; seconds: number; ok: boolean; logFile?: string; cpuSeconds?: number; report?: string };
 
-function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string): Promise<Result> {
+/** The runner of a phase's tests, for its JSON report: vitest, Playwright, or none (build, lint, typecheck). */
+const runnerOf = (phase: Phase): "vitest" | "playwright" | null =>
+  phase.name === "e2e" ? "playwright" : ["unit", "pg", "reliability", "reliability:pg"].includes(phase.name) ? "vitest" : null;
+
+/**
+ * With `timings`, the phase runs under /usr/bin/time (the CPU seconds of it and the children it waited for:
+ * a measure a loaded machine disturbs less than the wall clock) and its runner writes a JSON report.
+ */
+function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string, timings = false): Promise<Result> {
   const started = performance.now();
-  const logFile = path.join(logDir, `${phase.name.replace(/\W/g, "-")}.log`);
+  const base = path.join(logDir, phase.name.replace(/\W/g, "-"));
+  const logFile = `${base}.log`;
   const log = fs.openSync(logFile, "w");
+  const runner = timings ? runnerOf(phase) : null;
+  const report = runner ? `${base}.json` : undefined;
+  const reporterArgs = runner === "vitest" ? ["--", "--reporter=default", "--reporter=./scripts/vitest-file-times.ts"] : runner === "playwright" ? ["--", "--reporter=list,json"] : [];
+  const args = timings ? ["/usr/bin/time", "-f", "%U %S", "-o", `${base}.cpu`, ...phase.args, ...reporterArgs] : phase.args;
   console.log(`== ${phase.name}: started`);
   return new Promise((resolve) => {
-    const child = spawn(phase.args[0], phase.args.slice(1), { cwd: ROOT, env, stdio: ["ignore", log, log] });
+    const child = spawn(args[0], args.slice(1), { cwd: ROOT, env: report ? { ...env, PLAYWRIGHT_JSON_OUTPUT_FILE: report, DM_TEST_FILE_TIMES: report } : env, stdio: ["ignore", log, log] });
     const finish = (ok: boolean, note = "") => {
       fs.closeSync(log);
       const seconds = (performance.now() - started) / 1000;
       process.stdout.write(fs.readFileSync(logFile, "utf8"));
       console.log(`== ${phase.name}: ${ok ? "passed" : `FAILED${note}`} in ${seconds.toFixed(0)} s`);
-      resolve({ name: phase.name, seconds, ok, logFile });
+      resolve({ name: phase.name, seconds, ok, logFile, cpuSeconds: timings ? cpuSeconds(`${base}.cpu`) : undefined, report });
     };
     child.on("error", (e) => finish(false, ` (${e.message})`));
     child.on("exit", (code, signal) => finish(code === 0, code === 0 ? "" : ` (exit ${code ?? signal})`));
   });
+}
+
+/** The user and system seconds /usr/bin/time wrote (its last line: an exit note may come first). */
+function cpuSeconds(file: string): number | undefined {
+  const last = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").at(-1) : undefined;
+  const [user, system] = (last ?? "").split(" ").map(Number);
+  return Number.isFinite(user) && Number.isFinite(system) ? user + system : undefined;
+}
+
+/** A phase's test files by seconds, slowest first, from its JSON report (scripts/vitest-file-times.ts or Playwright's). */
+function slowestFiles(report: string): { file: string; seconds: number; cpuSeconds?: number | null; tests: number }[] {
+  if (!fs.existsSync(report)) return [];
+  const json = JSON.parse(fs.readFileSync(report, "utf8"));
+  const files: { file: string; seconds: number; cpuSeconds?: number | null; tests: number }[] = [];
+  if (Array.isArray(json)) files.push(...(json as FileTime[]));
+  else {
+    // Playwright: suites per file, nested suites (describe) holding specs, each spec's results with a duration in ms.
+    type Suite = { file?: string; specs?: { tests: { results: { duration: number }[] }[] }[]; suites?: Suite[] };
+    const walk = (s: Suite): { ms: number; tests: number } =>
+      [...(s.specs ?? []).map((sp) => ({ ms: sp.tests.flatMap((t) => t.results).reduce((a, r) => a + r.duration, 0), tests: 1 })), ...(s.suites ?? []).map(walk)].reduce(
+        (a, b) => ({ ms: a.ms + b.ms, tests: a.tests + b.tests }),
+        { ms: 0, tests: 0 },
+      );
+    for (const s of (json.suites ?? []) as Suite[]) {
+      const { ms, tests } = walk(s);
+      files.push({ file: path.join("e2e", s.file ?? "?"), seconds: ms / 1000, tests });
+    }
+  }
+  return files.sort((a, b) => b.seconds - a.seconds);
 }
 
 /**
@@ -100,7 +145,8 @@ function failureLines(log: string): string[] {
 async function main() {
   const args = process.argv.slice(2);
   const serial = args.includes("--serial");
-  const only = args.filter((a) => a !== "--serial");
+  const timings = args.includes("--timings");
+  const only = args.filter((a) => a !== "--serial" && a !== "--timings");
   const known = STAGES.flat(2).map((p) => p.name);
   const unknown = only.filter((n) => !known.includes(n));
   if (unknown.length) {
@@ -161,7 +207,7 @@ async function main() {
       const lanes = await Promise.all(
         stage.map(async (lane) => {
           const done: Result[] = [];
-          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir));
+          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir, timings));
           return done;
         }),
       );
@@ -178,11 +224,17 @@ async function main() {
   const why = failed.map((r) => ({ name: r.name, lines: failureLines(fs.readFileSync(r.logFile!, "utf8")) }));
   for (const w of why) console.log(`\n== why ${w.name} failed\n${w.lines.join("\n")}`);
   console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
-  for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s  ${r.ok ? "ok" : "FAILED"}`);
-  console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores)`);
+  const cpu = (r: Result) => (timings ? `${r.cpuSeconds === undefined ? "" : r.cpuSeconds.toFixed(0)}`.padStart(7) + " s cpu" : "");
+  for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s${cpu(r)}  ${r.ok ? "ok" : "FAILED"}`);
+  console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(1)})`);
+  for (const r of results.filter((r) => r.report)) {
+    const files = slowestFiles(r.report!);
+    console.log(`\n== ${r.name}: slowest of ${files.length} files (seconds, CPU seconds, tests) — the whole report: ${r.report}`);
+    for (const f of files.slice(0, 15)) console.log(`${f.seconds.toFixed(1).padStart(7)}  ${(f.cpuSeconds?.toFixed(1) ?? "").padStart(7)}  ${String(f.tests).padStart(4)}  ${f.file}`);
+  }
   const names = why.flatMap((w) => w.lines.filter((l) => /^\s*(FAIL|✘)\s|^\s*\d+\) \[|error TS\d+/.test(l)).map((l) => `${w.name}: ${l.trim()}`));
   if (names.length) console.log(`\n== failed\n${[...new Set(names)].slice(0, 12).join("\n")}`);
-  if (failed.length) console.log(`(the phases' whole logs: ${logDir})`);
+  if (failed.length || timings) console.log(`(the phases' whole logs${timings ? " and reports" : ""}: ${logDir})`);
   else fs.rmSync(logDir, { recursive: true, force: true });
   process.exit(results.every((r) => r.ok) ? 0 : 1);
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { MAX_EMBED_ATTEMPTS, processEmbedBatch, startEmbedWorker } from "@/lib/embed/worker";
+import { WORKER_STALE_MS } from "@/lib/embed/worker-state";
 import { runStatusWatchPass, storeHealthReportFor } from "@/lib/metrics/health";
 import { stores } from "@/lib/stores/backend";
 import { startStoresEmbedWorkerPg } from "@/lib/stores/engines/pg";
@@ -168,7 +169,9 @@ it("a worker process killed with -9 mid-batch: health says its claims are stale,
   expect(Number(held.until)).toBeGreaterThan(Date.now() + 120_000);
 
   // SQLite: this host sees the process is gone at once. PostgreSQL: every replica judges by the shared worker registry,
-  // so once the dead worker's heartbeat is stale.
+  // so once the dead worker's heartbeat is stale. The worker is dead and beats no more: its last beat is moved back by
+  // the stale window, as waiting that long would leave it (the window itself is tests/worker-state.test.ts's).
+  if (onPg) await governanceSql("update embed_workers set heartbeat_at = heartbeat_at - ? where pid = ?", [WORKER_STALE_MS, child.pid]);
   await until("health says the claims are stale", async () => (await storeHealthReportFor({ store: "killed", principal: "operator" })).status === "stalled", 90_000);
   const report = await storeHealthReportFor({ store: "killed", principal: "operator" });
   expect(report.status_reason).toMatch(new RegExp(`${held.n} items? (is|are) claimed by an embed worker that is no longer running`));

@@ -117,7 +117,9 @@ describe("kill -9 of a real server", () => {
     await serve({ DUALMIND_MEMORY_WATCH: "false" });
     const dir = path.join(env.dataDir, "stores", "crash", "memory", "bulk");
     fs.mkdirSync(dir, { recursive: true });
-    for (let i = 0; i < 6000; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\n${"word ".repeat(150 + (i % 40))}\n`);
+    // Enough notes that the reindex is still running when the kill lands: the kill follows its first progress row at once.
+    const NOTES = 3000;
+    for (let i = 0; i < NOTES; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\n${"word ".repeat(150 + (i % 40))}\n`);
     // The kill must land mid-run whatever the machine's speed: the job's first progress row is written as it starts,
     // so the test watches governance.db itself (from this process, while the server works) and kills on that row,
     // instead of asking over HTTP a server whose event loop the reindex keeps busy.
@@ -141,9 +143,9 @@ describe("kill -9 of a real server", () => {
       const j = r.json as { job: JobView };
       return j.job.status !== "running" && j.job;
     });
-    expect(resumed).toMatchObject({ id: jobId, status: "succeeded", attempts: 2, result: { counts: { added: 6000 } } });
+    expect(resumed).toMatchObject({ id: jobId, status: "succeeded", attempts: 2, result: { counts: { added: NOTES } } });
     const verify = (await call("GET", "/stores/crash/verify")).json as { ok: boolean; counts: { file_documents: number } };
-    expect(verify).toMatchObject({ ok: true, counts: { file_documents: 6000 } });
+    expect(verify).toMatchObject({ ok: true, counts: { file_documents: NOTES } });
     await server!.stop();
     server = null;
     const resumeAudit = getGovernance().sqlite.prepare("select actor, target, details from audit_log where action = 'store.reindex.resume'").all() as { actor: string; target: string; details: string }[];
@@ -178,8 +180,9 @@ describe("kill -9 of a real server", () => {
   it("during a re-embed: the job is in the database and finishes by itself after restart", async () => {
     await serve();
     expect((await call("POST", "/stores", { name: "reembed" })).status).toBe(201);
-    // Fewer on PostgreSQL, where each worker step is several round trips: the re-embed still runs long enough to be hit.
-    const batches = onPg ? 6 : 20;
+    // Enough for hundreds of worker steps (fewer on PostgreSQL, where each step is several round trips): the re-embed
+    // still runs long enough to be hit, and the kill follows the first step seen done at once.
+    const batches = onPg ? 6 : 8;
     for (let b = 0; b < batches; b++) {
       const r = await call("PUT", "/stores/reembed/documents", { documents: Array.from({ length: 100 }, (_, k) => ({ path: `r/${b}-${k}.md`, content: `# r ${b} ${k}\n\nvector drift rotation ${b * 100 + k}` })) });
       expect(r.status).toBe(200);

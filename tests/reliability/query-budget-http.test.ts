@@ -56,7 +56,8 @@ beforeAll(async () => {
   closeAllDatabases();
   // No embed worker: nothing else competes for the event loop, so what health waits on is the search.
   server = await startServer({ dataDir: env.dataDir, env: { DUALMIND_QUERY_BUDGET_MS: onPg ? "250" : "200", DUALMIND_EMBED_WORKER: "false" } });
-});
+  // PostgreSQL's corpus (41,000 chunks) takes most of the suite's hook time on a loaded machine: more room than the config's.
+}, 300_000);
 afterAll(async () => {
   await server?.kill9();
   recordTally(`query budget: expensive searches vs health${onPg ? " (PostgreSQL)" : ""}`, tally);
