@@ -139,13 +139,18 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
       const later = await scrape();
       expect(later.opened - first.opened).toBe(0);
 
+      // Another process queues work in a store this process has closed, and in one it has open (a search used it):
+      // unchanged stores are not read again, but a changed one is, open or closed.
       const closed = STORES.find((s) => !isStoreDbOpen(s))!;
-      writeFromAnotherConnection(closed, `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at) select kind, ref_id, 'changed elsewhere', 1, 0, 1 from embeddings limit 1`);
+      const open = STORES.find((s) => s !== closed)!;
+      expect((await callRoute(searchPOST, { token: admin, params: { store: open }, body: { q: "quokka", mode: "fts" } })).status).toBe(200);
+      expect(isStoreDbOpen(open)).toBe(true);
+      for (const store of [closed, open]) writeFromAnotherConnection(store, `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at) select kind, ref_id, 'changed elsewhere', 1, 0, 1 from embeddings limit 1`);
       const deadline = Date.now() + 20_000;
-      let pending = 1;
+      let pending = 2;
       while (pending > 0 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
-        pending = (await getAllStoreStatuses()).find((s) => s.store === closed)!.backlog.pending;
+        pending = (await getAllStoreStatuses()).filter((s) => s.store === closed || s.store === open).reduce((n, s) => n + s.backlog.pending, 0);
       }
       expect(pending).toBe(0);
     } finally {

@@ -1,18 +1,18 @@
 import fs from "node:fs";
-import { getStoreDb, holdingStoreHandles, isStoreDbOpen, storeIndexPath, type StoreHandle } from "./connection";
+import { getStoreDb, holdingStoreHandles, storeIndexPath, type StoreHandle } from "./connection";
 
 /**
  * Background loops look at every store (the embed worker's rounds, the status
- * watch, the memory folder scan). A look is not a use, so beyond
- * DUALMIND_MAX_OPEN_STORES the idle connections are closed; and a look must
- * not open a closed store again round after round (opening costs pragmas and a
- * migration check, and with many stores it would hold the event loop). The one
- * rule: a closed store whose files have not changed since the last look gives
- * that look's result without being opened. Only another process can change a
- * store this process has closed, and any commit of it changes `index.db` or its
+ * watch, the minute's snapshots, the memory folder scan, metrics, the store
+ * list). A look is not a use, so beyond DUALMIND_MAX_OPEN_STORES the idle
+ * connections are closed; and a look must not read a store again round after
+ * round while nothing in it changed (opening a closed store costs pragmas and a
+ * migration check, and even an open one's reads add up over hundreds of stores
+ * every few seconds). The one rule: a store whose files have not changed since
+ * the last look gives that look's result without being read, or opened. Any
+ * commit to a store, by this process or another, changes `index.db` or its
  * `-wal` file.
  */
-
 /** How close to a file's last change a stamp is too close to trust: a change within the file system's timestamp granularity could hide behind an equal mtime. */
 const RACY_MS = 2_000;
 
@@ -47,10 +47,10 @@ export function storeFilesStamp({ store, now = Date.now() }: { store: string; no
 export type StoreLooks<T> = Map<string, { stamp: string; value: T }>;
 
 /**
- * Look at a store for a background loop: an open store through its connection
- * (not counted as a use), a closed one only if its files changed since the last
- * look (or that look's value is no longer `reusable`); otherwise the last
- * look's value, without opening it. `open` opens it for the look (default: the
+ * Look at a store for a background loop: read it (through its connection if
+ * open, not counted as a use; else opened for the look) only if its files
+ * changed since the last look, or that look's value is no longer `reusable`;
+ * otherwise the last look's value. `open` opens it for the look (default: the
  * store's connection, not counted as a use); the handle is held while `look` runs.
  */
 export async function lookAtStore<T>({ store, looks, look, reusable = () => true, open = (s) => getStoreDb({ store: s, create: false, use: false }), now = Date.now() }: {
@@ -63,19 +63,11 @@ export async function lookAtStore<T>({ store, looks, look, reusable = () => true
 }): Promise<T> {
   const stamp = storeFilesStamp({ store, now });
   const last = looks.get(store);
-  if (!isStoreDbOpen(store) && stamp !== null && last?.stamp === stamp && reusable(last.value)) return last.value;
+  if (stamp !== null && last?.stamp === stamp && reusable(last.value)) return last.value;
   const value = await holdingStoreHandles({ work: () => look(open(store)) });
   if (stamp === null) looks.delete(store);
   else looks.set(store, { stamp, value });
   return value;
-}
-
-/** Whether a look at a closed store would be answered without opening it (the worker skips such a store when the look finds nothing to do). */
-export function closedAndUnchanged<T>({ store, looks, reusable = () => true, now = Date.now() }: { store: string; looks: StoreLooks<T>; reusable?: (value: T) => boolean; now?: number }): boolean {
-  if (isStoreDbOpen(store)) return false;
-  const stamp = storeFilesStamp({ store, now });
-  const last = looks.get(store);
-  return stamp !== null && last?.stamp === stamp && reusable(last.value);
 }
 
 /** Forget the looks at stores no longer on disk: a loop's looks are as many as the stores. */

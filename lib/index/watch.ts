@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
-import { getStoreDb, holdingStoreHandles, isStoreDbOpen, openStoreHandles, storeDir } from "../db/connection";
+import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
 import { storeFilesStamp } from "../db/store-looks";
 import { indexableFilesStamp } from "./files";
 import { listStoreNames } from "../db/store-names";
@@ -175,12 +175,10 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
   const scanned = !w.changed;
   w.dirty = false;
   w.changed = false;
-  // What the files and the database are before this run: a run that finds them so again has nothing to do. Only
-  // worth reading when stores are closed for DUALMIND_MAX_OPEN_STORES (a second walk of the folder).
-  const mayClose = !isStoreDbOpen(store) || openStoreHandles().length >= getConfig().limits.maxOpenStores;
-  const before = mayClose ? { files: indexableFilesStamp({ store }), db: storeFilesStamp({ store }) } : { files: null, db: null };
-  // The periodic scan is a look, not a use: a closed store none of whose files changed is not opened for it.
-  if (scanned && !isStoreDbOpen(store) && before.files !== null && before.files === w.last?.files && before.db === w.last.db) return;
+  // What the files and the database are before this run: a run that finds them so again has nothing to do.
+  const before = { files: indexableFilesStamp({ store }), db: storeFilesStamp({ store }) };
+  // The periodic scan is a look, not a use: a store none of whose files changed is not read (nor opened) for it.
+  if (scanned && before.files !== null && before.files === w.last?.files && before.db === w.last.db) return;
   w.running = true;
   try {
     const result = await holdingStoreHandles({ work: () => {
