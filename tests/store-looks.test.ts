@@ -8,6 +8,7 @@ import { GET as listStoresGET } from "@/app/api/v1/stores/route";
 import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, isStoreDbOpen, openStoreHandles, storeIndexPath } from "@/lib/db/connection";
 import { getLatestSnapshotsByStore, measureStoreSnapshot, snapshotAllStores } from "@/lib/metrics/snapshots";
 import { startEmbedWorker } from "@/lib/embed/worker";
+import { closeHold, openHold } from "@/lib/embed/healing";
 import { startMemoryWatch } from "@/lib/index/watch";
 import { getAllStoreStatuses, runStatusWatchPass } from "@/lib/metrics/health";
 import { drainEmbeddings, governanceSql, onPg, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
@@ -123,6 +124,26 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     expect(after.backlog.pending).toBe(before.backlog.pending + 1);
   }, 60_000);
 
+  it("a store written through this server and then closed for the limit is not opened again by the loops: its close changed its files, not its content", async () => {
+    const store = STORES[0];
+    await seedDocument(store, "later.md", "# Later\n\nA note written after the others.");
+    await drainEmbeddings([store]);
+    await settle();
+    // The loops look at it while it is open.
+    await runStatusWatchPass();
+    await snapshotAllStores();
+    ageStoreHandlesForTests();
+    for (const other of STORES.slice(1, LIMIT + 2)) getStoreDb({ store: other });
+    expect(isStoreDbOpen(store)).toBe(false);
+    await settle();
+    const before = await scrape();
+    await runStatusWatchPass();
+    await snapshotAllStores();
+    const after = await scrape();
+    expect(after.opened - before.opened).toBe(0);
+    expect((await getAllStoreStatuses()).find((s) => s.store === store)!.backlog.pending).toBe(0);
+  }, 60_000);
+
   it("the embed worker's rounds keep at most DUALMIND_MAX_OPEN_STORES open, reopen no unchanged store, and embed what another process queued in a closed store", async () => {
     await drainEmbeddings(STORES);
     await settle();
@@ -153,6 +174,23 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
         pending = (await getAllStoreStatuses()).filter((s) => s.store === closed || s.store === open).reduce((n, s) => n + s.backlog.pending, 0);
       }
       expect(pending).toBe(0);
+
+      // A row parked during an outage in a closed store is swept back when the queue recovers (the worker's one sweep
+      // per store was spent at its first look), though the store's files did not change since.
+      const parkedIn = STORES.find((s) => !isStoreDbOpen(s) && s !== closed && s !== open)!;
+      writeFromAnotherConnection(parkedIn, `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at, parked_at, last_error) select kind, ref_id, 'parked in an outage', 1, 6, 1, 1, 'unavailable: the provider was down' from embeddings limit 1`);
+      await settle();
+      const parkedNow = () => getAllStoreStatuses().then((all) => all.find((s) => s.store === parkedIn)!.backlog);
+      expect((await parkedNow()).parked).toBe(1);
+      openHold({ scope: "disk", error: "disk_full: for the test" });
+      closeHold({ scope: "disk" });
+      const until = Date.now() + 20_000;
+      let backlog = await parkedNow();
+      while ((backlog.parked > 0 || backlog.pending > 0) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 200));
+        backlog = await parkedNow();
+      }
+      expect(backlog).toMatchObject({ parked: 0, pending: 0 });
     } finally {
       stop.abort();
       await worker;

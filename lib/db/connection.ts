@@ -12,6 +12,7 @@ import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
 import { withinWorkScope, workScope, type Holds } from "./work-scope";
 import { installStoreUsage } from "./store-usage";
+import { closeNotingStamps } from "./file-stamp";
 import { assertSqliteDataDir } from "./deployment-marker";
 import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
@@ -310,7 +311,15 @@ export function getStoreDb({ store, create = true, use = true }: { store: string
  * that work would fail it. So the open count is the limit plus what running work holds.
  */
 const STORE_HANDLE_GRACE_MS = 30_000;
-const storeHandleUsedAt = new WeakMap<StoreHandle, number>();
+// On globalThis like the registry: the build bundles this module more than once, and a handle's last use, like the
+// handle itself, is one per process (a use seen by one copy must not look idle to another).
+const handleState = ((globalThis as unknown as { __dualmindStoreHandleState?: HandleState }).__dualmindStoreHandleState ??= {
+  usedAt: new WeakMap(),
+  transient: new WeakSet(),
+  transientOpen: 0,
+  retired: new WeakSet(),
+});
+const storeHandleUsedAt = handleState.usedAt;
 // On globalThis like the registry: the work scope is one per process (work-scope.ts), so the counts its holds keep are too.
 const storeHandleHolds = ((globalThis as unknown as { __dualmindStoreHandleHolds?: WeakMap<StoreHandle, number> }).__dualmindStoreHandleHolds ??= new WeakMap<StoreHandle, number>());
 
@@ -352,16 +361,16 @@ function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): vo
 /** `opened`: the handle just opened for the caller, never closed under it (a look's, not counted as a use, looks idle). */
 function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
   const max = getConfig().limits.maxOpenStores;
-  if (reg.stores.size <= max && transientOpen === 0) return;
+  if (reg.stores.size <= max && handleState.transientOpen === 0) return;
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
   for (const [name, h] of reg.stores) {
     if (h === opened) continue;
     const transient = transientStoreHandles.has(h);
     if (reg.stores.size <= max && !transient) continue;
     if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore || (storeHandleHolds.get(h) ?? 0) > 0) continue;
-    h.sqlite.close();
+    closeNotingStamps({ store: name, file: h.file, close: () => h.sqlite.close() });
     reg.stores.delete(name);
-    if (transient) transientOpen--;
+    if (transient) handleState.transientOpen--;
   }
 }
 
@@ -370,17 +379,19 @@ function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
  * (past the grace period, unheld) whatever the limit, so archived stores cost
  * no open files between reads.
  */
-const transientStoreHandles = new WeakSet<StoreHandle>();
-let transientOpen = 0;
+const transientStoreHandles = handleState.transient;
 /** Handles taken out of the registry while work still held them: closed when the last hold ends. */
-const retiredStoreHandles = new WeakSet<StoreHandle>();
+const retiredStoreHandles = handleState.retired;
+
+/** A handle's last use; handles closed once idle (archived stores) and how many are open; handles retired while held. */
+type HandleState = { usedAt: WeakMap<StoreHandle, number>; transient: WeakSet<StoreHandle>; transientOpen: number; retired: WeakSet<StoreHandle> };
 
 /** Mark a store's open handle (a handle, or a store's name: none open is a no-op) to be closed as soon as it is idle (see transientStoreHandles). */
 export function closeStoreDbWhenIdle(which: StoreHandle | string): void {
   const handle = typeof which === "string" ? g.__dualmindDb?.stores.get(which) : which;
   if (!handle || transientStoreHandles.has(handle)) return;
   transientStoreHandles.add(handle);
-  transientOpen++;
+  handleState.transientOpen++;
 }
 
 /** Whether this process has the store's connection open. */
@@ -398,7 +409,7 @@ export function retireStoreDb(store: string): void {
   const h = reg?.stores.get(store);
   if (!reg || !h) return;
   reg.stores.delete(store);
-  if (transientStoreHandles.has(h)) transientOpen--;
+  if (transientStoreHandles.has(h)) handleState.transientOpen--;
   if ((storeHandleHolds.get(h) ?? 0) > 0) retiredStoreHandles.add(h);
   else h.sqlite.close();
 }
@@ -442,7 +453,7 @@ export function closeStoreDb(store: string): void {
   if (!reg || !h) return;
   h.sqlite.close();
   reg.stores.delete(store);
-  if (transientStoreHandles.has(h)) transientOpen--;
+  if (transientStoreHandles.has(h)) handleState.transientOpen--;
 }
 
 export function closeAllDatabases(): void {
@@ -452,5 +463,5 @@ export function closeAllDatabases(): void {
   reg.governance = undefined;
   for (const h of reg.stores.values()) h.sqlite.close();
   reg.stores.clear();
-  transientOpen = 0;
+  handleState.transientOpen = 0;
 }

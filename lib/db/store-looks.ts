@@ -1,5 +1,5 @@
-import fs from "node:fs";
 import { getStoreDb, holdingStoreHandles, storeIndexPath, type StoreHandle } from "./connection";
+import { databaseFilesStamp, throughCloses } from "./file-stamp";
 
 /**
  * Background loops look at every store (the embed worker's rounds, the status
@@ -13,34 +13,9 @@ import { getStoreDb, holdingStoreHandles, storeIndexPath, type StoreHandle } fro
  * commit to a store, by this process or another, changes `index.db` or its
  * `-wal` file.
  */
-/** How close to a file's last change a stamp is too close to trust: a change within the file system's timestamp granularity could hide behind an equal mtime. */
-const RACY_MS = 2_000;
-
-/**
- * The state of a store's files as the file system tells it (`index.db` and its
- * `-wal`, by size and change time), or null when it cannot vouch for them: the
- * database is missing, or changed too recently (see RACY_MS). A `-wal` that is
- * absent and one that is empty are the same state (closing the last connection
- * removes it).
- */
+/** The state of a store's files (databaseFilesStamp of its index.db), or null when it cannot vouch for them. */
 export function storeFilesStamp({ store, now = Date.now() }: { store: string; now?: number }): string | null {
-  const file = storeIndexPath(store);
-  const parts: string[] = [];
-  for (const f of [file, `${file}-wal`]) {
-    let st: fs.BigIntStats | undefined;
-    try {
-      st = fs.statSync(f, { bigint: true });
-    } catch {
-      if (f === file) return null;
-    }
-    if (!st || (f !== file && st.size === 0n)) {
-      parts.push("-");
-      continue;
-    }
-    if (now - Number(st.mtimeMs) < RACY_MS || now - Number(st.ctimeMs) < RACY_MS) return null;
-    parts.push(`${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`);
-  }
-  return parts.join("|");
+  return databaseFilesStamp({ file: storeIndexPath(store), now });
 }
 
 /** The last look at each store by one loop, with the stamp its files had just before it. */
@@ -63,11 +38,23 @@ export async function lookAtStore<T>({ store, looks, look, reusable = () => true
 }): Promise<T> {
   const stamp = storeFilesStamp({ store, now });
   const last = looks.get(store);
-  if (stamp !== null && last?.stamp === stamp && reusable(last.value)) return last.value;
+  // A close of this process since the last look changed the files, not the store.
+  if (stamp !== null && last && throughCloses({ store, seen: last.stamp }) === stamp && reusable(last.value)) {
+    last.stamp = stamp;
+    return last.value;
+  }
   const value = await holdingStoreHandles({ work: () => look(open(store)) });
   if (stamp === null) looks.delete(store);
   else looks.set(store, { stamp, value });
   return value;
+}
+
+/** A loop's looks by its name, one map per process (on globalThis: the build bundles a module more than once, and every copy must share what was seen). */
+export function storeLooks<T>(loop: string): StoreLooks<T> {
+  const all = ((globalThis as unknown as { __dualmindStoreLooks?: Map<string, StoreLooks<unknown>> }).__dualmindStoreLooks ??= new Map());
+  let looks = all.get(loop);
+  if (!looks) all.set(loop, (looks = new Map()));
+  return looks as StoreLooks<T>;
 }
 
 /** Forget the looks at stores no longer on disk: a loop's looks are as many as the stores. */

@@ -121,6 +121,12 @@ export function takeProbeOk(provider: object): boolean {
   return ok;
 }
 
+/** Whether the store's outage-parked rows are still to be swept (shouldSweepParked would say so), without claiming the sweep. */
+export function sweepParkedPending(store: string): boolean {
+  const s = holds();
+  return !s.disk && !s.swept.has(store);
+}
+
 /** Sweep outage-parked rows of a store once per process and once after each recovery. Returns true the first time. */
 export function shouldSweepParked(store: string): boolean {
   const s = holds();

@@ -147,6 +147,11 @@ export function nextEmbedDueAt({ handle }: { handle: StoreHandle }): number | nu
   return handle.sqlite.prepare("select min(next_attempt_at) from embed_queue where parked_at is null").pluck().get() as number | null;
 }
 
+/** Whether any of the store's queue rows is parked (one probe of the ready index). */
+export function hasParkedEmbeddings({ handle }: { handle: StoreHandle }): boolean {
+  return handle.sqlite.prepare("select 1 from embed_queue where parked_at is not null limit 1").get() !== undefined;
+}
+
 /** Who holds claims on the store's queue, and on how many items (whether an owner is gone is the caller's question, asked when it asks). */
 export function readClaimOwners({ handle }: { handle: StoreHandle }): { owner: string; items: number }[] {
   return handle.sqlite.prepare("select claimed_by as owner, count(*) as items from embed_queue where claimed_by is not null group by claimed_by").all() as { owner: string; items: number }[];

@@ -11,10 +11,10 @@ import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
 import { getEmbeddable, listEmbeddables, type EmbeddableText } from "./embeddables";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome } from "./provider-state";
 import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
-import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type QueueHold } from "./healing";
+import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, sweepParkedPending, type QueueHold } from "./healing";
 import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
-import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, nextEmbedDueAt, readClaimOwners, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, hasParkedEmbeddings, nextEmbedDueAt, readClaimOwners, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
 import { write, type AnyStoreHandle } from "../db/port";
 import type { EmbeddingProvider } from "./types";
@@ -333,13 +333,21 @@ async function releaseClaimsOfDeadWorkers({ looks }: { looks: StoreLooks<number>
   }
 }
 
-/** A worker's look at one store: a batch, and when nothing was there to do, when the queue next has something (`dueAt`; 0 after work or a fault: look again). */
-type WorkerLook = BatchResult & { dueAt: number | null };
+/**
+ * A worker's look at one store: a batch, and when nothing was there to do, when the queue next has something
+ * (`dueAt`; 0 after work or a fault: look again), and whether parked rows wait (swept back after each recovery).
+ */
+type WorkerLook = BatchResult & { dueAt: number | null; parkedRows: boolean };
 
 async function workerLook({ handle, workerId, signal }: { handle: StoreHandle; workerId: string; signal?: AbortSignal }): Promise<WorkerLook> {
   const r = await processEmbedBatch({ handle, workerId, signal });
   const idle = r.claimed === 0 && r.error === undefined && !r.hold;
-  return { ...r, dueAt: idle ? nextEmbedDueAt({ handle }) : 0 };
+  return { ...r, dueAt: idle ? nextEmbedDueAt({ handle }) : 0, parkedRows: hasParkedEmbeddings({ handle }) };
+}
+
+/** Nothing for the worker in a store unchanged since this look: nothing due yet, and no parked rows a recovery has not swept. */
+function nothingDue({ store, look, now = Date.now() }: { store: string; look: WorkerLook; now?: number }): boolean {
+  return (look.dueAt === null || look.dueAt > now) && !(look.parkedRows && sweepParkedPending(store));
 }
 
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
@@ -405,7 +413,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
         const started = Date.now();
         let r: BatchResult;
         try {
-          r = await lookAtStore({ store, looks, open: openForWorker, look: (handle) => workerLook({ handle, workerId, signal: opts.signal }), reusable: (v) => v.dueAt === null || v.dueAt > Date.now() });
+          r = await lookAtStore({ store, looks, open: openForWorker, look: (handle) => workerLook({ handle, workerId, signal: opts.signal }), reusable: (look) => nothingDue({ store, look }) });
         } catch (e) {
           r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { getConfig } from "../config";
 import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
 import { storeFilesStamp } from "../db/store-looks";
+import { throughCloses } from "../db/file-stamp";
 import { indexableFilesStamp } from "./files";
 import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
@@ -178,7 +179,7 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
   // What the files and the database are before this run: a run that finds them so again has nothing to do.
   const before = { files: indexableFilesStamp({ store }), db: storeFilesStamp({ store }) };
   // The periodic scan is a look, not a use: a store none of whose files changed is not read (nor opened) for it.
-  if (scanned && before.files !== null && before.files === w.last?.files && before.db === w.last.db) return;
+  if (scanned && before.files !== null && before.files === w.last?.files && before.db !== null && throughCloses({ store, seen: w.last.db }) === before.db) return;
   w.running = true;
   try {
     const result = await holdingStoreHandles({ work: () => {

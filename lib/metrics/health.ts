@@ -1,5 +1,5 @@
 import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
-import { forgetGoneStores, lookAtStore, type StoreLooks } from "../db/store-looks";
+import { forgetGoneStores, lookAtStore, storeLooks } from "../db/store-looks";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
 import { getRecallMetrics } from "../recall/events";
@@ -312,7 +312,7 @@ export type OverviewNumbers = {
 };
 
 /** The status watch's, the metrics' and the dashboards' last reads of each SQLite store (one per store on disk). */
-const statusLooks: StoreLooks<StoreStatusReads> = new Map();
+const statusLooks = storeLooks<StoreStatusReads>("status");
 
 /**
  * The live status of every store `include` admits (getStoreStatus or getStoreStatusPg: counters, no scans), in

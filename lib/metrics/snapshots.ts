@@ -2,7 +2,7 @@ import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type GovernanceHandle, type StoreHandle } from "../db/connection";
 import { dialect, read, select, sqlRun, writeLedger, type AnyStoreHandle, type LedgerHandle, type On, type Op, type OnLedger } from "../db/port";
 import { getStoreStatus, readStoreStatus, storeStatusOf, type StoreStatus, type StoreStatusReads } from "../embed/status";
-import { forgetGoneStores, lookAtStore, type StoreLooks } from "../db/store-looks";
+import { forgetGoneStores, lookAtStore, storeLooks } from "../db/store-looks";
 import { recallMetrics, type RecallMetricsBucket } from "../recall/events";
 import { recallTables } from "../recall/tables";
 import { listStoreNames } from "../db/store-names";
@@ -167,7 +167,7 @@ export function saveStoreSnapshots<H extends LedgerHandle = GovernanceHandle>({ 
 
 /** The minute snapshot's last look at a SQLite store: its status reads, its recall quality then, and its newest recall. */
 type SnapshotLook = { reads: StoreStatusReads; recall: RecallStats; newestRecallAt: number | null };
-const snapshotLooks: StoreLooks<SnapshotLook> = new Map();
+const snapshotLooks = storeLooks<SnapshotLook>("snapshot");
 
 /** Recall quality of windows without a recall (what measureRecallStats answers for them). */
 const NO_RECALLS: RecallStats = recallStatsOf({ minute: [], hour: [], ageS: null });

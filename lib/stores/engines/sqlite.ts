@@ -7,11 +7,11 @@ import { searchStore } from "../../index/search";
 import { verifyStoreAsync } from "../../index/verify";
 import type { StoreEngine } from "../backend";
 import { createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, openCoreFor, openStore, removeDeletedStoreLeftovers, setStoreArchived, storeFileBytes, type StoreSummary } from "../stores";
-import { forgetGoneStores, lookAtStore, type StoreLooks } from "../../db/store-looks";
+import { forgetGoneStores, lookAtStore, storeLooks } from "../../db/store-looks";
 import { isStoreArchived } from "../../db/store-lifecycle";
 
 /** The store list's last description of each store (read again when its files change). */
-const listLooks: StoreLooks<StoreSummary> = new Map();
+const listLooks = storeLooks<StoreSummary>("list");
 
 /**
  * The stores as files in DATA_DIR: one index.db and memory/ folder per store
