@@ -28,15 +28,28 @@ afterAll(async () => env?.cleanup());
 
 const rare = activityFilterSchema.parse({ action: "nothing.matches" });
 
+/**
+ * The budget is enforced by a watchdog thread: on a machine loaded enough that the thread wakes after a short scan
+ * has already ended, one call can finish. The refusal must come within a few tries (a budget that never trips fails).
+ */
+async function firstRefusal(call: () => Promise<unknown>): Promise<unknown> {
+  let last: unknown;
+  for (let i = 0; i < 3; i++) {
+    last = await call().catch((e: unknown) => e);
+    if (isAppError(last)) return last;
+  }
+  return last;
+}
+
 describe("activity reads within the query budget", () => {
   it("a page whose filter scans the whole window past the budget answers query_too_expensive with the way to narrow it", async () => {
-    const over = await listActivity({ filter: rare, budgetMs: 1 }).catch((e: unknown) => e);
+    const over = await firstRefusal(() => listActivity({ filter: rare, budgetMs: 1 }));
     expect(isAppError(over) && over.code).toBe("query_too_expensive");
     expect((over as Error).message).toContain("narrow the activity filter");
   });
 
   it("so does a summary", async () => {
-    const over = await summarizeActivity({ filter: activitySummarySchema.parse({ agent: "busy" }), budgetMs: 1 }).catch((e: unknown) => e);
+    const over = await firstRefusal(() => summarizeActivity({ filter: activitySummarySchema.parse({ agent: "busy" }), budgetMs: 1 }));
     expect(isAppError(over) && over.code).toBe("query_too_expensive");
   });
 
