@@ -124,6 +124,19 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     expect(after.backlog.pending).toBe(before.backlog.pending + 1);
   }, 60_000);
 
+  it("connections a burst of requests opened are closed once idle by the loops, though no store changed and none is opened", async () => {
+    await settle();
+    await runStatusWatchPass();
+    for (const store of STORES) getStoreDb({ store });
+    expect(openStoreHandles().length).toBeGreaterThan(LIMIT);
+    ageStoreHandlesForTests();
+    const before = await scrape();
+    await runStatusWatchPass();
+    expect(openStoreHandles().length).toBeLessThanOrEqual(LIMIT);
+    expect(openStoreFiles()).toBeLessThanOrEqual(LIMIT * 3);
+    expect((await scrape()).opened - before.opened).toBe(0);
+  }, 60_000);
+
   it("a store written through this server and then closed for the limit is not opened again by the loops: its close changed its files, not its content", async () => {
     const store = STORES[0];
     await seedDocument(store, "later.md", "# Later\n\nA note written after the others.");

@@ -338,6 +338,8 @@ export async function holdingStoreHandles<T>({ work, handles = [] }: { work: () 
       // Retired while this work held it (its store archived or deleted): closed now that nothing holds it.
       if (left === 0 && retiredStoreHandles.has(h) && h.sqlite.open) h.sqlite.close();
     }
+    // Handles this work held past the limit are closed once idle, not at some later open.
+    closeIdleStoreDbs();
   }
 }
 
@@ -412,6 +414,15 @@ export function retireStoreDb(store: string): void {
   if (transientStoreHandles.has(h)) handleState.transientOpen--;
   if ((storeHandleHolds.get(h) ?? 0) > 0) retiredStoreHandles.add(h);
   else h.sqlite.close();
+}
+
+/**
+ * Close idle store connections beyond DUALMIND_MAX_OPEN_STORES now. Every open does this; the background loops call it
+ * too, since a loop that finds every store unchanged opens none, and connections used by a burst of requests must
+ * still close once idle.
+ */
+export function closeIdleStoreDbs(): void {
+  if (g.__dualmindDb) closeIdleStoreHandles(g.__dualmindDb);
 }
 
 /** Test seam: make every open store handle look idle, as if unused past the grace period. */

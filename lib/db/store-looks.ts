@@ -1,4 +1,4 @@
-import { getStoreDb, holdingStoreHandles, storeIndexPath, type StoreHandle } from "./connection";
+import { closeIdleStoreDbs, getStoreDb, holdingStoreHandles, storeIndexPath, type StoreHandle } from "./connection";
 import { databaseFilesStamp, throughCloses } from "./file-stamp";
 
 /**
@@ -36,6 +36,7 @@ export async function lookAtStore<T>({ store, looks, look, reusable = () => true
   open?: (store: string) => StoreHandle;
   now?: number;
 }): Promise<T> {
+  closeIdleStoreDbs();
   const stamp = storeFilesStamp({ store, now });
   const last = looks.get(store);
   // A close of this process since the last look changed the files, not the store.
