@@ -360,12 +360,21 @@ function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): vo
   reg.stores.set(store, handle);
 }
 
+/**
+ * Closes per call: closing the last connection checkpoints the store's log (a write and an fsync), so a burst of
+ * stores passing the grace together is closed a few at a time by the opens and looks that follow, and no one call
+ * holds the event loop for all of them.
+ */
+const CLOSES_PER_CALL = 4;
+
 /** `opened`: the handle just opened for the caller, never closed under it (a look's, not counted as a use, looks idle). */
 function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
   const max = getConfig().limits.maxOpenStores;
   if (reg.stores.size <= max && handleState.transientOpen === 0) return;
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
+  let closed = 0;
   for (const [name, h] of reg.stores) {
+    if (closed >= CLOSES_PER_CALL) break;
     if (h === opened) continue;
     const transient = transientStoreHandles.has(h);
     if (reg.stores.size <= max && !transient) continue;
@@ -373,6 +382,7 @@ function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
     closeNotingStamps({ store: name, file: h.file, close: () => h.sqlite.close() });
     reg.stores.delete(name);
     if (transient) handleState.transientOpen--;
+    closed++;
   }
 }
 

@@ -39,10 +39,15 @@ export async function lookAtStore<T>({ store, looks, look, reusable = () => true
   closeIdleStoreDbs();
   const stamp = storeFilesStamp({ store, now });
   const last = looks.get(store);
-  // A close of this process since the last look changed the files, not the store.
-  if (stamp !== null && last && throughCloses({ store, seen: last.stamp }) === stamp && reusable(last.value)) {
-    last.stamp = stamp;
-    return last.value;
+  if (last && reusable(last.value)) {
+    // A close of this process since the last look changed the files (its checkpoint), not the store; its change is
+    // recent, so the racy rule refuses the stamp for a while: the files as the close left them are taken as they are.
+    const through = throughCloses({ store, seen: last.stamp });
+    const current = stamp ?? (through !== last.stamp ? databaseFilesStamp({ file: storeIndexPath(store), trustRecent: true }) : null);
+    if (current !== null && through === current) {
+      if (stamp !== null) last.stamp = stamp;
+      return last.value;
+    }
   }
   const value = await holdingStoreHandles({ work: () => look(open(store)) });
   if (stamp === null) looks.delete(store);
