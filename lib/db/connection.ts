@@ -249,11 +249,9 @@ function mkdirInsideExistingStore(store: string, memory: string): void {
  * `create: false` is for everything that opens a store by a name it read earlier (a request's openStore, the
  * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
  * never brought back as an empty folder.
- */
-/**
- * A store's connection, opened on first use. `use: false` is a background look (the embed worker's round, the
- * status watch, the memory scan): it does not count as a use, so it keeps no store open past
- * DUALMIND_MAX_OPEN_STORES; such looks skip closed stores whose files are unchanged (lookAtStore in store-looks.ts).
+ *
+ * `use: false` is a background look (lookAtStore in store-looks.ts: the embed worker's round, the status watch, the
+ * memory scan): it does not count as a use, so it keeps no store open past DUALMIND_MAX_OPEN_STORES.
  */
 export function getStoreDb({ store, create = true, use = true }: { store: string; create?: boolean; use?: boolean }): StoreHandle {
   const reg = registry();
