@@ -137,3 +137,8 @@ export function notFound({ what, id }: { what: string; id: string }): AppError {
 export function limitReached({ limit, message, kind = "quota" }: { limit: string; message: string; kind?: "quota" | "rate" }): AppError {
   return new AppError(kind === "rate" ? "rate_limited" : "unprocessable", `${message} (limit ${limit})`, [{ path: "limit", message, limit }]);
 }
+
+/** Let other work (requests, timers) run before continuing: a loop that does synchronous work per item awaits it between items. */
+export function letOthersRun(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

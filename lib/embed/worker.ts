@@ -1,4 +1,4 @@
-import { sha256Hex } from "../common";
+import { sha256Hex, letOthersRun } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
 import { closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, type StoreHandle } from "../db/connection";
@@ -329,7 +329,7 @@ async function releaseClaimsOfDeadWorkers({ looks }: { looks: StoreLooks<number>
       log("warn", "could not release a stopped worker's embed claims", { store, error: (e as Error).message });
     }
     // Each store is read synchronously: other requests are served between stores.
-    await new Promise((resolve) => setImmediate(resolve));
+    await letOthersRun();
   }
 }
 
@@ -435,7 +435,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
         lastHeartbeat = Date.now();
       }
       // A local provider resolves without I/O: yield between rounds, or a long backlog starves the server's requests.
-      if (didWork) await new Promise((r) => setImmediate(r));
+      if (didWork) await letOthersRun();
       else {
         probeProviderIfDown({ health: await readProviderHealth() });
         await new Promise((r) => setTimeout(r, idleMs));

@@ -1,3 +1,4 @@
+import { letOthersRun } from "../common";
 import { sql } from "drizzle-orm";
 import { getConfig } from "../config";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
@@ -319,7 +320,7 @@ export function startEmbedWorkerPg({
         lastHeartbeat = Date.now();
         releaseDead = true;
       }
-      if (didWork) await new Promise((r) => setImmediate(r));
+      if (didWork) await letOthersRun();
       else await new Promise((r) => setTimeout(r, idleMs));
     }
     const reg = await db();

@@ -1,3 +1,4 @@
+import { letOthersRun } from "../common";
 import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 import { log } from "../log";
@@ -100,7 +101,7 @@ export async function runFtsRebuild({
   while (rebuildFtsBatch({ handle, batchSize })) {
     state = ftsRebuildState(handle);
     onProgress?.(state);
-    await new Promise((resolve) => setImmediate(resolve));
+    await letOthersRun();
   }
   return { pending: false, done: total, total };
 }

@@ -15,7 +15,7 @@ import { resumeFtsRebuild } from "./fts-rebuild";
 import { forgetRebuildMarkers, rebuildMarkers } from "./rebuild-markers";
 import { ensureCategoryOp, indexMemoryOp, pruneAllCategoriesOp, removeMemoryOp } from "./memories";
 import { write } from "../db/port";
-import { sha256Hex } from "../common";
+import { sha256Hex, letOthersRun } from "../common";
 import { mirroringDisk, recountStoreUsage } from "../db/store-usage";
 
 export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
@@ -343,7 +343,7 @@ export async function reindexStoreAsync({ handle, onProgress, background = false
       const steps = reindexSteps({ handle, onProgress });
       let step = steps.next();
       while (!step.done) {
-        await new Promise((resolve) => setImmediate(resolve));
+        await letOthersRun();
         step = steps.next();
       }
       return step.value;

@@ -6,7 +6,7 @@ import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles, type UnindexableFile } from "./files";
 import { memoryTextProblem } from "./frontmatter";
 import { decodeText } from "./ingest";
-import { sha256Hex } from "../common";
+import { sha256Hex, letOthersRun } from "../common";
 import { getConfig } from "../config";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { isAppError } from "../errors";
@@ -79,7 +79,7 @@ export function verifyStoreAsync({ handle }: { handle: StoreHandle }): Promise<V
     const steps = verifySteps({ handle });
     let step = steps.next();
     while (!step.done) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await letOthersRun();
       step = steps.next();
     }
     return step.value;

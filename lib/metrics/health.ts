@@ -1,3 +1,4 @@
+import { letOthersRun } from "../common";
 import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
 import { forgetGoneStores, lookAtStore, storeLooks } from "../db/store-looks";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
@@ -331,7 +332,7 @@ export async function getAllStoreStatuses({ include = () => true }: { include?: 
       log("warn", "store status unavailable", { store, error: (e as Error).message });
     }
     // SQLite reads a store's status synchronously: other requests are served between stores, however many there are.
-    await new Promise((resolve) => setImmediate(resolve));
+    await letOthersRun();
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { letOthersRun } from "../common";
 import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type GovernanceHandle, type StoreHandle } from "../db/connection";
 import { dialect, read, select, sqlRun, writeLedger, type AnyStoreHandle, type LedgerHandle, type On, type Op, type OnLedger } from "../db/port";
@@ -201,7 +202,7 @@ export async function snapshotAllStores({ now = Date.now() }: { now?: number } =
       failed.push({ store, error: (e as Error).message });
     }
     // Each store is read synchronously: other requests are served between stores.
-    await new Promise((resolve) => setImmediate(resolve));
+    await letOthersRun();
   }
   saveStoreSnapshots({ snapshots });
   return { saved: snapshots.length, failed };

@@ -1,3 +1,4 @@
+import { letOthersRun } from "../common";
 import type { z } from "zod";
 import type { Engine } from "../db/engine";
 import { perEngine } from "../db/engine";
@@ -158,7 +159,7 @@ export function storesOn(engine: Engine): StoresBackend {
             if (!(isAppError(e) && e.code === "not_found") && !isVanishedStore(e)) throw e;
           }
           // SQLite describes a store synchronously (its open and row counts): other requests are served between stores.
-          await new Promise((resolve) => setImmediate(resolve));
+          await letOthersRun();
         }
         return out;
       },
