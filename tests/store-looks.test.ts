@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as metricsGET } from "@/app/api/metrics/route";
 import { POST as searchPOST } from "@/app/api/v1/stores/[store]/search/route";
 import { GET as listStoresGET } from "@/app/api/v1/stores/route";
-import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, isStoreDbOpen, openStoreHandles, storeIndexPath } from "@/lib/db/connection";
+import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, isStoreDbOpen, openStoreHandles, STORE_CLOSES_PER_CALL, storeIndexPath } from "@/lib/db/connection";
 import { getLatestSnapshotsByStore, measureStoreSnapshot, snapshotAllStores } from "@/lib/metrics/snapshots";
 import { startEmbedWorker } from "@/lib/embed/worker";
 import { closeHold, openHold } from "@/lib/embed/healing";
@@ -157,6 +157,39 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     expect((await getAllStoreStatuses()).find((s) => s.store === store)!.backlog.pending).toBe(0);
   }, 60_000);
 
+  it("the embed worker's round closes idle connections a few at a time, with other work running between them", async () => {
+    await drainEmbeddings(STORES);
+    await settle();
+    for (const store of STORES) getStoreDb({ store });
+    ageStoreHandlesForTests();
+    expect(openStoreHandles().length).toBe(STORES.length);
+    // What a request would see: between two turns of the event loop, how many connections the round closed.
+    let last = openStoreHandles().length;
+    let mostInOneTurn = 0;
+    let sampling = true;
+    const turn = () => {
+      const now = openStoreHandles().length;
+      mostInOneTurn = Math.max(mostInOneTurn, last - now);
+      last = now;
+      if (sampling) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const stop = new AbortController();
+    const worker = startEmbedWorker({ idleMs: 20, signal: stop.signal, mode: "in_server" });
+    try {
+      const deadline = Date.now() + 20_000;
+      while (openStoreHandles().length > LIMIT && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(openStoreHandles().length).toBeLessThanOrEqual(LIMIT);
+    } finally {
+      sampling = false;
+      stop.abort();
+      await worker;
+    }
+    // Nine idle connections beyond the limit of three were closed, never all in one turn (each close checkpoints and syncs).
+    expect(mostInOneTurn).toBeGreaterThan(0);
+    expect(mostInOneTurn).toBeLessThanOrEqual(STORE_CLOSES_PER_CALL);
+  }, 60_000);
+
   it("the embed worker's rounds keep at most DUALMIND_MAX_OPEN_STORES open, reopen no unchanged store, and embed what another process queued in a closed store", async () => {
     await drainEmbeddings(STORES);
     await settle();
@@ -164,9 +197,14 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     const stop = new AbortController();
     const worker = startEmbedWorker({ idleMs: 20, signal: stop.signal, mode: "in_server" });
     try {
-      // Rounds over every store until each was looked at once since the handles aged.
-      await new Promise((r) => setTimeout(r, 1_000));
-      const first = await scrape();
+      // Rounds over every store until each was looked at once since the handles aged: the opens stop.
+      let first = await scrape();
+      for (let i = 0; i < 40; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        const now = await scrape();
+        if (now.opened === first.opened) break;
+        first = now;
+      }
       await new Promise((r) => setTimeout(r, 1_500));
       expect(openStoreHandles().length).toBeLessThanOrEqual(LIMIT);
       expect(openStoreFiles()).toBeLessThanOrEqual(LIMIT * 3);

@@ -363,16 +363,16 @@ function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): vo
  * stores passing the grace together is closed a few at a time by the opens and looks that follow, and no one call
  * holds the event loop for all of them.
  */
-const CLOSES_PER_CALL = 4;
+export const STORE_CLOSES_PER_CALL = 4;
 
 /** `opened`: the handle just opened for the caller, never closed under it (a look's, not counted as a use, looks idle). */
-function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
+function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): number {
   const max = getConfig().limits.maxOpenStores;
-  if (reg.stores.size <= max && handleState.transientOpen === 0) return;
+  if (reg.stores.size <= max && handleState.transientOpen === 0) return 0;
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
   let closed = 0;
   for (const [name, h] of reg.stores) {
-    if (closed >= CLOSES_PER_CALL) break;
+    if (closed >= STORE_CLOSES_PER_CALL) break;
     if (h === opened) continue;
     const transient = transientStoreHandles.has(h);
     if (reg.stores.size <= max && !transient) continue;
@@ -382,6 +382,7 @@ function closeIdleStoreHandles(reg: Registry, opened?: StoreHandle): void {
     if (transient) handleState.transientOpen--;
     closed++;
   }
+  return closed;
 }
 
 /**
@@ -427,10 +428,10 @@ export function retireStoreDb(store: string): void {
 /**
  * Close idle store connections beyond DUALMIND_MAX_OPEN_STORES now. Every open does this; the background loops call it
  * too, since a loop that finds every store unchanged opens none, and connections used by a burst of requests must
- * still close once idle.
+ * still close once idle. Returns how many it closed (at most STORE_CLOSES_PER_CALL).
  */
-export function closeIdleStoreDbs(): void {
-  if (g.__dualmindDb) closeIdleStoreHandles(g.__dualmindDb);
+export function closeIdleStoreDbs(): number {
+  return g.__dualmindDb ? closeIdleStoreHandles(g.__dualmindDb) : 0;
 }
 
 /** Test seam: make every open store handle look idle, as if unused past the grace period. */

@@ -1,3 +1,4 @@
+import { letOthersRun } from "../common";
 import { closeIdleStoreDbs, getStoreDb, holdingStoreHandles, storeIndexPath, type StoreHandle } from "./connection";
 import { databaseFilesStamp, throughCloses } from "./file-stamp";
 
@@ -36,7 +37,10 @@ export async function lookAtStore<T>({ store, looks, look, reusable = () => true
   open?: (store: string) => StoreHandle;
   now?: number;
 }): Promise<T> {
-  closeIdleStoreDbs();
+  // Each close checkpoints and syncs, and a loop's looks at unchanged stores run without a pause: idle connections
+  // are closed a few at a time with requests running between, and after a look that read its store requests run
+  // before the loop's next store.
+  while (closeIdleStoreDbs() > 0) await letOthersRun();
   const stamp = storeFilesStamp({ store, now });
   const last = looks.get(store);
   if (last && reusable(last.value)) {
@@ -52,6 +56,7 @@ export async function lookAtStore<T>({ store, looks, look, reusable = () => true
   const value = await holdingStoreHandles({ work: () => look(open(store)) });
   if (stamp === null) looks.delete(store);
   else looks.set(store, { stamp, value });
+  await letOthersRun();
   return value;
 }
 
