@@ -28,15 +28,17 @@ export type Embeddable = {
 };
 
 /**
- * The registry lives on globalThis: Next bundles instrumentation (which
- * registers the kinds and runs the worker) apart from the route handlers that
- * re-embed and report drift, and all of them must see the same kinds.
+ * A registry of kinds (this one, and PostgreSQL's in lib/index/embed-kinds-pg.ts) lives on globalThis: Next bundles
+ * instrumentation (which registers the kinds and runs the worker) apart from the route handlers that re-embed and
+ * report drift, and all of them must see the same kinds. Registering a kind again replaces it.
  */
-const g = globalThis as unknown as { __dualmindEmbeddables?: Map<string, Embeddable> };
-function registry(): Map<string, Embeddable> {
-  g.__dualmindEmbeddables ??= new Map();
-  return g.__dualmindEmbeddables;
+export function kindRegistry<T extends { kind: string }>(key: string): { register: (e: T) => void; all: () => Map<string, T> } {
+  const g = globalThis as unknown as Record<string, Map<string, T> | undefined>;
+  const all = () => (g[key] ??= new Map());
+  return { register: (e) => void all().set(e.kind, e), all };
 }
+
+const kinds = kindRegistry<Embeddable>("__dualmindEmbeddables");
 
 /**
  * Kinds are registered by the entry points (lib/embeddable-kinds.ts), not by
@@ -45,14 +47,12 @@ function registry(): Map<string, Embeddable> {
  * "deleted" or drift report nothing.
  */
 function registered(): Map<string, Embeddable> {
-  const r = registry();
+  const r = kinds.all();
   if (r.size === 0) throw new Error("no embeddable kinds are registered: the entry point must call registerEmbeddableKinds() (lib/embeddable-kinds.ts)");
   return r;
 }
 
-export function registerEmbeddable(e: Embeddable): void {
-  registry().set(e.kind, e);
-}
+export const registerEmbeddable = kinds.register;
 
 export function getEmbeddable(kind: string): Embeddable | undefined {
   return registered().get(kind);
@@ -64,5 +64,5 @@ export function listEmbeddables(): Embeddable[] {
 
 /** Tests only: forget every kind, to check that an entry point registers them. */
 export function clearEmbeddablesForTests(): void {
-  registry().clear();
+  kinds.all().clear();
 }

@@ -1,6 +1,6 @@
 import { desc, isNotNull, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
-import { read, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { inCallerTx, read, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { embedQueue } from "../db/schema/embed";
 import * as pgStore from "../db/schema/pg/store";
 import { auditStep } from "../governance/audit";
@@ -12,25 +12,22 @@ export type EmbedItem = { kind: string; refId: number; inputHash: string };
 export type ClaimedItem = EmbedItem & { id: number; attempts: number };
 
 /**
- * Queue artifacts for a vector from the configured model. Writers call this
- * inside their own write transaction and never wait for the vector.
- * Re-queueing an item resets its retries (its text changed, so the old error
- * may not apply).
+ * Queue artifacts for a vector from the configured model, on either engine, inside the writer's transaction (writers
+ * never wait for the vector). Re-queueing an item resets its retries (its text changed, so the old error may not apply).
  */
+export function* enqueueEmbeddingsOp({ items, now = Date.now() }: { items: EmbedItem[]; now?: number }): Op<void> {
+  // 6 parameters per row: 1,000 rows stay far below either engine's bind-parameter limit.
+  for (let at = 0; at < items.length; at += 1_000) {
+    const values = items.slice(at, at + 1_000).map((c) => sql`(${c.kind}, ${c.refId}, ${c.inputHash}, ${now}, 0, ${now})`);
+    yield* sqlRun(sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at) values ${sql.join(values, sql`, `)}
+      on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
+        last_error = null, parked_at = null, claimed_by = null, claimed_until = null`);
+  }
+}
+
+/** enqueueEmbeddingsOp on a SQLite store, all or nothing (within the writer's transaction when it holds one). */
 export function enqueueEmbeddings({ handle, items }: { handle: StoreHandle; items: EmbedItem[] }): void {
-  if (items.length === 0) return;
-  const { sqlite } = handle;
-  const now = Date.now();
-  const stmt = sqlite.prepare(
-    `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at)
-     values (?, ?, ?, ?, 0, ?)
-     on conflict(kind, ref_id) do update set
-       input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
-       last_error = null, parked_at = null, claimed_by = null, claimed_until = null`,
-  );
-  sqlite.transaction(() => {
-    for (const it of items) stmt.run(it.kind, it.refId, it.inputHash, now, now);
-  })();
+  if (items.length > 0) handle.sqlite.transaction(() => inCallerTx(handle, enqueueEmbeddingsOp({ items })))();
 }
 
 /**

@@ -14,7 +14,8 @@ import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, snakeCased, tagsSchema, type SnakeCased } from "../common";
 import { buildFtsMatch, matchTerms } from "../retrieval";
-import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { audit, forgetVectors } from "../index/engine-steps";
+import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
@@ -150,7 +151,7 @@ export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: {
         throw new AppError("conflict", `a ${n.entity_type} node named '${values.name}' already exists`, [{ message: "existing node", id: existing?.id }]);
       }
       yield* rowWordsWritten({ table: NODE_WORDS, ids: [created.seq] });
-      yield* enqueueVectors([{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }]);
+      yield* enqueueEmbeddingsOp({ items: [{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }] });
       return toGraphNode(created);
     })(),
   );
@@ -178,7 +179,7 @@ export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { ha
       yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: counted(fields), replacing: counted(current) });
       const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
       yield* rowWordsWritten({ table: NODE_WORDS, ids: [current.seq] });
-      if (fields.embedHash !== current.embedHash) yield* enqueueVectors([{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }]);
+      if (fields.embedHash !== current.embedHash) yield* enqueueEmbeddingsOp({ items: [{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }] });
       return toGraphNode(next);
     })(),
   );

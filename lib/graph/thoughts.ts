@@ -15,7 +15,8 @@ import { tsqueryFor } from "../index/search-pg";
 import { countSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, snakeCased, tagsSchema, unitInterval, type SnakeCased } from "../common";
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
-import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { audit, forgetVectors } from "../index/engine-steps";
+import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
@@ -152,7 +153,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
         if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken({ chainId: t.chain_id, n: t.thought_number });
         throw e;
       }
-      yield* enqueueVectors([{ kind: THOUGHT_KIND, refId: seq, inputHash: thought.contentHash }]);
+      yield* enqueueEmbeddingsOp({ items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: thought.contentHash }] });
       if (t.chain_id) {
         const chainId = t.chain_id;
         yield* update(chainsTable, { thoughtCount: sql`thought_count + 1`, updatedAt: now }, (c) => eq(c.id, chainId));

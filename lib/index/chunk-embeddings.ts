@@ -1,8 +1,5 @@
-import type { StoreHandle } from "../db/connection";
 import type { ChunkRow } from "../db/schema/index";
 import type { Embeddable, EmbeddableRef } from "../embed/embeddables";
-import { enqueueEmbeddings } from "../embed/queue";
-import { forgetEmbeddings } from "../embed/vector-index";
 
 /** Chunks are embedded as their own text; the chunk's sha256 is the input hash. */
 export const CHUNK_KIND = "chunk";
@@ -25,17 +22,3 @@ export const chunkEmbeddable: Embeddable = {
     return (handle.sqlite.prepare("select chunking_version as chunkingVersion from chunks where id = ?").get(refId) as Pick<ChunkRow, "chunkingVersion"> | undefined)?.chunkingVersion ?? null;
   },
 };
-
-/**
- * Keep the embed queue in step with chunk writes, inside the writer's
- * transaction: new chunks wait for a vector, removed ones lose theirs.
- */
-export function syncChunkEmbeddings({ handle, inserted, removed }: { handle: StoreHandle; inserted: number[]; removed: number[] }): void {
-  if (removed.length) forgetEmbeddings({ handle, items: removed.map((refId) => ({ kind: CHUNK_KIND, refId })) });
-  if (inserted.length) {
-    const rows = handle.sqlite
-      .prepare("select id as refId, chunk_sha256 as inputHash from chunks where id in (select value from json_each(?))")
-      .all(JSON.stringify(inserted)) as EmbeddableRef[];
-    enqueueEmbeddings({ handle, items: rows.map((r) => ({ kind: CHUNK_KIND, ...r })) });
-  }
-}

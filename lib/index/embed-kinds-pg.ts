@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { rowsOf, type PgStoreTx, type SqlRunner } from "../db/pg-store";
 import { preparedOnce } from "../db/statements";
-import type { Embeddable, EmbeddableRef, EmbeddableText } from "../embed/embeddables";
+import { kindRegistry, type Embeddable, type EmbeddableRef, type EmbeddableText } from "../embed/embeddables";
 
 /** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text (null: no such rules, as thoughts). */
 export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number | null };
@@ -35,13 +35,10 @@ export type PgEmbeddable = {
 };
 
 /**
- * The usual kind: one row per artifact in a store table (its bigint key in
- * `idColumn`, `id` unless named), its text, the hash of that text, and the
- * version of the rules that rendered it (none for kinds without such rules:
- * provenance then records no version, as on SQLite). Names are code
- * constants, quoted as identifiers.
+ * The usual kind: one row per artifact in a store table (its bigint key in `idColumn`, `id` unless named), its text,
+ * the hash of that text, and the version of the rules that rendered it (none: provenance records no version). Names
+ * are code constants, quoted as identifiers.
  */
-/** A kind kept in one store table: its key (`id` unless named), text, text hash and rules' version columns (code constants). */
 export type TableKind = { kind: string; artifactType: string; table: string; idColumn?: string; textColumn: string; hashColumn: string; versionColumn?: string };
 
 export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", textColumn, hashColumn, versionColumn }: TableKind): PgEmbeddable {
@@ -79,22 +76,14 @@ export function missingVectorsSql({ kind, table, idColumn, hashColumn, fingerpri
     where e.ref_id is null or e.input_hash <> r.${hash}`;
 }
 
-// On globalThis, like the SQLite registry: Next bundles instrumentation (the worker) apart from the route handlers.
-const g = globalThis as unknown as { __dualmindPgEmbeddables?: Map<string, PgEmbeddable> };
-function registry(): Map<string, PgEmbeddable> {
-  g.__dualmindPgEmbeddables ??= new Map();
-  return g.__dualmindPgEmbeddables;
-}
+const kinds = kindRegistry<PgEmbeddable>("__dualmindPgEmbeddables");
 
-/** Idempotent: registering a kind again replaces it. */
-export function registerPgEmbeddable(e: PgEmbeddable): void {
-  registry().set(e.kind, e);
-}
+export const registerPgEmbeddable = kinds.register;
 
 export function getPgEmbeddable(kind: string): PgEmbeddable | undefined {
-  return registry().get(kind);
+  return kinds.all().get(kind);
 }
 
 export function pgEmbeddableKinds(): string[] {
-  return [...registry().keys()];
+  return [...kinds.all().keys()];
 }

@@ -48,22 +48,6 @@ const chunkEmbeddablePg: PgEmbeddable = {
 };
 registerPgEmbeddable(chunkEmbeddablePg);
 
-/** Queue new chunks for a vector, inside the writer's transaction. A re-queued item starts over (its text changed). */
-export async function enqueueChunkEmbeddingsPg({ tx, chunks, now = Date.now() }: { tx: SqlRunner; chunks: { id: number; chunkSha256: string }[]; now?: number }): Promise<void> {
-  await enqueueEmbeddingsPg({ tx, items: chunks.map((c) => ({ kind: CHUNK_KIND, refId: c.id, inputHash: c.chunkSha256 })), now });
-}
-
-/** Queue artifacts of any kind for a vector, inside the writer's transaction. A re-queued item starts over (its text changed). */
-export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx: SqlRunner; items: { kind: string; refId: number; inputHash: string }[]; now?: number }): Promise<void> {
-  // 5 parameters per row: 1,000 rows stay far below PostgreSQL's bind-parameter limit.
-  for (let at = 0; at < items.length; at += 1_000) {
-    const values = items.slice(at, at + 1_000).map((c) => sql`(${c.kind}, ${c.refId}, ${c.inputHash}, ${now}, ${now})`);
-    await tx.execute(sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) values ${sql.join(values, sql`, `)}
-      on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
-        last_error = null, parked_at = null, claimed_by = null, claimed_until = null`);
-  }
-}
-
 /** Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
 async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
   const found = (

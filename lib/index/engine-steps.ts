@@ -1,8 +1,6 @@
 import { engineStep, type Op } from "../db/port";
-import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { auditStep } from "../governance/audit";
-import { enqueueEmbeddingsPg } from "./embed-queue-pg";
 import { forgetKindEmbeddingsPg } from "./vectors-pg";
 
 /**
@@ -15,14 +13,6 @@ import { forgetKindEmbeddingsPg } from "./vectors-pg";
 
 /** An audit row for a change to the store (an agent's refused while the ledger is full: lib/governance/limits.ts). */
 export const audit = auditStep;
-
-/** Queue artifacts for their vectors (in the write's transaction). */
-export function enqueueVectors(items: { kind: string; refId: number; inputHash: string }[]): Op<void> {
-  return engineStep({
-    sqlite: (handle) => enqueueEmbeddings({ handle, items }),
-    pg: (tx) => enqueueEmbeddingsPg({ tx, items }),
-  });
-}
 
 /** Drop the vectors of deleted artifacts of one kind. */
 export function forgetVectors({ kind, refIds }: { kind: string; refIds: number[] }): Op<void> {

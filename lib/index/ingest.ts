@@ -8,9 +8,10 @@ import * as pgStore from "../db/schema/pg/store";
 import { getConfig } from "../config";
 import { assertAuditRoom } from "../governance/limits";
 import { AppError } from "../errors";
-import { syncChunkEmbeddings } from "./chunk-embeddings";
+import { CHUNK_KIND } from "./chunk-embeddings";
+import { forgetEmbeddings } from "../embed/vector-index";
 import { writeDocumentFts } from "./document-fts";
-import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
+import { enqueueEmbeddingsOp } from "../embed/queue";
 import { arrayLiteral, chunkTermsOf, rowTermsOf, writeChunkTermsPg, type ChunkTerms } from "./engines/pg-fulltext";
 import { DOCUMENT_WORDS, documentWordValues, writeDocumentTermsPg } from "./engines/pg-words";
 import { audit } from "./engine-steps";
@@ -187,7 +188,9 @@ function* replaceChunks(docs: ChunkPlan[]): Op<IngestResult[]> {
   const inserted: { id: number; chunkId: string; chunkSha256: string }[] = [];
   for (const slice of slices(rows)) inserted.push(...(yield* insertChunks(slice)));
   for (const r of inserted) owner.get(r.chunkId)!.inserted_chunk_rowids.push(r.id);
-  yield* chunksWritten({ inserted, removed, docs });
+  // New chunks wait for their vector in the same commit (write-behind: ingest never waits for the provider).
+  yield* enqueueEmbeddingsOp({ items: inserted.map((c) => ({ kind: CHUNK_KIND, refId: c.id, inputHash: c.chunkSha256 })) });
+  yield* documentsWritten(docs);
   return results;
 }
 
@@ -199,12 +202,16 @@ function deleteChunks(ids: number[]): Op<void> {
     sqlite: (h) => {
       const del = preparedOnce({ sqlite: h.sqlite, sql: "delete from chunks where id = ?" });
       for (const id of ids) del.run(id);
+      forgetChunkVectors(h, ids);
     },
     pg: async (tx) => {
       for (const slice of slices(ids)) await tx.execute(sql`delete from chunks where id in ${slice}`);
     },
   });
 }
+
+/** SQLite's vectors and queue rows of removed chunks go by hand, before any new chunk can take a removed one's rowid (PostgreSQL's go by cascade). */
+const forgetChunkVectors = (handle: StoreHandle, ids: number[]) => forgetEmbeddings({ handle, items: ids.map((refId) => ({ kind: CHUNK_KIND, refId })) });
 
 /** Kept chunks' new byte ranges: a statement each on SQLite, one for the set on PostgreSQL. */
 function moveChunks(moved: { id: number; startByte: number; endByte: number }[]): Op<void> {
@@ -241,8 +248,6 @@ function insertChunks(rows: NewChunk[]): Op<{ id: number; chunkId: string; chunk
       });
       const inserted = await tx.insert(pgStore.chunks).values(values).returning({ id: pgStore.chunks.id, chunkId: pgStore.chunks.chunkId, chunkSha256: pgStore.chunks.chunkSha256 });
       await writeChunkTermsPg({ tx, chunks: inserted.map((r) => ({ id: r.id, terms: terms.get(r.chunkId)! })) });
-      // New chunks wait for their vector in the same commit (write-behind: ingest never waits for the provider).
-      await enqueueChunkEmbeddingsPg({ tx, chunks: inserted });
       return inserted;
     },
   });
@@ -251,15 +256,13 @@ function insertChunks(rows: NewChunk[]): Op<{ id: number; chunkId: string; chunk
 /**
  * After the chunks: the whole-document index (SQLite's documents_fts row;
  * PostgreSQL's document word statistics, after the chunks': every writer
- * takes the chunk totals first), and on SQLite the embed queue and vectors
- * (PostgreSQL queued in insertChunks; removed vectors go by cascade). A
- * memory's frontmatter is not in its whole-document row.
+ * takes the chunk totals first). A memory's frontmatter is not in its
+ * whole-document row.
  */
-function chunksWritten({ inserted, removed, docs }: { inserted: { id: number }[]; removed: number[]; docs: ChunkPlan[] }): Op<void> {
+function documentsWritten(docs: ChunkPlan[]): Op<void> {
   return engineStep({
     sqlite: (handle) => {
       for (const d of docs) writeDocumentFts({ sqlite: handle.sqlite, docId: d.docId, path: d.path, text: d.kind === "memory" ? blankFrontmatter(d.text) : d.text });
-      syncChunkEmbeddings({ handle, inserted: inserted.map((r) => r.id), removed });
     },
     pg: (tx) => writeDocumentTermsPg({ tx, docs }),
   });
@@ -269,7 +272,7 @@ function chunksWritten({ inserted, removed, docs }: { inserted: { id: number }[]
 export function* deleteDocumentOp(path: string): Op<boolean> {
   const chunkIds = (yield* sqlRows<{ id: number | string }>(sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where d.path = ${path}`)).map((r) => Number(r.id));
   const deleted = yield* sqlRows<{ docId: number }>(sql`delete from documents where path = ${path} returning doc_id as "docId"`);
-  yield* engineStep({ sqlite: (handle) => syncChunkEmbeddings({ handle, inserted: [], removed: chunkIds }), pg: async () => undefined });
+  yield* engineStep({ sqlite: (handle) => forgetChunkVectors(handle, chunkIds), pg: async () => undefined });
   return deleted.length > 0;
 }
 

@@ -6,7 +6,8 @@ import { learnings, type LearningRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
-import { enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { forgetVectors } from "../index/engine-steps";
+import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
@@ -76,7 +77,7 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
       // Another replica inserted the same handle meanwhile: count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
       yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
-      yield* enqueueVectors([{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }]);
+      yield* enqueueEmbeddingsOp({ items: [{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }] });
       return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
     })(),
   );

@@ -6,7 +6,8 @@ import { reasoningTraces, type ReasoningTraceRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
 import { AppError } from "../errors";
 import { tableEmbeddable, tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
-import { enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { forgetVectors } from "../index/engine-steps";
+import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
@@ -95,7 +96,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       yield* rowWordsWritten({ table: TRACE_WORDS, ids: [inserted.id] });
       if (!skip) {
         const caughtUp = hasSkipped && backlog < watermark / 2 ? yield* skippedTracesRequeued() : [];
-        yield* enqueueVectors([{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp]);
+        yield* enqueueEmbeddingsOp({ items: [{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp] });
       }
       const retained = yield* traceRetentionApplied({ settings, now, keepId: inserted.id });
       return { trace: yield* traceById(inserted.id), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };

@@ -60,27 +60,33 @@ export function backlogDegrades(fallback: Fallback | null): boolean {
 }
 
 /**
- * Readiness, then the query's vector: the one way search, recall and remember get one.
- * `kinds`: the kinds the caller's vectors are searched in, for awaitingFirstVectors (search: chunks).
+ * Readiness, then the query's vector: the one way search, recall and remember get one, on either engine (`ready`
+ * names the model, or why vectors cannot answer); `ms` is the whole step's time.
  */
-export async function planQueryVector({ handle, text, fingerprint, kinds }: { handle: StoreHandle; text: string; fingerprint?: Fingerprint; kinds?: string[] }): Promise<QueryVectorPlan> {
+export async function planWith({ text, ready }: { text: string; ready: () => Promise<VectorReadinessPlan> }): Promise<QueryVectorPlan> {
   const started = performance.now();
   const ms = () => Math.round((performance.now() - started) * 100) / 100;
-  let fp = fingerprint;
-  if (!fp) {
-    const ready = await vectorReadiness({ handle });
-    if (!ready.ok) return { ok: false, fallback: ready.fallback, ms: ms() };
-    fp = ready.fingerprint;
-  }
-  if (kinds?.length) {
-    // One probe of embeddings_fp_idx, and the live counters: the cost does not grow with the store.
-    const embedded = !!preparedOnce({ sqlite: handle.sqlite, sql: `select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1` }).get(fp.id, JSON.stringify(kinds));
-    const counts = readLiveCounts({ handle }).byKind;
-    const pending = kinds.reduce((n, k) => n + (counts[k]?.pending ?? 0), 0);
-    const waiting = awaitingFirstVectors({ embedded, pending, kinds, model: fp.model });
-    if (waiting) return { ok: false, fallback: waiting, ms: ms() };
-  }
-  const q = await embedQueryText({ fingerprint: fp, text });
+  const r = await ready();
+  if (!r.ok) return { ok: false, fallback: r.fallback, ms: ms() };
+  const q = await embedQueryText({ fingerprint: r.fingerprint, text });
   if (!q.ok) return { ok: false, fallback: { reason: "provider_error", message: q.message }, ms: ms() };
-  return { ok: true, fingerprint: fp, vector: q.vector, cacheHit: q.cacheHit, ms: ms() };
+  return { ok: true, fingerprint: r.fingerprint, vector: q.vector, cacheHit: q.cacheHit, ms: ms() };
+}
+
+/** planWith on a SQLite store. `kinds`: the kinds the caller's vectors are searched in, for awaitingFirstVectors (search: chunks). */
+export function planQueryVector({ handle, text, fingerprint, kinds }: { handle: StoreHandle; text: string; fingerprint?: Fingerprint; kinds?: string[] }): Promise<QueryVectorPlan> {
+  return planWith({
+    text,
+    ready: async () => {
+      const ready: VectorReadinessPlan = fingerprint ? { ok: true, fingerprint } : await vectorReadiness({ handle });
+      if (!ready.ok || !kinds?.length) return ready;
+      const fp = ready.fingerprint;
+      // One probe of embeddings_fp_idx, and the live counters: the cost does not grow with the store.
+      const embedded = !!preparedOnce({ sqlite: handle.sqlite, sql: `select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1` }).get(fp.id, JSON.stringify(kinds));
+      const counts = readLiveCounts({ handle }).byKind;
+      const pending = kinds.reduce((n, k) => n + (counts[k]?.pending ?? 0), 0);
+      const waiting = awaitingFirstVectors({ embedded, pending, kinds, model: fp.model });
+      return waiting ? { ok: false, fallback: waiting } : ready;
+    },
+  });
 }

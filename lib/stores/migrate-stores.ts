@@ -12,12 +12,12 @@ import * as sqliteRecall from "../db/schema/recall";
 import { listStoreNames, storeExists } from "../db/store-names";
 import { copyTables, pgSide, sqliteSide, type TableCheck, type TwinTable } from "../db/twin-copy";
 import { listEmbeddables } from "../embed/embeddables";
-import { enqueueEmbeddings } from "../embed/queue";
+import { enqueueEmbeddings, enqueueEmbeddingsOp } from "../embed/queue";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit";
+import { inCallerTx } from "../db/port";
 import { ingestDocument, ingestDocumentsInTx } from "../index/ingest";
 import { pgEmbeddableKinds } from "../index/embed-kinds-pg";
-import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { importMemoryFolderPg, exportMemoriesPg } from "../index/memories-pg";
 import { ensureIndexBuilt, reindexStore } from "../index/reindex";
 import { createStore } from "./stores";
@@ -139,7 +139,7 @@ async function queuePrimaryKindsPg(tx: PgStoreTx): Promise<Record<string, number
     if (!registered.has(k.kind)) continue;
     const rows = (await tx.execute(sql`select ${sql.identifier(k.id)} as id, ${sql.identifier(k.hash)} as hash from ${sql.identifier(k.table)}`)).rows as { id: string | number; hash: string }[];
     for (let i = 0; i < rows.length; i += 1000) {
-      await enqueueEmbeddingsPg({ tx, items: rows.slice(i, i + 1000).map((r) => ({ kind: k.kind, refId: Number(r.id), inputHash: r.hash })) });
+      await inCallerTx(tx, enqueueEmbeddingsOp({ items: rows.slice(i, i + 1000).map((r) => ({ kind: k.kind, refId: Number(r.id), inputHash: r.hash })) }));
     }
     if (rows.length > 0) queued[k.kind] = rows.length;
   }

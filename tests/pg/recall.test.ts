@@ -6,7 +6,9 @@ import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { listAuditTail, pgLedger } from "@/lib/governance/audit";
 import { measureRecallStats } from "@/lib/metrics/snapshots";
-import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
+import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
+import { enqueueEmbeddingsOp } from "@/lib/embed/queue";
+import { write } from "@/lib/db/port";
 import { storesOn, type StoresBackend } from "@/lib/stores/backend";
 import { recallOn, type RecallBackend } from "@/lib/recall/backend";
 import { openStorePg } from "@/lib/stores/engines/pg";
@@ -204,7 +206,7 @@ describe("the embed queue's kinds on PostgreSQL", () => {
   it("embeds only kinds a loader is registered for: another kind's queued rows wait, untouched, for a process that knows it", async () => {
     await a.createStore({ input: { name: "kinds" }, actor: "test" });
     const handle = await openStorePg({ pg: replicas.a(), store: "kinds" });
-    await withStoreTx({ handle, work: (tx) => enqueueEmbeddingsPg({ tx, items: [{ kind: "not-a-kind-yet", refId: 7, inputHash: "h" }] }) });
+    await write(handle, enqueueEmbeddingsOp({ items: [{ kind: "not-a-kind-yet", refId: 7, inputHash: "h" }] }));
     await a.recordLearning({ store: "kinds", agentId: "x", input: { predicate: "likes", description: "tea" } });
     expect(await drainEmbedQueuesPg({ handles: [handle] })).toMatchObject({ embedded: 1 });
     const left = await withStoreTx({ handle, readOnly: true, work: async (tx) => (await tx.execute(sql`select kind, attempts, claimed_by from embed_queue`)).rows });
