@@ -156,14 +156,11 @@ export function snapshotRows({ snapshot, resolutionS, bool }: { snapshot: StoreS
 /** Write snapshots in one transaction (see snapshotRows): booleans as 1/0 on SQLite, as booleans on PostgreSQL. */
 export function saveStoreSnapshots<H extends LedgerHandle = GovernanceHandle>({ handle, snapshots, resolutionS = 60 }: { handle?: H; snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): OnLedger<H, void> {
   if (snapshots.length === 0) return (handle?.kind === "pg" ? Promise.resolve() : undefined) as OnLedger<H, void>;
-  return writeLedger(
-    handle ?? (getGovernance() as H),
-    (function* () {
-      const onSqlite = (yield* dialect()) === "sqlite";
-      const bool = (b: boolean | null) => (b === null || !onSqlite ? b : b ? 1 : 0);
-      for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) yield* sqlRun(metricsSql({ sql: SNAPSHOT_UPSERT, params: values }));
-    })(),
-  );
+  return writeLedger(handle ?? (getGovernance() as H), function* () {
+    const onSqlite = (yield* dialect()) === "sqlite";
+    const bool = (b: boolean | null) => (b === null || !onSqlite ? b : b ? 1 : 0);
+    for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) yield* sqlRun(metricsSql({ sql: SNAPSHOT_UPSERT, params: values }));
+  });
 }
 
 /** The minute snapshot's last look at a SQLite store: its status reads, its recall quality then, and its newest recall. */

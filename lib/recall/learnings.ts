@@ -59,27 +59,24 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
 export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: LearningInput }): On<H, RecordLearningResult> {
   const fields = normalizeLearning(learningInputSchema.parse(input));
   const hash = sha256Hex(fields.semanticHandle);
-  return write(
-    handle,
-    (function* (): Op<RecordLearningResult> {
-      const now = Date.now();
-      const seenAgain = function* (): Op<RecordLearningResult | null> {
-        const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now, confidence: atLeast("confidence", fields.confidence) }, (t) => eq(t.handleHash, hash));
-        return seen ? { learning: yield* learningById(seen.id), deduped: true, embedding: "unchanged" } : null;
-      };
-      const deduped = yield* seenAgain();
-      if (deduped) return deduped;
-      const engine = yield* dialect();
-      const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
-      yield* assertRoomForRow({ store: handle.store, table: "learnings", values });
-      const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
-      // Another replica inserted the same handle meanwhile: count this sighting on its row.
-      if (!inserted) return (yield* seenAgain())!;
-      yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
-      yield* enqueueVectors([{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }]);
-      return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
-    })(),
-  );
+  return write(handle, function* (): Op<RecordLearningResult> {
+    const now = Date.now();
+    const seenAgain = function* (): Op<RecordLearningResult | null> {
+      const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now, confidence: atLeast("confidence", fields.confidence) }, (t) => eq(t.handleHash, hash));
+      return seen ? { learning: yield* learningById(seen.id), deduped: true, embedding: "unchanged" } : null;
+    };
+    const deduped = yield* seenAgain();
+    if (deduped) return deduped;
+    const engine = yield* dialect();
+    const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
+    yield* assertRoomForRow({ store: handle.store, table: "learnings", values });
+    const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
+    // Another replica inserted the same handle meanwhile: count this sighting on its row.
+    if (!inserted) return (yield* seenAgain())!;
+    yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
+    yield* enqueueVectors([{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }]);
+    return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
+  });
 }
 
 export function getLearningById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: number }): On<H, Learning> {
@@ -98,15 +95,11 @@ export const listLearningsQuerySchema = z
 export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listLearningsQuerySchema>; budget?: boolean }): On<H, { learnings: Learning[]; total: number; next_offset: number | null }> {
   const f = listLearningsQuerySchema.parse(filter);
   const byPredicate = (predicate: Column) => (f.predicate === undefined ? undefined : eq(predicate, f.predicate));
-  return read(
-    handle,
-    (function* () {
-      const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
-      const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
-      return budget ? pageWithinBudget({ page: listed, key: "learnings", offset: f.offset }) : { ...listed, next_offset: nextOffsetOf({ offset: f.offset, shown: page.length, total: listed.total }) };
-    })(),
-    { snapshot: true },
-  );
+  return read(handle, function* () {
+    const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
+    const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+    return budget ? pageWithinBudget({ page: listed, key: "learnings", offset: f.offset }) : { ...listed, next_offset: nextOffsetOf({ offset: f.offset, shown: page.length, total: listed.total }) };
+  }, { snapshot: true });
 }
 
 /**
