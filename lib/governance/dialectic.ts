@@ -10,7 +10,7 @@ import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, typ
 import { ledgerTables } from "./tables";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, nextOffsetOf } from "./limits";
 import { getConfig } from "../config";
-import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, limitSchema, likeContains, newId, offsetSchema, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -59,8 +59,8 @@ export const listSessionsQuerySchema = z
     phase: z.enum(PHASES).optional(),
     topic: z.string().trim().min(1).max(200).optional(),
     transcript: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 

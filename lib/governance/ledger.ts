@@ -10,7 +10,7 @@ import { auditStep } from "./audit";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, nextOffsetOf, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
-import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
+import { agentIdSchema, assertSameRetry, clientIdSchema, limitSchema, epochMsSchema, newId, offsetSchema, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
 import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
@@ -112,8 +112,8 @@ export const listTasksQuerySchema = z
     outcome: z.enum(VERDICTS).optional(),
     from: z.coerce.number().int().min(0).optional(),
     to: z.coerce.number().int().min(0).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;

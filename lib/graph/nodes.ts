@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, count as countAll, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -206,7 +206,7 @@ export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter, bu
       sqlite: (h) => listNodesSqlite(h, f),
       pg: (tx) => listNodesPg(tx, f),
     });
-    return budget ? pageWithinBudget({ page, key: "nodes", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.nodes.length, total: page.total }) };
+    return pageWithinBudget({ page, key: "nodes", offset: f.offset, budget });
   });
 }
 

@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -290,7 +290,7 @@ export async function listThoughtsByFilter({ handle, filter, budget = true }: { 
       startQueryBudget({ hint: LISTING_HINT }),
       (function* () {
         const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
-        return budget ? pageWithinBudget({ page, key: "thoughts", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.thoughts.length, total: page.total }) };
+        return pageWithinBudget({ page, key: "thoughts", offset: f.offset, budget });
       })(),
     );
   });

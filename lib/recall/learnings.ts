@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { and, asc, eq, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -11,7 +11,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
-import { sha256Hex, snakeCased, type SnakeCased } from "../common";
+import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
 export const LEARNING_KIND = "learning";
@@ -86,8 +86,8 @@ export function getLearningById<H extends AnyStoreHandle>({ handle, id }: { hand
 export const listLearningsQuerySchema = z
   .object({
     predicate: z.string().trim().min(1).max(120).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 
@@ -98,7 +98,7 @@ export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget
   return read(handle, function* () {
     const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
     const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
-    return budget ? pageWithinBudget({ page: listed, key: "learnings", offset: f.offset }) : { ...listed, next_offset: nextOffsetOf({ offset: f.offset, shown: page.length, total: listed.total }) };
+    return pageWithinBudget({ page: listed, key: "learnings", offset: f.offset, budget });
   }, { snapshot: true });
 }
 

@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { and, asc, eq, inArray, isNotNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, sqlRows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -10,7 +10,7 @@ import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
-import { sha256Hex, snakeCased, type SnakeCased } from "../common";
+import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
@@ -135,8 +135,8 @@ export const listTracesQuerySchema = z
     outcome: z.enum(["success", "failure"]).optional(),
     shard_type: z.string().trim().min(1).max(80).optional(),
     agent_id: z.string().trim().min(1).max(200).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 
@@ -152,7 +152,7 @@ export function listTraces<H extends AnyStoreHandle>({ handle, filter, budget = 
   return read(handle, function* () {
     const traces = yield* selectTraces({ where: matching, limit: f.limit, offset: f.offset });
     const page = { traces, total: yield* count(table, matching) };
-    return budget ? pageWithinBudget({ page, key: "traces", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: traces.length, total: page.total }) };
+    return pageWithinBudget({ page, key: "traces", offset: f.offset, budget });
   }, { snapshot: true });
 }
 
