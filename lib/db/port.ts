@@ -23,6 +23,9 @@ export type Step = { sqlite: (handle: StoreHandle) => unknown; pg: (tx: PgStoreT
 
 /** A repository operation: yields steps, returns T. */
 export type Op<T> = Generator<Step, T, unknown>;
+/** An operation, or the generator function that starts it (`write(handle, function* () { … })`). */
+export type OpOf<T> = Op<T> | (() => Op<T>);
+const started = <T>(op: OpOf<T>): Op<T> => (typeof op === "function" ? op() : op);
 
 /** T on SQLite, Promise<T> on PostgreSQL. */
 export type On<H extends AnyStoreHandle, T> = H extends PgStoreHandle ? Promise<T> : T;
@@ -191,7 +194,8 @@ export function select<P extends Record<string, TablePair>, R>(pairs: P, build: 
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Run `op` under a query budget (lib/db/query-budget.ts): its statements together may take the budget's time, no more. */
-export function withinBudget<T>(budget: QueryBudget, op: Op<T>): Op<T> {
+export function withinBudget<T>(budget: QueryBudget, of: OpOf<T>): Op<T> {
+  const op = started(of);
   return step({
     sqlite: (h) => runWithinBudget({ sqlite: h.sqlite, budget, fn: () => driveSync(h, op) }),
     pg: (tx, h) => runWithinBudgetPg({ tx, budget, fn: () => driveAsync(tx, h, op) }),
@@ -246,7 +250,8 @@ function isPg(handle: AnyStoreHandle): handle is PgStoreHandle {
  * store's other readers do). PostgreSQL: one read-only transaction, repeatable
  * read when `snapshot` asks that several statements see one state.
  */
-export function read<H extends AnyStoreHandle, T>(handle: H, op: Op<T>, { snapshot = false }: { snapshot?: boolean } = {}): On<H, T> {
+export function read<H extends AnyStoreHandle, T>(handle: H, of: OpOf<T>, { snapshot = false }: { snapshot?: boolean } = {}): On<H, T> {
+  const op = started(of);
   if (isPg(handle)) return withStoreTx({ handle, readOnly: true, snapshot, work: (tx) => driveAsync(tx, handle, op) }) as On<H, T>;
   return driveSync(handle as StoreHandle, op) as On<H, T>;
 }
@@ -256,7 +261,8 @@ export function read<H extends AnyStoreHandle, T>(handle: H, op: Op<T>, { snapsh
  * write lock from the first statement, synchronously to the end), or a
  * PostgreSQL transaction on the store's schema (row locks as steps ask).
  */
-export function write<H extends AnyStoreHandle, T>(handle: H, op: Op<T>): On<H, T> {
+export function write<H extends AnyStoreHandle, T>(handle: H, of: OpOf<T>): On<H, T> {
+  const op = started(of);
   if (isPg(handle)) return withStoreTx({ handle, work: (tx) => driveAsync(tx, handle, op) }) as On<H, T>;
   const sqlite = handle as StoreHandle;
   return sqlite.sqlite.transaction(() => driveSync(sqlite, op)).immediate() as On<H, T>;
@@ -290,7 +296,8 @@ function ledgerAsStore(pg: PgLedgerHandle): PgStoreHandle {
  * or with `snapshot` in one read transaction, so several statements see one
  * state: governance.db's deferred transaction, PostgreSQL's read-only repeatable read.
  */
-export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { snapshot = false }: { snapshot?: boolean } = {}): OnLedger<H, T> {
+export function readLedger<H extends LedgerHandle, T>(handle: H, of: OpOf<T>, { snapshot = false }: { snapshot?: boolean } = {}): OnLedger<H, T> {
+  const op = started(of);
   if (handle.kind === "pg") {
     const pg = handle as PgLedgerHandle;
     if (!snapshot) return driveAsync(pg.db, ledgerAsStore(pg), op) as OnLedger<H, T>;
@@ -302,7 +309,8 @@ export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { sn
 }
 
 /** Run a ledger write in one transaction: governance.db's immediate transaction, or a PostgreSQL transaction (locks as steps ask). */
-export function writeLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>): OnLedger<H, T> {
+export function writeLedger<H extends LedgerHandle, T>(handle: H, of: OpOf<T>): OnLedger<H, T> {
+  const op = started(of);
   if (handle.kind === "pg") {
     const pg = handle as PgLedgerHandle;
     return pg.db.transaction((tx) => driveAsync(tx, ledgerAsStore(pg), op)) as OnLedger<H, T>;

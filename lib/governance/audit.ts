@@ -122,12 +122,9 @@ export function listAuditTail<H extends LedgerHandle = GovernanceHandle>({ handl
 
 /** Whether any audit row ever recorded `action` on `target` (uses the target index). */
 export function hasAuditEntry<H extends LedgerHandle = GovernanceHandle>({ handle, action, target }: OnLedgerArg<H> & { action: string; target: string }): OnLedger<H, boolean> {
-  return readLedger(
-    handle ?? (getGovernance() as H),
-    (function* () {
-      return (yield* row(ledgerTables.auditLog, (t) => and(eq(t.target, target), eq(t.action, action)))) !== undefined;
-    })(),
-  );
+  return readLedger(handle ?? (getGovernance() as H), function* () {
+    return (yield* row(ledgerTables.auditLog, (t) => and(eq(t.target, target), eq(t.action, action)))) !== undefined;
+  });
 }
 
 /** The newest audit rows about any of `targets`, newest first (uses the target index). */

@@ -40,15 +40,11 @@ export function toDialecticSnapshot({ sessionId, sessions, messages, now }: { se
 }
 
 export function exportDialecticSessions<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, now = Date.now() }: Handle<H> & { sessionId?: string; now?: number } = {}): OnLedger<H, DialecticSnapshot> {
-  return readLedger(
-    handle,
-    (function* () {
-      const sessions = yield* rows(dialecticSessions, sessionId ? { where: (t) => eq(t.sessionId, sessionId) } : { orderBy: (t) => [asc(t.createdAt), asc(t.sessionId)] });
-      const messages = yield* rows(dialecticMessages, sessionId ? { where: (t) => eq(t.sessionId, sessionId), orderBy: (t) => [asc(t.seq)] } : { orderBy: (t) => [asc(t.sessionId), asc(t.seq)] });
-      return toDialecticSnapshot({ sessionId, sessions, messages, now });
-    })(),
-    { snapshot: true },
-  );
+  return readLedger(handle, function* () {
+    const sessions = yield* rows(dialecticSessions, sessionId ? { where: (t) => eq(t.sessionId, sessionId) } : { orderBy: (t) => [asc(t.createdAt), asc(t.sessionId)] });
+    const messages = yield* rows(dialecticMessages, sessionId ? { where: (t) => eq(t.sessionId, sessionId), orderBy: (t) => [asc(t.seq)] } : { orderBy: (t) => [asc(t.sessionId), asc(t.seq)] });
+    return toDialecticSnapshot({ sessionId, sessions, messages, now });
+  }, { snapshot: true });
 }
 
 const text = z.string().max(100_000);
@@ -176,33 +172,30 @@ function* existingSessions(ids: string[]): Op<Map<string, SessionSnapshot>> {
 
 export async function restoreDialecticSessions({ handle = getGovernance(), snapshot, actor }: Handle<LedgerHandle> & { snapshot: unknown; actor: string }): Promise<RestoreResult> {
   const parsed = parseVerifiedSnapshot(snapshot);
-  const result = await writeLedger(
-    handle,
-    (function* () {
-      yield* ledgerLock(PG_LOCK.dialecticRestore);
-      const { insert: toInsert, unchanged } = planRestore({ sessions: parsed.sessions, existing: yield* existingSessions(parsed.sessions.map((s) => s.sessionId)) });
-      let messages = 0;
-      for (const { messages: msgs, ...session } of toInsert) {
-        try {
-          yield* insert(dialecticSessions, session);
-        } catch (e) {
-          // Another session of this agent already has this id (under another key): a restore never overwrites.
-          if (isUniqueViolation(e)) throw new AppError("conflict", `session ${session.sessionId} already exists with different contents; a restore never overwrites`);
-          throw e;
-        }
-        for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) {
-          const batch = msgs.slice(at, at + MESSAGE_INSERT_BATCH);
-          const taken = yield* rows(dialecticMessages, { where: (t) => inArray(t.id, batch.map((m) => m.id)), limit: 1 });
-          if (taken[0]) throw messageIdTaken({ id: taken[0].id, sessionId: session.sessionId, by: `session ${taken[0].sessionId}` });
-          yield* insertMany(dialecticMessages, batch);
-        }
-        messages += msgs.length;
+  const result = await writeLedger(handle, function* () {
+    yield* ledgerLock(PG_LOCK.dialecticRestore);
+    const { insert: toInsert, unchanged } = planRestore({ sessions: parsed.sessions, existing: yield* existingSessions(parsed.sessions.map((s) => s.sessionId)) });
+    let messages = 0;
+    for (const { messages: msgs, ...session } of toInsert) {
+      try {
+        yield* insert(dialecticSessions, session);
+      } catch (e) {
+        // Another session of this agent already has this id (under another key): a restore never overwrites.
+        if (isUniqueViolation(e)) throw new AppError("conflict", `session ${session.sessionId} already exists with different contents; a restore never overwrites`);
+        throw e;
       }
-      const restored = { restored: toInsert.length, unchanged, messages };
-      yield* auditStep({ actor, action: "dialectic.restore", target: "dialectic_sessions", details: { ...restored, snapshot_exported_at: parsed.exportedAt } });
-      return restored;
-    })(),
-  );
+      for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) {
+        const batch = msgs.slice(at, at + MESSAGE_INSERT_BATCH);
+        const taken = yield* rows(dialecticMessages, { where: (t) => inArray(t.id, batch.map((m) => m.id)), limit: 1 });
+        if (taken[0]) throw messageIdTaken({ id: taken[0].id, sessionId: session.sessionId, by: `session ${taken[0].sessionId}` });
+        yield* insertMany(dialecticMessages, batch);
+      }
+      messages += msgs.length;
+    }
+    const restored = { restored: toInsert.length, unchanged, messages };
+    yield* auditStep({ actor, action: "dialectic.restore", target: "dialectic_sessions", details: { ...restored, snapshot_exported_at: parsed.exportedAt } });
+    return restored;
+  });
   invalidateAllSessions();
   return result;
 }

@@ -10,7 +10,7 @@ import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, typ
 import { ledgerTables } from "./tables";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, nextOffsetOf } from "./limits";
 import { getConfig } from "../config";
-import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, limitSchema, likeContains, newId, offsetSchema, parseJsonColumnStrict, sha256Hex, snakeCased, type SnakeCased } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -59,8 +59,8 @@ export const listSessionsQuerySchema = z
     phase: z.enum(PHASES).optional(),
     topic: z.string().trim().min(1).max(200).optional(),
     transcript: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 
@@ -448,14 +448,11 @@ function* sweepIdleNowAndThen(now: number): Op<void> {
 
 /** The admin-triggered sweep (API, CLI): same as the automatic one, plus an audit row in the same transaction. */
 export function sweepIdleSessionsAudited<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, actor, now = Date.now() }: Handle<H> & { actor: string; now?: number }): OnLedger<H, { failed: string[] }> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const failed = yield* sweepIdle(now);
-      yield* auditStep({ actor, action: "dialectic.sweep", target: "dialectic_sessions", details: { failed } });
-      return { failed };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const failed = yield* sweepIdle(now);
+    yield* auditStep({ actor, action: "dialectic.sweep", target: "dialectic_sessions", details: { failed } });
+    return { failed };
+  });
 }
 
 /**
@@ -469,30 +466,27 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
   const facts = sessionFacts({ parsed, agentId });
   const clientId = parsed.session_id ?? newId();
   const mine = (s: SessionTable) => and(eq(s.pausedAgentId, agentId), eq(s.clientId, clientId));
-  return writeLedger(
-    handle,
-    (function* () {
-      yield* sweepIdleNowAndThen(now);
-      const retry = function* (existing: DialecticSessionRow) {
-        assertSameSessionRetry({ existing, parsed, facts });
-        return { session: toSession({ row: existing, tail: yield* readTail(existing.sessionId) }), created: false };
-      };
-      const existing = yield* row(dialecticSessions, mine);
-      if (existing) return yield* retry(existing);
-      yield* agentLock(agentId);
-      yield* assertLedgerRoom({ agentId: agentId });
-      const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
-      assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });
-      const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
-      if (created) {
-        yield* assertShareKept({ agentId });
-        return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
-      }
-      const raced = yield* row(dialecticSessions, mine);
-      if (!raced) throw new AppError("conflict", "a concurrent write took this id; retry");
-      return yield* retry(raced);
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    yield* sweepIdleNowAndThen(now);
+    const retry = function* (existing: DialecticSessionRow) {
+      assertSameSessionRetry({ existing, parsed, facts });
+      return { session: toSession({ row: existing, tail: yield* readTail(existing.sessionId) }), created: false };
+    };
+    const existing = yield* row(dialecticSessions, mine);
+    if (existing) return yield* retry(existing);
+    yield* agentLock(agentId);
+    yield* assertLedgerRoom({ agentId: agentId });
+    const open = yield* count(dialecticSessions, (s) => and(eq(s.pausedAgentId, agentId), eq(s.status, "active")));
+    assertAgentCount({ limit: "DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT", what: "active reviews", agentId, open, max: getConfig().limits.maxOpenReviewsPerAgent });
+    const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
+    if (created) {
+      yield* assertShareKept({ agentId });
+      return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
+    }
+    const raced = yield* row(dialecticSessions, mine);
+    if (!raced) throw new AppError("conflict", "a concurrent write took this id; retry");
+    return yield* retry(raced);
+  });
 }
 
 type Posted = { message: DialecticMessage; session: DialecticSession; created: boolean };
@@ -508,37 +502,34 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
   const { message_id: _id, ...text } = parsed;
   assertFieldSize({ field: "the message", value: text });
   const attempt = () =>
-    writeLedger(
-      handle,
-      (function* (): Op<PostOutcome> {
-        const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
-        const key = session.sessionId;
-        const shown = inSession(session);
-        yield* dropCached([key]);
-        const incoming = messageFacts({ agent_id: agentId, ...parsed });
-        // Message ids are unique per session: another session's message with this id is another message.
-        const already = yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.clientId, messageId)));
-        if (already) {
-          const stored = toMessage(already);
-          assertSameRetry({ kind: "message", id: messageId, stored: messageFacts(stored), incoming });
-          return { ok: { message: shown(stored), session: toSession({ row: session, tail: yield* readTail(key) }), created: false } };
-        }
-        const tail = yield* readTail(key);
-        if (isIdle({ row: session, now })) {
-          yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
-          return { failedIdle: conflict({ message: "the session was idle past its timeout and has failed", session: { ...session, phase: "failed" }, last: tail.last }) };
-        }
-        yield* assertLedgerRoom({ agentId: agentId });
-        const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
-        const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
-        const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
-        const [updated] = yield* update(dialecticSessions, { ...nextSessionState({ session, row: inserted, tail, prev }), updatedAt: now }, (s) => eq(s.sessionId, key));
-        yield* assertShareKept({ agentId });
-        // The tail after the message, counted from the one before.
-        const after = { last: inserted, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (inserted.messageType === "synthesis" ? 1 : 0) };
-        return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: after }), created: true } };
-      })(),
-    );
+    writeLedger(handle, function* (): Op<PostOutcome> {
+      const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
+      const key = session.sessionId;
+      const shown = inSession(session);
+      yield* dropCached([key]);
+      const incoming = messageFacts({ agent_id: agentId, ...parsed });
+      // Message ids are unique per session: another session's message with this id is another message.
+      const already = yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.clientId, messageId)));
+      if (already) {
+        const stored = toMessage(already);
+        assertSameRetry({ kind: "message", id: messageId, stored: messageFacts(stored), incoming });
+        return { ok: { message: shown(stored), session: toSession({ row: session, tail: yield* readTail(key) }), created: false } };
+      }
+      const tail = yield* readTail(key);
+      if (isIdle({ row: session, now })) {
+        yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
+        return { failedIdle: conflict({ message: "the session was idle past its timeout and has failed", session: { ...session, phase: "failed" }, last: tail.last }) };
+      }
+      yield* assertLedgerRoom({ agentId: agentId });
+      const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
+      const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
+      const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
+      const [updated] = yield* update(dialecticSessions, { ...nextSessionState({ session, row: inserted, tail, prev }), updatedAt: now }, (s) => eq(s.sessionId, key));
+      yield* assertShareKept({ agentId });
+      // The tail after the message, counted from the one before.
+      const after = { last: inserted, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (inserted.messageType === "synthesis" ? 1 : 0) };
+      return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: after }), created: true } };
+    });
   const settle = (outcome: PostOutcome) => {
     if ("failedIdle" in outcome) throw outcome.failedIdle;
     return outcome.ok;
@@ -550,33 +541,27 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
 
 /** A reviewer takes an open session (one without an assigned reviewer). */
 export function claimDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, agentId, isAdmin = false, now = Date.now() }: Handle<H> & { sessionId: string; agentId: string; isAdmin?: boolean; now?: number }): OnLedger<H, DialecticSession> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
-      const tail = yield* readTail(session.sessionId);
-      if (!mayClaimSession({ row: session, tail, agentId, now })) return toSession({ row: session, tail });
-      yield* dropCached([session.sessionId]);
-      const [updated] = yield* update(dialecticSessions, { reviewerAgentId: agentId, updatedAt: now }, (s) => eq(s.sessionId, session.sessionId));
-      return toSession({ row: updated, tail });
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
+    const tail = yield* readTail(session.sessionId);
+    if (!mayClaimSession({ row: session, tail, agentId, now })) return toSession({ row: session, tail });
+    yield* dropCached([session.sessionId]);
+    const [updated] = yield* update(dialecticSessions, { reviewerAgentId: agentId, updatedAt: now }, (s) => eq(s.sessionId, session.sessionId));
+    return toSession({ row: updated, tail });
+  });
 }
 
 function abandonSession<H extends LedgerHandle>({ handle, sessionId, by, reason, now }: { handle: H; sessionId: string; by: Abandoner; reason?: string; now: number }): OnLedger<H, DialecticSession> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const session = yield* requireSession(sessionId, "person" in by ? undefined : by, { lock: "update" });
-      const tail = yield* readTail(session.sessionId);
-      const state = abandonedState({ row: session, tail, by, reason, now });
-      if (!state) return toSession({ row: session, tail });
-      yield* dropCached([session.sessionId]);
-      const [updated] = yield* update(dialecticSessions, state, (s) => eq(s.sessionId, session.sessionId));
-      if ("person" in by) yield* auditStep({ actor: by.person, action: "dialectic.abandon", target: `dialectic_session:${session.sessionId}`, reason: reason ?? null, details: { phase: session.phase } });
-      return toSession({ row: updated, tail });
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const session = yield* requireSession(sessionId, "person" in by ? undefined : by, { lock: "update" });
+    const tail = yield* readTail(session.sessionId);
+    const state = abandonedState({ row: session, tail, by, reason, now });
+    if (!state) return toSession({ row: session, tail });
+    yield* dropCached([session.sessionId]);
+    const [updated] = yield* update(dialecticSessions, state, (s) => eq(s.sessionId, session.sessionId));
+    if ("person" in by) yield* auditStep({ actor: by.person, action: "dialectic.abandon", target: `dialectic_session:${session.sessionId}`, reason: reason ?? null, details: { phase: session.phase } });
+    return toSession({ row: updated, tail });
+  });
 }
 
 /** Either participant may end a session without agreement. */
@@ -601,28 +586,22 @@ export function abandonDialecticSessionAsAdmin<H extends LedgerHandle = Governan
  */
 export function annotateDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, input, actor, now = Date.now() }: Handle<H> & { sessionId: string; input: z.input<typeof annotateSessionSchema>; actor: string; now?: number }): OnLedger<H, DialecticAnnotation> {
   const { body } = annotateSessionSchema.parse(input);
-  return writeLedger(
-    handle,
-    (function* () {
-      const session = yield* requireSession(sessionId, undefined, { lock: "update" });
-      const n = yield* count(dialecticAnnotations, (a) => eq(a.sessionId, session.sessionId));
-      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
-      const created = yield* insert(dialecticAnnotations, { sessionId: session.sessionId, author: actor, body, createdAt: now });
-      yield* auditStep({ actor, action: "dialectic.annotate", target: `dialectic_session:${created.sessionId}`, details: { annotationId: created.id, chars: created.body.length } });
-      return created;
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const session = yield* requireSession(sessionId, undefined, { lock: "update" });
+    const n = yield* count(dialecticAnnotations, (a) => eq(a.sessionId, session.sessionId));
+    if (n >= ANNOTATIONS_PER_SESSION_MAX) throw new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
+    const created = yield* insert(dialecticAnnotations, { sessionId: session.sessionId, author: actor, body, createdAt: now });
+    yield* auditStep({ actor, action: "dialectic.annotate", target: `dialectic_session:${created.sessionId}`, details: { annotationId: created.id, chars: created.body.length } });
+    return created;
+  });
 }
 
 /** A session's notes, oldest first (at most ANNOTATIONS_PER_SESSION_MAX exist). */
 export function listDialecticAnnotations<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId }: Handle<H> & { sessionId: string }): OnLedger<H, DialecticAnnotation[]> {
-  return readLedger(
-    handle,
-    (function* () {
-      const session = yield* requireSession(sessionId, undefined);
-      return yield* rows(dialecticAnnotations, { where: (a) => eq(a.sessionId, session.sessionId), orderBy: (a) => [asc(a.createdAt), asc(a.id)], limit: ANNOTATIONS_PER_SESSION_MAX });
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const session = yield* requireSession(sessionId, undefined);
+    return yield* rows(dialecticAnnotations, { where: (a) => eq(a.sessionId, session.sessionId), orderBy: (a) => [asc(a.createdAt), asc(a.id)], limit: ANNOTATIONS_PER_SESSION_MAX });
+  });
 }
 
 /** Count, synthesis rounds and last message per session, in one query both engines run (the listing without transcripts). */
@@ -672,13 +651,10 @@ export function getDialecticSessionById<H extends LedgerHandle = GovernanceHandl
 
 /** The operator's choice where agents share a review id: every session with that id (or that key), newest first. */
 export function listDialecticSessionsByClientId<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, clientId }: Handle<H> & { clientId: string }): OnLedger<H, OwnedChoice[]> {
-  return readLedger(
-    handle,
-    (function* () {
-      const found = yield* rows(dialecticSessions, { where: (s) => or(eq(s.clientId, clientId), eq(s.sessionId, clientId)), orderBy: (s) => [desc(s.createdAt), asc(s.sessionId)], limit: OWNED_CHOICES_MAX });
-      return found.map((s) => ({ key: s.sessionId, owner: s.pausedAgentId, title: s.topic, createdAt: s.createdAt }));
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const found = yield* rows(dialecticSessions, { where: (s) => or(eq(s.clientId, clientId), eq(s.sessionId, clientId)), orderBy: (s) => [desc(s.createdAt), asc(s.sessionId)], limit: OWNED_CHOICES_MAX });
+    return found.map((s) => ({ key: s.sessionId, owner: s.pausedAgentId, title: s.topic, createdAt: s.createdAt }));
+  });
 }
 
 /** Detail for an agent: sessions it may not see answer like sessions that do not exist. */
@@ -692,57 +668,48 @@ export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceH
 export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, SessionList> {
   const where = (s: SessionTable) => sessionListWhere({ columns: s, input });
   const offset = input.offset ?? 0;
-  return readLedger(
-    handle,
-    (function* () {
-      const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset });
-      const total = yield* count(dialecticSessions, where);
-      const keys = page.map((r) => r.sessionId);
-      const tails = yield* tailsBySessionKeys(keys);
-      const views = page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } }));
-      // Without transcripts a row is a few KB at most (topic, failure reason), so a page of them stays small.
-      if (!input.includeTranscript) return { sessions: views, total, next_offset: nextOffsetOf({ offset, shown: views.length, total }) };
-      // Transcripts are read one session at a time and stop at the list's byte budget; a transcript larger than the whole budget is left out and marked.
-      const budget = getConfig().limits.listMaxBytes;
-      const out: SessionView[] = [];
-      let used = 0;
-      for (const [i, r] of page.entries()) {
-        const view = withTranscript(r, (yield* messagesBySessionKeys([r.sessionId])).get(r.sessionId) ?? []);
-        const bytes = Buffer.byteLength(JSON.stringify(view), "utf8");
-        const shown: SessionView = bytes > budget ? { ...views[i], transcript_omitted: true } : view;
-        used += bytes > budget ? Buffer.byteLength(JSON.stringify(shown), "utf8") : bytes;
-        if (out.length > 0 && used > budget) break;
-        out.push(shown);
-      }
-      return { sessions: out, total, next_offset: nextOffsetOf({ offset, shown: out.length, total }) };
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset });
+    const total = yield* count(dialecticSessions, where);
+    const keys = page.map((r) => r.sessionId);
+    const tails = yield* tailsBySessionKeys(keys);
+    const views = page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } }));
+    // Without transcripts a row is a few KB at most (topic, failure reason), so a page of them stays small.
+    if (!input.includeTranscript) return { sessions: views, total, next_offset: nextOffsetOf({ offset, shown: views.length, total }) };
+    // Transcripts are read one session at a time and stop at the list's byte budget; a transcript larger than the whole budget is left out and marked.
+    const budget = getConfig().limits.listMaxBytes;
+    const out: SessionView[] = [];
+    let used = 0;
+    for (const [i, r] of page.entries()) {
+      const view = withTranscript(r, (yield* messagesBySessionKeys([r.sessionId])).get(r.sessionId) ?? []);
+      const bytes = Buffer.byteLength(JSON.stringify(view), "utf8");
+      const shown: SessionView = bytes > budget ? { ...views[i], transcript_omitted: true } : view;
+      used += bytes > budget ? Buffer.byteLength(JSON.stringify(shown), "utf8") : bytes;
+      if (out.length > 0 && used > budget) break;
+      out.push(shown);
+    }
+    return { sessions: out, total, next_offset: nextOffsetOf({ offset, shown: out.length, total }) };
+  });
 }
 
 /** Recompute the chain; any edited, reordered or removed message breaks it from that point. */
 export function verifyDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId }: Handle<H> & { sessionId: string }): OnLedger<H, SignatureCheck> {
-  return readLedger(
-    handle,
-    (function* () {
-      const session = yield* requireSession(sessionId, undefined);
-      return verifyMessageChain(yield* rows(dialecticMessages, { where: (m) => eq(m.sessionId, session.sessionId), orderBy: (m) => [asc(m.seq)] }));
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const session = yield* requireSession(sessionId, undefined);
+    return verifyMessageChain(yield* rows(dialecticMessages, { where: (m) => eq(m.sessionId, session.sessionId), orderBy: (m) => [asc(m.seq)] }));
+  });
 }
 
 /** Active sessions, failures per hour over a day and messages in the last hour (lib/metrics/dialectic.ts adds this process's latency). */
 export function getDialecticActivity<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, now = Date.now() }: Handle<H> & { now?: number } = {}): OnLedger<H, DialecticActivity> {
   const hour = 3_600_000;
   const s = dialecticSessions.sqlite;
-  return readLedger(
-    handle,
-    (function* () {
-      const failed = yield* sqlRows<{ hourStart: number | string; failed: number | string }>(
-        sql`select (updated_at / ${hour}) * ${hour} as "hourStart", count(*) as "failed" from ${s} where status = 'failed' and updated_at >= ${now - 24 * hour} group by 1 order by 1`,
-      );
-      const activeSessions = yield* count(dialecticSessions, (t) => eq(t.status, "active"));
-      const messagesLastHour = yield* count(dialecticMessages, (m) => sql`${m.timestamp} >= ${now - hour}`);
-      return { active_sessions: activeSessions, failed_per_hour: failed.map((r) => ({ hour_start: Number(r.hourStart), failed: Number(r.failed) })), messages_last_hour: messagesLastHour, messages_per_minute_last_hour: messagesLastHour / 60 };
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const failed = yield* sqlRows<{ hourStart: number | string; failed: number | string }>(
+      sql`select (updated_at / ${hour}) * ${hour} as "hourStart", count(*) as "failed" from ${s} where status = 'failed' and updated_at >= ${now - 24 * hour} group by 1 order by 1`,
+    );
+    const activeSessions = yield* count(dialecticSessions, (t) => eq(t.status, "active"));
+    const messagesLastHour = yield* count(dialecticMessages, (m) => sql`${m.timestamp} >= ${now - hour}`);
+    return { active_sessions: activeSessions, failed_per_hour: failed.map((r) => ({ hour_start: Number(r.hourStart), failed: Number(r.failed) })), messages_last_hour: messagesLastHour, messages_per_minute_last_hour: messagesLastHour / 60 };
+  });
 }

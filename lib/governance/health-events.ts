@@ -79,19 +79,16 @@ function* insertEvent(values: NewHealthEvent): Op<HealthEvent | null> {
  * twice) and queue its webhook. The first sighting of a healthy store is not an event.
  */
 export async function observeStoreStatus({ store, status, reason, now = Date.now(), handle }: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<HealthEvent | null> {
-  const event = await writeLedger(
-    handle ?? (await processLedger()),
-    (function* () {
-      // Insert-or-lock: a first sighting races only on the insert (one wins), later ones queue on the row.
-      yield* insertOrIgnore(storeStatusCurrent, { store, status: "", reason: "", since: now }, (t) => [t.store]);
-      const prev = yield* row(storeStatusCurrent, (t) => eq(t.store, store), { lock: "update" });
-      const previous = prev?.status ? prev.status : null;
-      if (previous === status) return null;
-      yield* update(storeStatusCurrent, { status, reason, since: now }, (t) => eq(t.store, store));
-      if (!previous && status === "healthy") return null;
-      return yield* insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: previous, reason });
-    })(),
-  );
+  const event = await writeLedger(handle ?? (await processLedger()), function* () {
+    // Insert-or-lock: a first sighting races only on the insert (one wins), later ones queue on the row.
+    yield* insertOrIgnore(storeStatusCurrent, { store, status: "", reason: "", since: now }, (t) => [t.store]);
+    const prev = yield* row(storeStatusCurrent, (t) => eq(t.store, store), { lock: "update" });
+    const previous = prev?.status ? prev.status : null;
+    if (previous === status) return null;
+    yield* update(storeStatusCurrent, { status, reason, since: now }, (t) => eq(t.store, store));
+    if (!previous && status === "healthy") return null;
+    return yield* insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: previous, reason });
+  });
   if (event) dispatch([event]);
   return event;
 }
@@ -108,20 +105,17 @@ export async function recordHealthEvent(values: NewHealthEvent): Promise<HealthE
 
 /** Dialectic sessions that failed since the newest one already recorded: one event each (indexed by status, updated_at). */
 export async function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): Promise<HealthEvent[]> {
-  const events = await writeLedger(
-    await processLedger(),
-    (function* () {
-      const [{ ts: newest }] = yield* select({ healthEvents }, (db, t) => db.select({ ts: max(t.healthEvents.ts) }).from(t.healthEvents).where(eq(t.healthEvents.kind, "dialectic_failed")));
-      const since = Math.max(now - lookbackMs, newest === null ? 0 : Number(newest));
-      const failed = yield* rows(dialecticSessions, { where: (t) => and(eq(t.status, "failed"), gt(t.updatedAt, since - 1)), limit: 100 });
-      const recorded: DispatchedEvent[] = [];
-      for (const f of failed) {
-        const e = yield* insertEvent({ ts: f.updatedAt, kind: "dialectic_failed", store: null, subject: f.sessionId, status: "failed", previousStatus: null, reason: f.failureReason ?? "failed" });
-        if (e) recorded.push({ ...e, agentId: failureAgentOf(f) });
-      }
-      return recorded;
-    })(),
-  );
+  const events = await writeLedger(await processLedger(), function* () {
+    const [{ ts: newest }] = yield* select({ healthEvents }, (db, t) => db.select({ ts: max(t.healthEvents.ts) }).from(t.healthEvents).where(eq(t.healthEvents.kind, "dialectic_failed")));
+    const since = Math.max(now - lookbackMs, newest === null ? 0 : Number(newest));
+    const failed = yield* rows(dialecticSessions, { where: (t) => and(eq(t.status, "failed"), gt(t.updatedAt, since - 1)), limit: 100 });
+    const recorded: DispatchedEvent[] = [];
+    for (const f of failed) {
+      const e = yield* insertEvent({ ts: f.updatedAt, kind: "dialectic_failed", store: null, subject: f.sessionId, status: "failed", previousStatus: null, reason: f.failureReason ?? "failed" });
+      if (e) recorded.push({ ...e, agentId: failureAgentOf(f) });
+    }
+    return recorded;
+  });
   dispatch(events);
   return events;
 }

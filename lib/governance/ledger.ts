@@ -10,7 +10,7 @@ import { auditStep } from "./audit";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, nextOffsetOf, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
-import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
+import { agentIdSchema, assertSameRetry, clientIdSchema, limitSchema, epochMsSchema, newId, offsetSchema, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
 import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
@@ -112,8 +112,8 @@ export const listTasksQuerySchema = z
     outcome: z.enum(VERDICTS).optional(),
     from: z.coerce.number().int().min(0).optional(),
     to: z.coerce.number().int().min(0).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
@@ -333,44 +333,41 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
   assertFieldSize({ field: "spec", value: parsed.spec });
   const now = Date.now();
   const mine = (t: typeof tasks.sqlite | typeof tasks.pg) => and(eq(t.requestedBy, requestedBy), eq(t.clientId, taskId)) as SQL;
-  return writeLedger(
-    handle,
-    (function* () {
-      if (!(yield* row(tasks, mine))) {
-        yield* agentLock(requestedBy);
-        yield* assertLedgerRoom({ agentId: requestedBy });
-        const max = getConfig().limits.maxOpenTasksPerAgent;
-        const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
-        assertAgentCount({ limit: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", what: "pending tasks", agentId: requestedBy, open, max });
-      }
-      const answer = yield* insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
-      tasks,
-      {
-        taskId: key,
-        clientId: taskId,
-        createdAt: now,
-        updatedAt: now,
-        requestedBy,
-        intent: parsed.intent,
-        specJson: JSON.stringify(parsed.spec),
-        requiredChecksJson: JSON.stringify(requiredChecks),
-        verdict: "pending",
-        assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
-      },
-      // Ids are namespaced per requester: another agent's task with this id is another task.
-      mine,
-      (t) => [t.requestedBy, t.clientId],
-      (existing) => {
-        const t = toTask(existing);
-        assertSameRetry({ kind: "task", id: taskId, stored: { requestedBy: t.requested_by, intent: t.intent, spec: t.spec, requiredChecks: t.required_checks, assignees: [...t.assignees].sort() }, incoming: facts });
-        return { task: t, created: false };
-      },
-      (created) => ({ task: toTask(created), created: true }),
-      );
-      if (answer.created) yield* assertShareKept({ agentId: requestedBy });
-      return answer;
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    if (!(yield* row(tasks, mine))) {
+      yield* agentLock(requestedBy);
+      yield* assertLedgerRoom({ agentId: requestedBy });
+      const max = getConfig().limits.maxOpenTasksPerAgent;
+      const open = yield* count(tasks, (t) => and(eq(t.requestedBy, requestedBy), eq(t.verdict, "pending")));
+      assertAgentCount({ limit: "DUALMIND_MAX_OPEN_TASKS_PER_AGENT", what: "pending tasks", agentId: requestedBy, open, max });
+    }
+    const answer = yield* insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
+    tasks,
+    {
+      taskId: key,
+      clientId: taskId,
+      createdAt: now,
+      updatedAt: now,
+      requestedBy,
+      intent: parsed.intent,
+      specJson: JSON.stringify(parsed.spec),
+      requiredChecksJson: JSON.stringify(requiredChecks),
+      verdict: "pending",
+      assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
+    },
+    // Ids are namespaced per requester: another agent's task with this id is another task.
+    mine,
+    (t) => [t.requestedBy, t.clientId],
+    (existing) => {
+      const t = toTask(existing);
+      assertSameRetry({ kind: "task", id: taskId, stored: { requestedBy: t.requested_by, intent: t.intent, spec: t.spec, requiredChecks: t.required_checks, assignees: [...t.assignees].sort() }, incoming: facts });
+      return { task: t, created: false };
+    },
+    (created) => ({ task: toTask(created), created: true }),
+    );
+    if (answer.created) yield* assertShareKept({ agentId: requestedBy });
+    return answer;
+  });
 }
 
 /** Artifacts a finished run produced become provenance rows, so "where did this come from?" is one indexed lookup. */
@@ -405,73 +402,67 @@ export function runFacts(r: SkillRun) {
 export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof startRunSchema>; caller: LedgerCaller }): OnLedger<H, { run: SkillRun; created: boolean }> {
   const parsed = startRunSchema.parse(input);
   const runId = parsed.run_id ?? newId();
-  return writeLedger(
-    handle,
-    (function* () {
-      const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
-      const now = Date.now();
-      const finished = parsed.exit_code !== undefined;
-      const values = {
-        runId: ownedKey({ owner: task.taskId, clientId: runId }),
-        clientId: runId,
-        taskId: task.taskId,
-        agentId: caller.agentId,
-        skill: parsed.skill,
-        inputHash: parsed.input_hash,
-        runnerVersion: parsed.runner_version,
-        startedAt: parsed.started_at ?? now,
-        outputHash: parsed.output_hash ?? null,
-        exitCode: parsed.exit_code ?? null,
-        finishedAt: finished ? (parsed.finished_at ?? now) : null,
-        outputRef: parsed.output_ref ?? null,
-        artifactsJson: JSON.stringify(parsed.artifacts ?? []),
-      };
-      // Runs of this task are serialized by the task lock; run ids are unique per task, so another task's run with this id is another run.
-      const existing = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
-      if (existing) {
-        const stored = underTask(toRun(existing), task);
-        // A retried start after the run finished is still the same request.
-        const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
-        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact({ stored: stored.agent_id, incoming: caller.agentId }) };
-        const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
-        assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
-        return { run: stored, created: false };
-      }
-      yield* assertLedgerRoom({ agentId: caller.agentId });
-      const created = yield* insert(skillRuns, values);
-      yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
-      yield* assertShareKept({ agentId: caller.agentId });
-      yield* refreshVerdict(task);
-      return { run: underTask(toRun(created), task), created: true };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
+    const now = Date.now();
+    const finished = parsed.exit_code !== undefined;
+    const values = {
+      runId: ownedKey({ owner: task.taskId, clientId: runId }),
+      clientId: runId,
+      taskId: task.taskId,
+      agentId: caller.agentId,
+      skill: parsed.skill,
+      inputHash: parsed.input_hash,
+      runnerVersion: parsed.runner_version,
+      startedAt: parsed.started_at ?? now,
+      outputHash: parsed.output_hash ?? null,
+      exitCode: parsed.exit_code ?? null,
+      finishedAt: finished ? (parsed.finished_at ?? now) : null,
+      outputRef: parsed.output_ref ?? null,
+      artifactsJson: JSON.stringify(parsed.artifacts ?? []),
+    };
+    // Runs of this task are serialized by the task lock; run ids are unique per task, so another task's run with this id is another run.
+    const existing = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
+    if (existing) {
+      const stored = underTask(toRun(existing), task);
+      // A retried start after the run finished is still the same request.
+      const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
+      const storedFacts = { ...runFacts(stored), agentId: sameAgentFact({ stored: stored.agent_id, incoming: caller.agentId }) };
+      const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
+      assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
+      return { run: stored, created: false };
+    }
+    yield* assertLedgerRoom({ agentId: caller.agentId });
+    const created = yield* insert(skillRuns, values);
+    yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
+    yield* assertShareKept({ agentId: caller.agentId });
+    yield* refreshVerdict(task);
+    return { run: underTask(toRun(created), task), created: true };
+  });
 }
 
 /** Finish a started run; the run keeps the agent that started it, the finisher is recorded on its artifacts' provenance. */
 export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, runId, input, caller }: Handle<H> & { taskId: string; runId: string; input: z.input<typeof finishRunSchema>; caller: LedgerCaller }): OnLedger<H, { run: SkillRun; created: boolean }> {
   const parsed = finishRunSchema.parse(input);
-  return writeLedger(
-    handle,
-    (function* () {
-      const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
-      const existing = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
-      if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
-      const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
-      if (existing.finishedAt !== null) {
-        const stored = underTask(toRun(existing), task);
-        assertSameRetry({ kind: "run", id: runId, stored: runFacts(stored), incoming: runFacts(toRun({ ...existing, ...fields })) });
-        return { run: stored, created: false };
-      }
-      const finishedAt = parsed.finished_at ?? Date.now();
-      if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
-      yield* assertLedgerRoom({ agentId: caller.agentId });
-      const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
-      yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
-      yield* assertShareKept({ agentId: caller.agentId });
-      yield* refreshVerdict(task);
-      return { run: underTask(toRun(finishedRun), task), created: true };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
+    const existing = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
+    if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
+    const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
+    if (existing.finishedAt !== null) {
+      const stored = underTask(toRun(existing), task);
+      assertSameRetry({ kind: "run", id: runId, stored: runFacts(stored), incoming: runFacts(toRun({ ...existing, ...fields })) });
+      return { run: stored, created: false };
+    }
+    const finishedAt = parsed.finished_at ?? Date.now();
+    if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
+    yield* assertLedgerRoom({ agentId: caller.agentId });
+    const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
+    yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
+    yield* assertShareKept({ agentId: caller.agentId });
+    yield* refreshVerdict(task);
+    return { run: underTask(toRun(finishedRun), task), created: true };
+  });
 }
 
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
@@ -479,32 +470,29 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
   const parsed = recordValidationSchema.parse(input);
   const validationId = parsed.validation_id ?? newId();
   assertFieldSize({ field: "details", value: parsed.details ?? null });
-  return writeLedger(
-    handle,
-    (function* () {
-      const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
-      const runId = parsed.run_id;
-      const run = runId === undefined ? undefined : yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
-      if (runId !== undefined && !run) throw new AppError("unprocessable", `run ${runId} is not a run of task ${taskId}`);
-      // Compared as the caller knows them (the ids it chose), stored under their keys.
-      const facts = { taskId: task.taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
-      // Validations of this task are serialized by the task lock; validation ids are unique per task.
-      const existing = yield* row(validations, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, validationId)));
-      if (existing) {
-        const v = toValidation(existing);
-        const stored = { taskId: v.task_id, agentId: sameAgentFact({ stored: v.agent_id, incoming: caller.agentId }), runId: v.run_id, criticPassed: v.critic_passed, runnerPassed: v.runner_passed, details: v.details };
-        assertSameRetry({ kind: "validation", id: v.validation_id, stored, incoming: facts });
-        return { validation: underTask(v, task), created: false };
-      }
-      yield* assertLedgerRoom({ agentId: caller.agentId });
-      const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
-      yield* assertShareKept({ agentId: caller.agentId });
-      yield* refreshVerdict(task);
-      // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
-      yield* auditStep({ actor: `agent:${caller.agentId}`, action: "ledger.validation", target: `task:${task.taskId}`, reason: null, details: { validation_id: validationId, run_id: runId ?? null, critic_passed: facts.criticPassed, runner_passed: facts.runnerPassed } });
-      return { validation: underTask(toValidation(created), task), created: true };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
+    const runId = parsed.run_id;
+    const run = runId === undefined ? undefined : yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
+    if (runId !== undefined && !run) throw new AppError("unprocessable", `run ${runId} is not a run of task ${taskId}`);
+    // Compared as the caller knows them (the ids it chose), stored under their keys.
+    const facts = { taskId: task.taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+    // Validations of this task are serialized by the task lock; validation ids are unique per task.
+    const existing = yield* row(validations, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, validationId)));
+    if (existing) {
+      const v = toValidation(existing);
+      const stored = { taskId: v.task_id, agentId: sameAgentFact({ stored: v.agent_id, incoming: caller.agentId }), runId: v.run_id, criticPassed: v.critic_passed, runnerPassed: v.runner_passed, details: v.details };
+      assertSameRetry({ kind: "validation", id: v.validation_id, stored, incoming: facts });
+      return { validation: underTask(v, task), created: false };
+    }
+    yield* assertLedgerRoom({ agentId: caller.agentId });
+    const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
+    yield* assertShareKept({ agentId: caller.agentId });
+    yield* refreshVerdict(task);
+    // A review of someone's work is the reviewer's activity: "what did the critic do?" finds it (an idempotent retry adds no row).
+    yield* auditStep({ actor: `agent:${caller.agentId}`, action: "ledger.validation", target: `task:${task.taskId}`, reason: null, details: { validation_id: validationId, run_id: runId ?? null, critic_passed: facts.criticPassed, runner_passed: facts.runnerPassed } });
+    return { validation: underTask(toValidation(created), task), created: true };
+  });
 }
 
 type ProvenanceBatchRecord = z.output<typeof provenanceRecordSchema>;
@@ -551,24 +539,21 @@ export function provenanceBatchRows({ records, runs, candidates, recordedBy, cal
  */
 export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, recordedBy, caller }: Handle<H> & { input: z.input<typeof recordProvenanceSchema>; recordedBy: string; caller?: LedgerCaller }): OnLedger<H, { inserted: number; existing: number }> {
   const { records } = recordProvenanceSchema.parse(input);
-  return writeLedger(
-    handle,
-    (function* () {
-      // An agent's batch counts against its own share; the server's own facts (the embed worker's, for every store at
-      // once) only against the whole ledger, so no agent's writes can use up a share the whole instance depends on.
-      yield* assertLedgerRoom(caller ? { agentId: recordedBy } : {});
-      const [taskIds, runIds] = [distinct(records.map((r) => r.task_id ?? null)), distinct(records.map((r) => r.run_id ?? null))];
-      const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
-      const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
-      const named = taskIds.length ? yield* rows(tasks, { where: (t) => and(namedBy(t, taskIds), workableBy(t, caller)) }) : [];
-      const ofRuns = runTaskKeys.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, runTaskKeys) }) : [];
-      const values = provenanceBatchRows({ records, runs: runRows, candidates: [...named, ...ofRuns], recordedBy, caller });
-      // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
-      const inserted = (yield* insertManyOrIgnore(provenance, values, provenanceFactKey)).length;
-      if (caller && inserted > 0) yield* assertShareKept({ agentId: recordedBy });
-      return { inserted, existing: records.length - inserted };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    // An agent's batch counts against its own share; the server's own facts (the embed worker's, for every store at
+    // once) only against the whole ledger, so no agent's writes can use up a share the whole instance depends on.
+    yield* assertLedgerRoom(caller ? { agentId: recordedBy } : {});
+    const [taskIds, runIds] = [distinct(records.map((r) => r.task_id ?? null)), distinct(records.map((r) => r.run_id ?? null))];
+    const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
+    const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
+    const named = taskIds.length ? yield* rows(tasks, { where: (t) => and(namedBy(t, taskIds), workableBy(t, caller)) }) : [];
+    const ofRuns = runTaskKeys.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, runTaskKeys) }) : [];
+    const values = provenanceBatchRows({ records, runs: runRows, candidates: [...named, ...ofRuns], recordedBy, caller });
+    // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
+    const inserted = (yield* insertManyOrIgnore(provenance, values, provenanceFactKey)).length;
+    if (caller && inserted > 0) yield* assertShareKept({ agentId: recordedBy });
+    return { inserted, existing: records.length - inserted };
+  });
 }
 
 /**
@@ -580,30 +565,27 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
   const parsed = recordOverrideSchema.parse(input);
   const overrideId = parsed.override_id ?? newId();
   const key = ownedKey({ owner: actor, clientId: overrideId });
-  return writeLedger(
-    handle,
-    (function* () {
-      const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
-      if (caller && !(yield* row(overrides, (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL))) yield* assertLedgerRoom({ agentId: actor });
-      const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
-      const answer = yield* insertOrRetry<typeof overrides, { override: Override; created: boolean }>(
-        overrides,
-        { overrideId: key, clientId: overrideId, ts: Date.now(), ...facts },
-        (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL,
-        (t) => [t.actor, t.clientId],
-        (existing) => {
-          assertSameRetry({ kind: "override", id: overrideId, stored: { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, incoming: facts });
-          return { override: toOverride(existing), created: false };
-        },
-        (created) => ({ override: toOverride(created), created: true }),
-      );
-      if (answer.created) {
-        if (caller) yield* assertShareKept({ agentId: actor });
-        yield* auditStep({ actor, action: "ledger.override", target: task ? `task:${task.taskId}` : `override:${key}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
-      }
-      return task ? { ...answer, override: underTask(answer.override, task) } : answer;
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
+    if (caller && !(yield* row(overrides, (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL))) yield* assertLedgerRoom({ agentId: actor });
+    const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
+    const answer = yield* insertOrRetry<typeof overrides, { override: Override; created: boolean }>(
+      overrides,
+      { overrideId: key, clientId: overrideId, ts: Date.now(), ...facts },
+      (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL,
+      (t) => [t.actor, t.clientId],
+      (existing) => {
+        assertSameRetry({ kind: "override", id: overrideId, stored: { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, incoming: facts });
+        return { override: toOverride(existing), created: false };
+      },
+      (created) => ({ override: toOverride(created), created: true }),
+    );
+    if (answer.created) {
+      if (caller) yield* assertShareKept({ agentId: actor });
+      yield* auditStep({ actor, action: "ledger.override", target: task ? `task:${task.taskId}` : `override:${key}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
+    }
+    return task ? { ...answer, override: underTask(answer.override, task) } : answer;
+  });
 }
 
 export function distinct(ids: (string | null)[]): string[] {
@@ -620,44 +602,38 @@ export const PROOFS_MAX_FACTS = 1000;
 
 /** A task with its runs, validations, overrides, artifacts and verdict. With a caller: only its own tasks (404 otherwise). */
 export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, caller }: Handle<H> & { taskId: string; caller?: LedgerCaller }): OnLedger<H, TaskStatus> {
-  return readLedger(
-    handle,
-    (function* () {
-      const stored = yield* requireTaskVisibleTo(taskId, caller);
-      const task = toTask(stored);
-      const key = stored.taskId;
-      const mine = <T extends { task_id: string | null }>(r: T) => underTask(r, stored);
-      const visible = inCallerStores(caller);
-      const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
-      const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
-      // The newest artifacts only, read in SQL (a task may carry any number of facts); the rest are counted below.
-      const artifactsOf = (t: typeof provenance.sqlite | typeof provenance.pg) => eq(t.taskId, key);
-      const newestArtifacts = (yield* rows(provenance, { where: artifactsOf, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS })).reverse();
-      const unreadArtifacts = newestArtifacts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, artifactsOf)) - newestArtifacts.length;
-      // The verdict weighs every run and validation; the answer carries the newest of each list within the byte budget and counts the rest.
-      const { shown, omitted } = boundedLists({
-        keep: "last",
-        lists: {
-          runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
-          validations: vals,
-          overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
-          artifacts: newestArtifacts.filter(visible).map(toProvenance).map(mine),
-        },
-      });
-      return { task, ...shown, omitted: { ...omitted, artifacts: omitted.artifacts + unreadArtifacts }, verdict: explainVerdict({ requiredChecks: task.required_checks, runs: allRuns, validations: vals }) };
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const stored = yield* requireTaskVisibleTo(taskId, caller);
+    const task = toTask(stored);
+    const key = stored.taskId;
+    const mine = <T extends { task_id: string | null }>(r: T) => underTask(r, stored);
+    const visible = inCallerStores(caller);
+    const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
+    const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
+    // The newest artifacts only, read in SQL (a task may carry any number of facts); the rest are counted below.
+    const artifactsOf = (t: typeof provenance.sqlite | typeof provenance.pg) => eq(t.taskId, key);
+    const newestArtifacts = (yield* rows(provenance, { where: artifactsOf, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS })).reverse();
+    const unreadArtifacts = newestArtifacts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, artifactsOf)) - newestArtifacts.length;
+    // The verdict weighs every run and validation; the answer carries the newest of each list within the byte budget and counts the rest.
+    const { shown, omitted } = boundedLists({
+      keep: "last",
+      lists: {
+        runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
+        validations: vals,
+        overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
+        artifacts: newestArtifacts.filter(visible).map(toProvenance).map(mine),
+      },
+    });
+    return { task, ...shown, omitted: { ...omitted, artifacts: omitted.artifacts + unreadArtifacts }, verdict: explainVerdict({ requiredChecks: task.required_checks, runs: allRuns, validations: vals }) };
+  });
 }
 
 /** The operator's choice where owners share a task id: every task with that id (or that key), newest first. */
 export function listTasksByClientId<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, clientId }: Handle<H> & { clientId: string }): OnLedger<H, OwnedChoice[]> {
-  return readLedger(
-    handle,
-    (function* () {
-      const found = yield* rows(tasks, { where: (t) => or(eq(t.clientId, clientId), eq(t.taskId, clientId)), orderBy: (t) => [desc(t.createdAt), asc(t.taskId)], limit: OWNED_CHOICES_MAX });
-      return found.map((t) => ({ key: t.taskId, owner: t.requestedBy, title: t.intent, createdAt: t.createdAt }));
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const found = yield* rows(tasks, { where: (t) => or(eq(t.clientId, clientId), eq(t.taskId, clientId)), orderBy: (t) => [desc(t.createdAt), asc(t.taskId)], limit: OWNED_CHOICES_MAX });
+    return found.map((t) => ({ key: t.taskId, owner: t.requestedBy, title: t.intent, createdAt: t.createdAt }));
+  });
 }
 
 /** Tasks newest first, filtered; with a caller that is not an admin, only the tasks it requested or is assigned to. */
@@ -692,19 +668,16 @@ export function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: 
 export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, TaskList> {
   const q = listTasksQuerySchema.parse(input);
   const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tables: { tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller });
-  return readLedger(
-    handle,
-    (function* () {
-      const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
-      const total = yield* count(tasks, where);
-      const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-      const listed: TaskListItem[] = page.map((r) => ({ ...toTask(r), run_count: runCounts.get(r.taskId) ?? 0 }));
-      // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
-      if (!caller) return { tasks: listed, total, next_offset: nextOffsetOf({ offset: q.offset, shown: listed.length, total }) };
-      const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
-      return { tasks: shown, total, next_offset: nextOffset };
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
+    const total = yield* count(tasks, where);
+    const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
+    const listed: TaskListItem[] = page.map((r) => ({ ...toTask(r), run_count: runCounts.get(r.taskId) ?? 0 }));
+    // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
+    if (!caller) return { tasks: listed, total, next_offset: nextOffsetOf({ offset: q.offset, shown: listed.length, total }) };
+    const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
+    return { tasks: shown, total, next_offset: nextOffset };
+  });
 }
 
 /**
@@ -748,38 +721,35 @@ export type ArtifactProofs = {
  */
 export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller; handle?: H }): OnLedger<H, ArtifactProofs> {
   const q = artifactLookupSchema.parse(input);
-  return readLedger(
-    handle,
-    (function* () {
-      const callerStores = caller && caller.stores !== null ? caller.stores : null;
-      const where = (t: typeof provenance.sqlite | typeof provenance.pg) =>
-        and(eq(t.artifactType, q.artifact_type), eq(t.artifactId, q.artifact_id), q.store ? eq(t.store, q.store) : undefined, callerStores ? (callerStores.length ? inArray(t.store, [...callerStores]) : sql`false`) : undefined);
-      // Newest first by id (the order facts were stored): the artifact index serves it without a sort.
-      const facts = yield* rows(provenance, { where, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS });
-      const unread = facts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, where)) - facts.length;
-      const linkedRunIds = distinct(facts.map((f) => f.runId));
-      const runsFound = linkedRunIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, linkedRunIds) }) : [];
-      const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
-      const taskRowsFound = linkedTasks.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTasks) }) : [];
-      const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask({ task: t, caller })).map((t) => [t.taskId, t]));
-      // Rows under a task name it by the id its requester chose; a fact's link to a task the caller may not work on is left out.
-      const known = <T extends { task_id: string | null }>(r: T): T => {
-        const task = r.task_id === null ? undefined : visibleTasks.get(r.task_id);
-        return task ? underTask(r, task) : r;
-      };
-      const linkShown = (f: Provenance): Provenance => (f.task_id === null || visibleTasks.has(f.task_id) ? known(f) : { ...f, task_id: null, run_id: null });
-      const visibleRuns = runsFound.filter((r) => visibleTasks.has(r.taskId));
-      const runs = visibleRuns.map(toRun);
-      const runIds = visibleRuns.map((r) => r.runId);
-      const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
-      const taskIds = taskRows.map((t) => t.taskId);
-      const vals =
-        taskIds.length || runIds.length
-          ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
-          : [];
-      // Newest facts first; each list within its share of the byte budget, with what it left out counted.
-      const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(toProvenance).map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
-      return { ...shown, omitted: { ...omitted, provenance: omitted.provenance + unread } };
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const callerStores = caller && caller.stores !== null ? caller.stores : null;
+    const where = (t: typeof provenance.sqlite | typeof provenance.pg) =>
+      and(eq(t.artifactType, q.artifact_type), eq(t.artifactId, q.artifact_id), q.store ? eq(t.store, q.store) : undefined, callerStores ? (callerStores.length ? inArray(t.store, [...callerStores]) : sql`false`) : undefined);
+    // Newest first by id (the order facts were stored): the artifact index serves it without a sort.
+    const facts = yield* rows(provenance, { where, orderBy: (t) => [desc(t.id)], limit: PROOFS_MAX_FACTS });
+    const unread = facts.length < PROOFS_MAX_FACTS ? 0 : (yield* count(provenance, where)) - facts.length;
+    const linkedRunIds = distinct(facts.map((f) => f.runId));
+    const runsFound = linkedRunIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, linkedRunIds) }) : [];
+    const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
+    const taskRowsFound = linkedTasks.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTasks) }) : [];
+    const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask({ task: t, caller })).map((t) => [t.taskId, t]));
+    // Rows under a task name it by the id its requester chose; a fact's link to a task the caller may not work on is left out.
+    const known = <T extends { task_id: string | null }>(r: T): T => {
+      const task = r.task_id === null ? undefined : visibleTasks.get(r.task_id);
+      return task ? underTask(r, task) : r;
+    };
+    const linkShown = (f: Provenance): Provenance => (f.task_id === null || visibleTasks.has(f.task_id) ? known(f) : { ...f, task_id: null, run_id: null });
+    const visibleRuns = runsFound.filter((r) => visibleTasks.has(r.taskId));
+    const runs = visibleRuns.map(toRun);
+    const runIds = visibleRuns.map((r) => r.runId);
+    const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
+    const taskIds = taskRows.map((t) => t.taskId);
+    const vals =
+      taskIds.length || runIds.length
+        ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
+        : [];
+    // Newest facts first; each list within its share of the byte budget, with what it left out counted.
+    const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(toProvenance).map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
+    return { ...shown, omitted: { ...omitted, provenance: omitted.provenance + unread } };
+  });
 }

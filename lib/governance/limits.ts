@@ -125,8 +125,15 @@ export function assertAuditRoom({ actor }: { actor: string }): Op<void> {
  * order while their JSON fits (the first always), and `nextOffset` says where
  * the next page starts when rows remain (past the budget or past the page).
  */
-export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buffer.byteLength(JSON.stringify(x), "utf8") }: { items: T[]; offset: number; total: number; size?: (item: T) => number }): { shown: T[]; nextOffset: number | null } {
-  const budget = getConfig().limits.listMaxBytes;
+export function withinListBudget<T>({ items, offset, total, size = jsonBytes }: { items: T[]; offset: number; total: number; size?: (item: T) => number }): { shown: T[]; nextOffset: number | null } {
+  const n = fittingCount({ items, budget: getConfig().limits.listMaxBytes, size });
+  return { shown: items.slice(0, n), nextOffset: nextOffsetOf({ offset, shown: n, total }) };
+}
+
+const jsonBytes = (x: unknown) => Buffer.byteLength(JSON.stringify(x), "utf8");
+
+/** How many of `items`, taken in order, fit in `budget` bytes (the first always: an item is bounded by the write limits). */
+function fittingCount<T>({ items, budget, size }: { items: readonly T[]; budget: number; size: (item: T) => number }): number {
   let used = 0;
   let n = 0;
   for (const item of items) {
@@ -134,7 +141,7 @@ export function withinListBudget<T>({ items, offset, total, size = (x: T) => Buf
     if (n > 0 && used > budget) break;
     n++;
   }
-  return { shown: items.slice(0, n), nextOffset: nextOffsetOf({ offset, shown: n, total }) };
+  return n;
 }
 
 /** Where the next page starts after `shown` rows from `offset`, or null at the end. */
@@ -143,9 +150,11 @@ export const nextOffsetOf = ({ offset, shown, total }: { offset: number; shown: 
 /**
  * A list answer `{ [key]: rows, total }` cut to DUALMIND_LIST_MAX_BYTES, with
  * `next_offset` where the next page starts (null at the end): the store lists
- * (nodes, thoughts, traces, learnings) over the API and MCP.
+ * (nodes, thoughts, traces, learnings) over the API and MCP. `budget: false` (the dashboard, which pages by number and
+ * renders its page on the server) keeps the page whole.
  */
-export function pageWithinBudget<K extends string, T>({ page, key, offset }: { page: { [P in K]: T[] } & { total: number }; key: K; offset: number }): { [P in K]: T[] } & { total: number; next_offset: number | null } {
+export function pageWithinBudget<K extends string, T>({ page, key, offset, budget = true }: { page: { [P in K]: T[] } & { total: number }; key: K; offset: number; budget?: boolean }): { [P in K]: T[] } & { total: number; next_offset: number | null } {
+  if (!budget) return { ...page, next_offset: nextOffsetOf({ offset, shown: page[key].length, total: page.total }) };
   const { shown, nextOffset } = withinListBudget({ items: page[key], offset, total: page.total });
   return { ...page, [key]: shown, next_offset: nextOffset };
 }
@@ -162,14 +171,7 @@ export function boundedLists<L extends Record<string, unknown[]>>({ lists, keep 
   const shown = {} as Record<string, unknown[]>;
   const omitted = {} as Record<string, number>;
   for (const [name, items] of Object.entries(lists)) {
-    const ordered = keep === "last" ? [...items].reverse() : items;
-    let used = 0;
-    let n = 0;
-    for (const item of ordered) {
-      used += Buffer.byteLength(JSON.stringify(item), "utf8");
-      if (n > 0 && used > share) break;
-      n++;
-    }
+    const n = fittingCount({ items: keep === "last" ? [...items].reverse() : items, budget: share, size: jsonBytes });
     shown[name] = keep === "last" ? items.slice(items.length - n) : items.slice(0, n);
     omitted[name] = items.length - n;
   }

@@ -83,13 +83,10 @@ function upsert(batch: Cell[]): SQL {
 
 /** Merge cells into the table, in one transaction (both backends). */
 export function saveRetrievalCounts<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, rows }: { handle?: H; rows: Cell[] }): OnLedger<H, number> {
-  return writeLedger(
-    handle,
-    (function* () {
-      for (let i = 0; i < rows.length; i += UPSERT_ROWS_PER_STATEMENT) yield* sqlRun(upsert(rows.slice(i, i + UPSERT_ROWS_PER_STATEMENT)));
-      return rows.length;
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    for (let i = 0; i < rows.length; i += UPSERT_ROWS_PER_STATEMENT) yield* sqlRun(upsert(rows.slice(i, i + UPSERT_ROWS_PER_STATEMENT)));
+    return rows.length;
+  });
 }
 
 /** Drop hours older than DUALMIND_ACTIVITY_COUNTS_MAX_DAYS. */

@@ -11,12 +11,9 @@ export type GovernanceCounts = Pick<GovernanceStatus, "users" | "tokens" | "audi
 
 export function countGovernanceRows<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: { handle?: H } = {}): OnLedger<H, GovernanceCounts> {
   const { users, apiTokens, auditLog } = ledgerTables;
-  return readLedger(
-    handle,
-    (function* () {
-      return { users: yield* count(users), tokens: yield* count(apiTokens, (t) => isNull(t.revoked_at)), auditEntries: yield* count(auditLog) };
-    })(),
-  );
+  return readLedger(handle, function* () {
+    return { users: yield* count(users), tokens: yield* count(apiTokens, (t) => isNull(t.revoked_at)), auditEntries: yield* count(auditLog) };
+  });
 }
 
 /** The local governance.db: its file sizes, schema and counts. */

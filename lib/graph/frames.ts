@@ -24,63 +24,51 @@ export function toGraphFrame(r: KgFrameRow): GraphFrame {
 }
 
 export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphFrame> {
-  return read(
-    handle,
-    (function* () {
-      const found = yield* row(frames, (t) => eq(t.id, id));
-      if (!found) throw notFound({ what: "frame", id });
-      return toGraphFrame(found);
-    })(),
-  );
+  return read(handle, function* () {
+    const found = yield* row(frames, (t) => eq(t.id, id));
+    if (!found) throw notFound({ what: "frame", id });
+    return toGraphFrame(found);
+  });
 }
 
 /** Add a frame to a node; the node's updated_at moves with it (recency of what is known). */
 export function createFrame<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createFrameInputSchema>; actor: string }): On<H, GraphFrame> {
   const f = createFrameInputSchema.parse(input);
   const now = Date.now();
-  return write(
-    handle,
-    (function* () {
-      // Locked: the node's updated_at is written below, and a delete on another replica waits for this frame.
-      yield* requireNode(f.node_id, { lock: "update" });
-      const values = { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor };
-      yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: { id: values.id, node_id: values.nodeId, properties: values.properties, created_by: actor } });
-      const created = yield* insert(frames, values);
-      yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, f.node_id));
-      return toGraphFrame(created);
-    })(),
-  );
+  return write(handle, function* () {
+    // Locked: the node's updated_at is written below, and a delete on another replica waits for this frame.
+    yield* requireNode(f.node_id, { lock: "update" });
+    const values = { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor };
+    yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: { id: values.id, node_id: values.nodeId, properties: values.properties, created_by: actor } });
+    const created = yield* insert(frames, values);
+    yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, f.node_id));
+    return toGraphFrame(created);
+  });
 }
 
 export function updateFrame<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof updateFrameInputSchema> }): On<H, GraphFrame> {
   const u = updateFrameInputSchema.parse(input);
   const now = Date.now();
-  return write(
-    handle,
-    (function* () {
-      const current = yield* row(frames, (t) => eq(t.id, id), { lock: "update" });
-      if (!current) throw notFound({ what: "frame", id });
-      const properties = JSON.stringify(u.properties);
-      const counted = (p: string) => ({ id, node_id: current.nodeId, properties: p, created_by: current.createdBy });
-      yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: counted(properties), replacing: counted(current.properties) });
-      const [written] = yield* update(frames, { properties, updatedAt: now }, (t) => eq(t.id, id));
-      yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, written.nodeId));
-      return toGraphFrame(written);
-    })(),
-  );
+  return write(handle, function* () {
+    const current = yield* row(frames, (t) => eq(t.id, id), { lock: "update" });
+    if (!current) throw notFound({ what: "frame", id });
+    const properties = JSON.stringify(u.properties);
+    const counted = (p: string) => ({ id, node_id: current.nodeId, properties: p, created_by: current.createdBy });
+    yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: counted(properties), replacing: counted(current.properties) });
+    const [written] = yield* update(frames, { properties, updatedAt: now }, (t) => eq(t.id, id));
+    yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, written.nodeId));
+    return toGraphFrame(written);
+  });
 }
 
 /** Delete a frame; its evidence links go with it (FK cascade). Audited. */
 export function deleteFrame<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
-  return write(
-    handle,
-    (function* () {
-      const [gone] = yield* remove(frames, (t) => eq(t.id, id));
-      if (!gone) throw notFound({ what: "frame", id });
-      yield* audit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: gone.nodeId, column: gone.column } });
-      return { deleted: id };
-    })(),
-  );
+  return write(handle, function* () {
+    const [gone] = yield* remove(frames, (t) => eq(t.id, id));
+    if (!gone) throw notFound({ what: "frame", id });
+    yield* audit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: gone.nodeId, column: gone.column } });
+    return { deleted: id };
+  });
 }
 
 /** A node's first `limit` frames (by column, then age) and how many it has. */

@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, count as countAll, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -140,65 +140,56 @@ export function newNodeRow({ input: n, actor, now }: { input: z.output<typeof cr
 export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createNodeInputSchema>; actor: string }): On<H, GraphNode> {
   const n = createNodeInputSchema.parse(input);
   const values = newNodeRow({ input: n, actor, now: Date.now() });
-  return write(
-    handle,
-    (function* () {
-      yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: { id: values.id, name: values.name, display_name: values.displayName, scope: values.scope, attributes: values.attributes, tags: values.tags, created_by: actor } });
-      // On PostgreSQL another replica's create of the same node is waited for by the unique index, then found here.
-      const created = yield* insertOrIgnore(nodes, values, (t) => [t.name, t.entityType]);
-      if (!created) {
-        const existing = yield* row(nodes, (t) => and(eq(t.name, values.name), eq(t.entityType, n.entity_type)));
-        throw new AppError("conflict", `a ${n.entity_type} node named '${values.name}' already exists`, [{ message: "existing node", id: existing?.id }]);
-      }
-      yield* rowWordsWritten({ table: NODE_WORDS, ids: [created.seq] });
-      yield* enqueueEmbeddingsOp({ items: [{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }] });
-      return toGraphNode(created);
-    })(),
-  );
+  return write(handle, function* () {
+    yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: { id: values.id, name: values.name, display_name: values.displayName, scope: values.scope, attributes: values.attributes, tags: values.tags, created_by: actor } });
+    // On PostgreSQL another replica's create of the same node is waited for by the unique index, then found here.
+    const created = yield* insertOrIgnore(nodes, values, (t) => [t.name, t.entityType]);
+    if (!created) {
+      const existing = yield* row(nodes, (t) => and(eq(t.name, values.name), eq(t.entityType, n.entity_type)));
+      throw new AppError("conflict", `a ${n.entity_type} node named '${values.name}' already exists`, [{ message: "existing node", id: existing?.id }]);
+    }
+    yield* rowWordsWritten({ table: NODE_WORDS, ids: [created.seq] });
+    yield* enqueueEmbeddingsOp({ items: [{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }] });
+    return toGraphNode(created);
+  });
 }
 
 /** Update a node; its vector is re-queued only when the embedded text changed. */
 export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof updateNodeInputSchema> }): On<H, GraphNode> {
   const u = updateNodeInputSchema.parse(input);
-  return write(
-    handle,
-    (function* () {
-      const current = yield* requireNode(id, { lock: "update" });
-      // The embed hash follows the display name and tags.
-      const displayName = u.display_name ?? current.displayName;
-      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>({ text: current.tags, fallback: [] });
-      const fields = {
-        displayName,
-        scope: u.scope === undefined ? current.scope : u.scope,
-        attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
-        tags: JSON.stringify(tags),
-        embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: current.entityType, tags })),
-        updatedAt: Date.now(),
-      };
-      const counted = (r: Pick<KgNodeRow, "displayName" | "scope" | "attributes" | "tags">) => ({ id: current.id, name: current.name, display_name: r.displayName, scope: r.scope, attributes: r.attributes, tags: r.tags, created_by: current.createdBy });
-      yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: counted(fields), replacing: counted(current) });
-      const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
-      yield* rowWordsWritten({ table: NODE_WORDS, ids: [current.seq] });
-      if (fields.embedHash !== current.embedHash) yield* enqueueEmbeddingsOp({ items: [{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }] });
-      return toGraphNode(next);
-    })(),
-  );
+  return write(handle, function* () {
+    const current = yield* requireNode(id, { lock: "update" });
+    // The embed hash follows the display name and tags.
+    const displayName = u.display_name ?? current.displayName;
+    const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>({ text: current.tags, fallback: [] });
+    const fields = {
+      displayName,
+      scope: u.scope === undefined ? current.scope : u.scope,
+      attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
+      tags: JSON.stringify(tags),
+      embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: current.entityType, tags })),
+      updatedAt: Date.now(),
+    };
+    const counted = (r: Pick<KgNodeRow, "displayName" | "scope" | "attributes" | "tags">) => ({ id: current.id, name: current.name, display_name: r.displayName, scope: r.scope, attributes: r.attributes, tags: r.tags, created_by: current.createdBy });
+    yield* assertRoomForRow({ store: handle.store, table: "kg_node", values: counted(fields), replacing: counted(current) });
+    const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
+    yield* rowWordsWritten({ table: NODE_WORDS, ids: [current.seq] });
+    if (fields.embedHash !== current.embedHash) yield* enqueueEmbeddingsOp({ items: [{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }] });
+    return toGraphNode(next);
+  });
 }
 
 /** Delete a node: its frames, relations and their evidence links go with it (FK cascades). Audited. */
 export function deleteNode<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string; frames: number; relations: number }> {
-  return write(
-    handle,
-    (function* () {
-      const current = yield* requireNode(id, { lock: "update" });
-      const frames = yield* count(graphTables.kgFrames, (t) => eq(t.nodeId, id));
-      const relations = yield* count(graphTables.kgRelations, (t) => or(eq(t.fromId, id), eq(t.toId, id)));
-      yield* remove(nodes, (t) => eq(t.seq, current.seq));
-      yield* forgetVectors({ kind: NODE_KIND, refIds: [current.seq] });
-      yield* audit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: current.name, frames, relations } });
-      return { deleted: id, frames, relations };
-    })(),
-  );
+  return write(handle, function* () {
+    const current = yield* requireNode(id, { lock: "update" });
+    const frames = yield* count(graphTables.kgFrames, (t) => eq(t.nodeId, id));
+    const relations = yield* count(graphTables.kgRelations, (t) => or(eq(t.fromId, id), eq(t.toId, id)));
+    yield* remove(nodes, (t) => eq(t.seq, current.seq));
+    yield* forgetVectors({ kind: NODE_KIND, refIds: [current.seq] });
+    yield* audit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: current.name, frames, relations } });
+    return { deleted: id, frames, relations };
+  });
 }
 
 type CountRow = { n: number };
@@ -211,16 +202,13 @@ const LISTING_HINT = "use fewer or rarer words in q, a smaller offset, or filter
  */
 export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listNodesQuerySchema>; budget?: boolean }): On<H, { nodes: GraphNode[]; total: number; next_offset: number | null }> {
   const f = listNodesQuerySchema.parse(filter);
-  return read(
-    handle,
-    (function* () {
-      const page = yield* engineStep({
-        sqlite: (h) => listNodesSqlite(h, f),
-        pg: (tx) => listNodesPg(tx, f),
-      });
-      return budget ? pageWithinBudget({ page, key: "nodes", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.nodes.length, total: page.total }) };
-    })(),
-  );
+  return read(handle, function* () {
+    const page = yield* engineStep({
+      sqlite: (h) => listNodesSqlite(h, f),
+      pg: (tx) => listNodesPg(tx, f),
+    });
+    return pageWithinBudget({ page, key: "nodes", offset: f.offset, budget });
+  });
 }
 
 function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQuerySchema>): { nodes: GraphNode[]; total: number } {

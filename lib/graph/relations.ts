@@ -97,102 +97,93 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
   if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
   const now = Date.now();
   const [low, high] = [r.from_id, r.to_id].sort();
-  return write(
-    handle,
-    (function* () {
-      yield* storeLock("relation", low, high, r.relationship_type);
-      yield* requireNode(r.from_id, { lock: "share" });
-      yield* requireNode(r.to_id, { lock: "share" });
-      const [existing] = yield* rows(relations, {
-        where: (t) => {
-          const sameDirection = and(eq(t.fromId, r.from_id), eq(t.toId, r.to_id));
-          const reversed = and(eq(t.fromId, r.to_id), eq(t.toId, r.from_id));
-          return and(eq(t.relationshipType, r.relationship_type), or(sameDirection, r.bidirectional ? reversed : and(reversed, eq(t.bidirectional, true))));
-        },
-        orderBy: (t) => [asc(t.createdAt)],
-        limit: 1,
-      });
-      if (existing) {
-        const merging = {
-          weight: Math.max(existing.weight, r.weight),
-          confidence: Math.max(existing.confidence, r.confidence),
-          bidirectional: Boolean(existing.bidirectional) || r.bidirectional,
-          temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
-          temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
-          attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
-          updatedAt: now,
-        };
-        // The merged attributes are held to what one write may carry, so merges cannot grow one relation without end.
-        const mergedBytes = Buffer.byteLength(merging.attributes, "utf8");
-        if (mergedBytes > JSON_OBJECT_MAX_BYTES) {
-          throw new AppError("unprocessable", `relation ${existing.id} would hold ${mergedBytes} bytes of attributes after the merge, past the most of ${JSON_OBJECT_MAX_BYTES}: update it with fewer attributes (PATCH replaces them)`, [
-            { path: "attributes", message: "merged attributes too large", limit: "JSON_OBJECT_MAX_BYTES" },
-          ]);
-        }
-        yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...existing, attributes: merging.attributes }), replacing: countedRelation(existing) });
-        const [merged] = yield* update(relations, merging, (t) => eq(t.id, existing.id));
-        return { relation: toGraphRelation(merged), merged: true };
-      }
-      const id = randomUUID();
-      const attributes = JSON.stringify(r.attributes ?? {});
-      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ id, fromId: r.from_id, toId: r.to_id, relationshipType: r.relationship_type, attributes, createdBy: actor }) });
-      const created = yield* insert(relations, {
-        id,
-        fromId: r.from_id,
-        toId: r.to_id,
-        relationshipType: r.relationship_type,
-        bidirectional: r.bidirectional,
-        weight: r.weight,
-        confidence: r.confidence,
-        temporalStart: r.temporal_start ?? null,
-        temporalEnd: r.temporal_end ?? null,
-        attributes,
-        createdAt: now,
+  return write(handle, function* () {
+    yield* storeLock("relation", low, high, r.relationship_type);
+    yield* requireNode(r.from_id, { lock: "share" });
+    yield* requireNode(r.to_id, { lock: "share" });
+    const [existing] = yield* rows(relations, {
+      where: (t) => {
+        const sameDirection = and(eq(t.fromId, r.from_id), eq(t.toId, r.to_id));
+        const reversed = and(eq(t.fromId, r.to_id), eq(t.toId, r.from_id));
+        return and(eq(t.relationshipType, r.relationship_type), or(sameDirection, r.bidirectional ? reversed : and(reversed, eq(t.bidirectional, true))));
+      },
+      orderBy: (t) => [asc(t.createdAt)],
+      limit: 1,
+    });
+    if (existing) {
+      const merging = {
+        weight: Math.max(existing.weight, r.weight),
+        confidence: Math.max(existing.confidence, r.confidence),
+        bidirectional: Boolean(existing.bidirectional) || r.bidirectional,
+        temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
+        temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
+        attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
         updatedAt: now,
-        createdBy: actor,
-      });
-      return { relation: toGraphRelation(created), merged: false };
-    })(),
-  );
+      };
+      // The merged attributes are held to what one write may carry, so merges cannot grow one relation without end.
+      const mergedBytes = Buffer.byteLength(merging.attributes, "utf8");
+      if (mergedBytes > JSON_OBJECT_MAX_BYTES) {
+        throw new AppError("unprocessable", `relation ${existing.id} would hold ${mergedBytes} bytes of attributes after the merge, past the most of ${JSON_OBJECT_MAX_BYTES}: update it with fewer attributes (PATCH replaces them)`, [
+          { path: "attributes", message: "merged attributes too large", limit: "JSON_OBJECT_MAX_BYTES" },
+        ]);
+      }
+      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...existing, attributes: merging.attributes }), replacing: countedRelation(existing) });
+      const [merged] = yield* update(relations, merging, (t) => eq(t.id, existing.id));
+      return { relation: toGraphRelation(merged), merged: true };
+    }
+    const id = randomUUID();
+    const attributes = JSON.stringify(r.attributes ?? {});
+    yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ id, fromId: r.from_id, toId: r.to_id, relationshipType: r.relationship_type, attributes, createdBy: actor }) });
+    const created = yield* insert(relations, {
+      id,
+      fromId: r.from_id,
+      toId: r.to_id,
+      relationshipType: r.relationship_type,
+      bidirectional: r.bidirectional,
+      weight: r.weight,
+      confidence: r.confidence,
+      temporalStart: r.temporal_start ?? null,
+      temporalEnd: r.temporal_end ?? null,
+      attributes,
+      createdAt: now,
+      updatedAt: now,
+      createdBy: actor,
+    });
+    return { relation: toGraphRelation(created), merged: false };
+  });
 }
 
 export function updateRelation<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof updateRelationInputSchema> }): On<H, GraphRelation> {
   const u = updateRelationInputSchema.parse(input);
-  return write(
-    handle,
-    (function* () {
-      const current = yield* row(relations, (t) => eq(t.id, id), { lock: "update" });
-      if (!current) throw notFound({ what: "relation", id });
-      const start = u.temporal_start === undefined ? current.temporalStart : u.temporal_start;
-      const end = u.temporal_end === undefined ? current.temporalEnd : u.temporal_end;
-      if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
-      const fields = {
-        weight: u.weight ?? current.weight,
-        confidence: u.confidence ?? current.confidence,
-        bidirectional: u.bidirectional ?? Boolean(current.bidirectional),
-        temporalStart: start,
-        temporalEnd: end,
-        attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
-        updatedAt: Date.now(),
-      };
-      yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...current, attributes: fields.attributes }), replacing: countedRelation(current) });
-      const [written] = yield* update(relations, fields, (t) => eq(t.id, id));
-      return toGraphRelation(written);
-    })(),
-  );
+  return write(handle, function* () {
+    const current = yield* row(relations, (t) => eq(t.id, id), { lock: "update" });
+    if (!current) throw notFound({ what: "relation", id });
+    const start = u.temporal_start === undefined ? current.temporalStart : u.temporal_start;
+    const end = u.temporal_end === undefined ? current.temporalEnd : u.temporal_end;
+    if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
+    const fields = {
+      weight: u.weight ?? current.weight,
+      confidence: u.confidence ?? current.confidence,
+      bidirectional: u.bidirectional ?? Boolean(current.bidirectional),
+      temporalStart: start,
+      temporalEnd: end,
+      attributes: u.attributes ? JSON.stringify(u.attributes) : current.attributes,
+      updatedAt: Date.now(),
+    };
+    yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ ...current, attributes: fields.attributes }), replacing: countedRelation(current) });
+    const [written] = yield* update(relations, fields, (t) => eq(t.id, id));
+    return toGraphRelation(written);
+  });
 }
 
 /** Delete a relation; its evidence links go with it (FK cascade). Audited. */
 export function deleteRelation<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
-  return write(
-    handle,
-    (function* () {
-      const [gone] = yield* remove(relations, (t) => eq(t.id, id));
-      if (!gone) throw notFound({ what: "relation", id });
-      yield* audit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: gone.fromId, to: gone.toId, type: gone.relationshipType } });
-      return { deleted: id };
-    })(),
-  );
+  return write(handle, function* () {
+    const [gone] = yield* remove(relations, (t) => eq(t.id, id));
+    if (!gone) throw notFound({ what: "relation", id });
+    yield* audit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: gone.fromId, to: gone.toId, type: gone.relationshipType } });
+    return { deleted: id };
+  });
 }
 
 /** A node's relations each way: the `limit` heaviest (ties by id) and how many there are. */

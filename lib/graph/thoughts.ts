@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
@@ -120,47 +120,44 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
   const t = thinkInputSchema.parse(input);
   const now = Date.now();
   const id = randomUUID();
-  return write(
-    handle,
-    (function* () {
-      const tags = JSON.stringify(normalizeTags(t.tags));
-      yield* assertRoomForRow({ store: handle.store, table: "thoughts", values: { id, content: t.content, tags, category: t.category, chain_id: t.chain_id, created_by: actor } });
-      let thoughtNumber: number | null = null;
-      if (t.chain_id) {
-        const chainId = t.chain_id;
-        yield* insertOrIgnore(chainsTable, { id: chainId, createdAt: now, updatedAt: now, thoughtCount: 0 }, (c) => [c.id]);
-        yield* row(chainsTable, (c) => eq(c.id, chainId), { lock: "update" });
-        if (t.thought_number !== undefined) {
-          const number = t.thought_number;
-          if (yield* row(thoughtsTable, (r) => and(eq(r.chainId, chainId), eq(r.thoughtNumber, number)))) throw thoughtNumberTaken({ chainId, n: number });
-          thoughtNumber = number;
-        } else {
-          const [{ n }] = yield* select({ thoughts: thoughtsTable }, (db, { thoughts: r }) => db.select({ n: sql<number>`coalesce(max(${r.thoughtNumber}), 0)`.mapWith(Number) }).from(r).where(eq(r.chainId, chainId)));
-          thoughtNumber = n + 1;
-        }
+  return write(handle, function* () {
+    const tags = JSON.stringify(normalizeTags(t.tags));
+    yield* assertRoomForRow({ store: handle.store, table: "thoughts", values: { id, content: t.content, tags, category: t.category, chain_id: t.chain_id, created_by: actor } });
+    let thoughtNumber: number | null = null;
+    if (t.chain_id) {
+      const chainId = t.chain_id;
+      yield* insertOrIgnore(chainsTable, { id: chainId, createdAt: now, updatedAt: now, thoughtCount: 0 }, (c) => [c.id]);
+      yield* row(chainsTable, (c) => eq(c.id, chainId), { lock: "update" });
+      if (t.thought_number !== undefined) {
+        const number = t.thought_number;
+        if (yield* row(thoughtsTable, (r) => and(eq(r.chainId, chainId), eq(r.thoughtNumber, number)))) throw thoughtNumberTaken({ chainId, n: number });
+        thoughtNumber = number;
+      } else {
+        const [{ n }] = yield* select({ thoughts: thoughtsTable }, (db, { thoughts: r }) => db.select({ n: sql<number>`coalesce(max(${r.thoughtNumber}), 0)`.mapWith(Number) }).from(r).where(eq(r.chainId, chainId)));
+        thoughtNumber = n + 1;
       }
-      // The thought number was read under the chain's write lock.
-      const thought = {
-        id, content: t.content, framework: t.framework, chainId: t.chain_id ?? null, thoughtNumber, totalThoughts: t.total_thoughts ?? null, timestamp: t.timestamp ?? now,
-        importance: t.importance, relevance: t.relevance, tags, category: t.category ?? null, consistency: t.consistency ?? null, contentHash: sha256Hex(t.content), createdBy: actor,
-      };
-      let seq: number;
-      try {
-        ({ seq } = yield* insert(thoughtsTable, thought));
-        yield* rowWordsWritten({ table: THOUGHT_WORDS, ids: [seq] });
-      } catch (e) {
-        // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
-        if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken({ chainId: t.chain_id, n: t.thought_number });
-        throw e;
-      }
-      yield* enqueueEmbeddingsOp({ items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: thought.contentHash }] });
-      if (t.chain_id) {
-        const chainId = t.chain_id;
-        yield* update(chainsTable, { thoughtCount: sql`thought_count + 1`, updatedAt: now }, (c) => eq(c.id, chainId));
-      }
-      return (yield* thoughtById(id))!;
-    })(),
-  );
+    }
+    // The thought number was read under the chain's write lock.
+    const thought = {
+      id, content: t.content, framework: t.framework, chainId: t.chain_id ?? null, thoughtNumber, totalThoughts: t.total_thoughts ?? null, timestamp: t.timestamp ?? now,
+      importance: t.importance, relevance: t.relevance, tags, category: t.category ?? null, consistency: t.consistency ?? null, contentHash: sha256Hex(t.content), createdBy: actor,
+    };
+    let seq: number;
+    try {
+      ({ seq } = yield* insert(thoughtsTable, thought));
+      yield* rowWordsWritten({ table: THOUGHT_WORDS, ids: [seq] });
+    } catch (e) {
+      // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
+      if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken({ chainId: t.chain_id, n: t.thought_number });
+      throw e;
+    }
+    yield* enqueueEmbeddingsOp({ items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: thought.contentHash }] });
+    if (t.chain_id) {
+      const chainId = t.chain_id;
+      yield* update(chainsTable, { thoughtCount: sql`thought_count + 1`, updatedAt: now }, (c) => eq(c.id, chainId));
+    }
+    return (yield* thoughtById(id))!;
+  });
 }
 
 /** Thoughts whose novelty one read fills in at most (the rest on the next read). */
@@ -285,22 +282,19 @@ function listingTextFilter(q: string): Op<SQL | null> {
 export async function listThoughtsByFilter({ handle, filter, budget = true }: { handle: AnyStoreHandle; filter: z.input<typeof listThoughtsQuerySchema>; budget?: boolean }): Promise<{ thoughts: Thought[]; total: number; next_offset: number | null }> {
   const f = listThoughtsQuerySchema.parse(filter);
   await refreshNovelty({ handle });
-  return read(
-    handle,
-    (function* () {
-      const text = f.q ? yield* listingTextFilter(f.q) : undefined;
-      if (text === null) return { thoughts: [], total: 0, next_offset: null };
-      const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text);
-      // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
-      return yield* withinBudget(
-        startQueryBudget({ hint: LISTING_HINT }),
-        (function* () {
-          const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
-          return budget ? pageWithinBudget({ page, key: "thoughts", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: page.thoughts.length, total: page.total }) };
-        })(),
-      );
-    })(),
-  );
+  return read(handle, function* () {
+    const text = f.q ? yield* listingTextFilter(f.q) : undefined;
+    if (text === null) return { thoughts: [], total: 0, next_offset: null };
+    const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text);
+    // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
+    return yield* withinBudget(
+      startQueryBudget({ hint: LISTING_HINT }),
+      (function* () {
+        const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
+        return pageWithinBudget({ page, key: "thoughts", offset: f.offset, budget });
+      })(),
+    );
+  });
 }
 
 /** Feedback moves utility as an exponential moving average (first feedback sets it), in one statement. */
@@ -308,36 +302,30 @@ export function recordThoughtFeedback<H extends AnyStoreHandle>({ handle, id, in
   const { utility } = feedbackInputSchema.parse(input);
   // Cast: PostgreSQL types a bare parameter from its neighbours, and would take 1 − α or a utility of 1 for an integer.
   const real = (v: number) => sql`cast(${v} as double precision)`;
-  return write(
-    handle,
-    (function* () {
-      const changed = yield* update(
-        thoughtsTable,
-        { utility: sql`case when utility is null then ${real(utility)} else ${real(1 - UTILITY_ALPHA)} * utility + ${real(UTILITY_ALPHA)} * ${real(utility)} end`, feedbackCount: sql`feedback_count + 1` },
-        (t) => eq(t.id, id),
-      );
-      if (changed.length === 0) throw notFound({ what: "thought", id });
-      return (yield* thoughtById(id))!;
-    })(),
-  );
+  return write(handle, function* () {
+    const changed = yield* update(
+      thoughtsTable,
+      { utility: sql`case when utility is null then ${real(utility)} else ${real(1 - UTILITY_ALPHA)} * utility + ${real(UTILITY_ALPHA)} * ${real(utility)} end`, feedbackCount: sql`feedback_count + 1` },
+      (t) => eq(t.id, id),
+    );
+    if (changed.length === 0) throw notFound({ what: "thought", id });
+    return (yield* thoughtById(id))!;
+  });
 }
 
 /** Delete a thought: its chain count, evidence links (cascade) and vector go with it. Audited. */
 export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
-  return write(
-    handle,
-    (function* () {
-      const [gone] = yield* remove(thoughtsTable, (t) => eq(t.id, id));
-      if (!gone) throw notFound({ what: "thought", id });
-      if (gone.chainId) {
-        const chainId = gone.chainId;
-        yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
-      }
-      yield* forgetVectors({ kind: THOUGHT_KIND, refIds: [gone.seq] });
-      yield* audit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
-      return { deleted: id };
-    })(),
-  );
+  return write(handle, function* () {
+    const [gone] = yield* remove(thoughtsTable, (t) => eq(t.id, id));
+    if (!gone) throw notFound({ what: "thought", id });
+    if (gone.chainId) {
+      const chainId = gone.chainId;
+      yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
+    }
+    yield* forgetVectors({ kind: THOUGHT_KIND, refIds: [gone.seq] });
+    yield* audit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
+    return { deleted: id };
+  });
 }
 
 export type Chain = { id: string; created_at: number; updated_at: number; thought_count: number };
@@ -345,13 +333,10 @@ export type Chain = { id: string; created_at: number; updated_at: number; though
 const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
 
 export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 50, offset = 0 }: { handle: H; limit?: number; offset?: number }): On<H, { chains: Chain[]; total: number }> {
-  return read(
-    handle,
-    (function* () {
-      const page = yield* rows(chainsTable, { orderBy: (c, o) => [desc(c.updatedAt), o.bytewise(c.id)], limit, offset });
-      return { chains: page.map(toChain), total: yield* count(chainsTable) };
-    })(),
-  );
+  return read(handle, function* () {
+    const page = yield* rows(chainsTable, { orderBy: (c, o) => [desc(c.updatedAt), o.bytewise(c.id)], limit, offset });
+    return { chains: page.map(toChain), total: yield* count(chainsTable) };
+  });
 }
 
 /** A chain with its first thoughts in order, within DUALMIND_LIST_MAX_BYTES: `next_offset` continues them through the thoughts list (`chain_id`, `offset`). */

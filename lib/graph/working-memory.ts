@@ -57,54 +57,42 @@ export function sweepExpiredWorkingMemory<H extends AnyStoreHandle>({ handle, no
  */
 export function setWorkingMemory<H extends AnyStoreHandle>({ handle, input, actor, now = Date.now() }: { handle: H; input: z.input<typeof setWorkingMemoryInputSchema>; actor: string; now?: number }): On<H, WorkingMemoryEntry> {
   const e = setWorkingMemoryInputSchema.parse(input);
-  return write(
-    handle,
-    (function* () {
-      yield* storeLock("working-memory");
-      yield* sweep(now);
-      const exists = yield* row(memory, (t) => eq(t.key, e.key));
-      const max = workingMemoryMaxKeys();
-      if (!exists && (yield* count(memory)) >= max) {
-        throw limitReached({ limit: "DUALMIND_WORKING_MEMORY_MAX_KEYS", message: `working memory is full (${max} keys); delete some or let them expire` });
-      }
-      const values = { key: e.key, value: JSON.stringify(e.value), expiresAt: e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, updatedAt: now, updatedBy: actor };
-      return toWorkingMemoryEntry(yield* upsert(memory, values, (t) => t.key, values));
-    })(),
-  );
+  return write(handle, function* () {
+    yield* storeLock("working-memory");
+    yield* sweep(now);
+    const exists = yield* row(memory, (t) => eq(t.key, e.key));
+    const max = workingMemoryMaxKeys();
+    if (!exists && (yield* count(memory)) >= max) {
+      throw limitReached({ limit: "DUALMIND_WORKING_MEMORY_MAX_KEYS", message: `working memory is full (${max} keys); delete some or let them expire` });
+    }
+    const values = { key: e.key, value: JSON.stringify(e.value), expiresAt: e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, updatedAt: now, updatedBy: actor };
+    return toWorkingMemoryEntry(yield* upsert(memory, values, (t) => t.key, values));
+  });
 }
 
 export function getWorkingMemoryByKey<H extends AnyStoreHandle>({ handle, key, now = Date.now() }: { handle: H; key: string; now?: number }): On<H, WorkingMemoryEntry> {
-  return read(
-    handle,
-    (function* () {
-      const found = yield* row(memory, (t) => and(eq(t.key, key), liveAt(t, now)));
-      if (!found) throw notFoundKey(key);
-      return toWorkingMemoryEntry(found);
-    })(),
-  );
+  return read(handle, function* () {
+    const found = yield* row(memory, (t) => and(eq(t.key, key), liveAt(t, now)));
+    if (!found) throw notFoundKey(key);
+    return toWorkingMemoryEntry(found);
+  });
 }
 
 /** A page of live keys in key order, within DUALMIND_LIST_MAX_BYTES; `nextOffset` continues it. */
 export function listWorkingMemory<H extends AnyStoreHandle>({ handle, query = {}, now = Date.now() }: { handle: H; query?: z.input<typeof listWorkingMemoryQuerySchema>; now?: number }): On<H, WorkingMemoryPage> {
   const q = listWorkingMemoryQuerySchema.parse(query);
-  return read(
-    handle,
-    (function* () {
-      const page = (yield* rows(memory, { where: (t) => liveAt(t, now), orderBy: (t, o) => [o.bytewise(t.key)], limit: q.limit, offset: q.offset })).map(toWorkingMemoryEntry);
-      const total = yield* count(memory, (t) => liveAt(t, now));
-      const { shown, nextOffset } = withinListBudget({ items: page, offset: q.offset, total });
-      return { entries: shown, total, nextOffset };
-    })(),
-  );
+  return read(handle, function* () {
+    const page = (yield* rows(memory, { where: (t) => liveAt(t, now), orderBy: (t, o) => [o.bytewise(t.key)], limit: q.limit, offset: q.offset })).map(toWorkingMemoryEntry);
+    const total = yield* count(memory, (t) => liveAt(t, now));
+    const { shown, nextOffset } = withinListBudget({ items: page, offset: q.offset, total });
+    return { entries: shown, total, nextOffset };
+  });
 }
 
 export function deleteWorkingMemoryByKey<H extends AnyStoreHandle>({ handle, key, now = Date.now() }: { handle: H; key: string; now?: number }): On<H, { deleted: string }> {
-  return write(
-    handle,
-    (function* () {
-      const gone = yield* remove(memory, (t) => and(eq(t.key, key), liveAt(t, now)));
-      if (gone.length === 0) throw notFoundKey(key);
-      return { deleted: key };
-    })(),
-  );
+  return write(handle, function* () {
+    const gone = yield* remove(memory, (t) => and(eq(t.key, key), liveAt(t, now)));
+    if (gone.length === 0) throw notFoundKey(key);
+    return { deleted: key };
+  });
 }

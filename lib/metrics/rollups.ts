@@ -150,14 +150,11 @@ const nothing = <H extends LedgerHandle, T>(handle: H | undefined, value: T) => 
 export function saveRollups<H extends LedgerHandle = GovernanceHandle>({ handle, rows, resolutionS = 60 }: OnHandle<H> & { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): OnLedger<H, number> {
   if (rows.length === 0) return nothing(handle, 0);
   const sets: [MinuteRollup[], number][] = resolutionS === 60 ? [[rows, 60], [foldRollups({ rows, bucketMs: QUARTER_HOUR_MS }), 900], [foldRollups({ rows, bucketMs: HOUR_MS }), 3600]] : [[rows, resolutionS]];
-  return writeLedger(
-    handle ?? (getGovernance() as H),
-    (function* () {
-      yield* ledgerLock(PG_LOCK.metrics);
-      for (const [set, res] of sets) yield* upsertRollups(set, res);
-      return rows.length;
-    })(),
-  );
+  return writeLedger(handle ?? (getGovernance() as H), function* () {
+    yield* ledgerLock(PG_LOCK.metrics);
+    for (const [set, res] of sets) yield* upsertRollups(set, res);
+    return rows.length;
+  });
 }
 
 /** Drain this process's in-memory minutes into the history; a failed write throws (the loop logs it). */
@@ -179,18 +176,15 @@ export function flushLatencyRollups<H extends LedgerHandle = GovernanceHandle>({
  * is lost but detail.
  */
 export function pruneMetrics<H extends LedgerHandle = GovernanceHandle>({ handle, now = Date.now() }: OnHandle<H> & { now?: number } = {}): OnLedger<H, PruneCounts> {
-  return writeLedger(
-    handle ?? (getGovernance() as H),
-    (function* () {
-      const s = pruneStatements(now);
-      const total = function* (qs: MetricsRead[]) {
-        let n = 0;
-        for (const q of qs) n += yield* changes(q);
-        return n;
-      };
-      return { minuteRows: yield* total(s.minuteRows), quarterHourRows: yield* total(s.quarterHourRows), yearOld: yield* total(s.yearOld) };
-    })(),
-  );
+  return writeLedger(handle ?? (getGovernance() as H), function* () {
+    const s = pruneStatements(now);
+    const total = function* (qs: MetricsRead[]) {
+      let n = 0;
+      for (const q of qs) n += yield* changes(q);
+      return n;
+    };
+    return { minuteRows: yield* total(s.minuteRows), quarterHourRows: yield* total(s.quarterHourRows), yearOld: yield* total(s.yearOld) };
+  });
 }
 
 export type PruneCounts = { minuteRows: number; quarterHourRows: number; yearOld: number };

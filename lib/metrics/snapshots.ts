@@ -111,28 +111,8 @@ export function snapshotOf({ store, status: s, recall, now }: { store: string; s
   };
 }
 
-const SNAPSHOT_FIELDS = [
-  ["ts", "ts"],
-  ["resolution_s", "resolutionS"],
-  ["store", "store"],
-  ["backlog", "backlog"],
-  ["oldest_age_s", "oldestAgeS"],
-  ["parked", "parked"],
-  ["watermark", "watermark"],
-  ["drift_count", "driftCount"],
-  ["drift_pct", "driftPct"],
-  ["coverage_pct", "coveragePct"],
-  ["degraded", "degraded"],
-  ["vectors_available", "vectorsAvailable"],
-  ["model_id", "modelId"],
-  ["embedded", "embedded"],
-  ["recall_count", "recallCount"],
-  ["hit_rate", "hitRate"],
-  ["avg_hit_age_s", "avgHitAgeS"],
-  ["precision", "precision"],
-  ["recall_p50_ms", "recallP50Ms"],
-  ["recall_p95_ms", "recallP95Ms"],
-] as const;
+/** A snapshot row's columns: each field spelled snake_case. */
+const SNAPSHOT_FIELDS = (["ts", "resolutionS", "store", "backlog", "oldestAgeS", "parked", "watermark", "driftCount", "driftPct", "coveragePct", "degraded", "vectorsAvailable", "modelId", "embedded", "recallCount", "hitRate", "avgHitAgeS", "precision", "recallP50Ms", "recallP95Ms"] as const).map((f) => [f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), f] as const);
 
 /** The snapshot upsert both backends run (`?` placeholders): one row per store, resolution and bucket; a re-measure replaces it. */
 export const SNAPSHOT_UPSERT = `insert into metric_snapshots (${SNAPSHOT_FIELDS.map(([c]) => c).join(", ")}) values (${SNAPSHOT_FIELDS.map(() => "?").join(", ")})
@@ -156,14 +136,11 @@ export function snapshotRows({ snapshot, resolutionS, bool }: { snapshot: StoreS
 /** Write snapshots in one transaction (see snapshotRows): booleans as 1/0 on SQLite, as booleans on PostgreSQL. */
 export function saveStoreSnapshots<H extends LedgerHandle = GovernanceHandle>({ handle, snapshots, resolutionS = 60 }: { handle?: H; snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): OnLedger<H, void> {
   if (snapshots.length === 0) return (handle?.kind === "pg" ? Promise.resolve() : undefined) as OnLedger<H, void>;
-  return writeLedger(
-    handle ?? (getGovernance() as H),
-    (function* () {
-      const onSqlite = (yield* dialect()) === "sqlite";
-      const bool = (b: boolean | null) => (b === null || !onSqlite ? b : b ? 1 : 0);
-      for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) yield* sqlRun(metricsSql({ sql: SNAPSHOT_UPSERT, params: values }));
-    })(),
-  );
+  return writeLedger(handle ?? (getGovernance() as H), function* () {
+    const onSqlite = (yield* dialect()) === "sqlite";
+    const bool = (b: boolean | null) => (b === null || !onSqlite ? b : b ? 1 : 0);
+    for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) yield* sqlRun(metricsSql({ sql: SNAPSHOT_UPSERT, params: values }));
+  });
 }
 
 /** The minute snapshot's last look at a SQLite store: its status reads, its recall quality then, and its newest recall. */
@@ -209,9 +186,7 @@ export async function snapshotAllStores({ now = Date.now() }: { now?: number } =
 }
 
 type SnapshotDbRow = Omit<StoreSnapshot, "degraded" | "vectorsAvailable"> & { degraded: number | null; vectorsAvailable: number | null };
-const SNAPSHOT_COLUMNS = `ts, store, backlog, oldest_age_s as oldestAgeS, parked, watermark, drift_count as driftCount, drift_pct as driftPct, coverage_pct as coveragePct,
-  degraded, vectors_available as vectorsAvailable, model_id as modelId, embedded, recall_count as recallCount, hit_rate as hitRate, avg_hit_age_s as avgHitAgeS,
-  precision, recall_p50_ms as recallP50Ms, recall_p95_ms as recallP95Ms`;
+const SNAPSHOT_COLUMNS = SNAPSHOT_FIELDS.filter(([c]) => c !== "resolution_s").map(([c, f]) => (c === f ? c : `${c} as ${f}`)).join(", ");
 
 function fromDb(r: SnapshotDbRow): StoreSnapshot {
   return { ...r, degraded: r.degraded === null ? null : r.degraded === 1, vectorsAvailable: r.vectorsAvailable === null ? null : r.vectorsAvailable === 1 };

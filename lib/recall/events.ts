@@ -141,26 +141,18 @@ function* withHits(events: RecallEventRow[]): Op<RecallEvent[]> {
 
 /** The newest recalls with their hits (dashboard). */
 export function listRecentRecallEvents<H extends AnyStoreHandle>({ handle, limit = 20 }: { handle: H; limit?: number }): On<H, RecallEvent[]> {
-  return read(
-    handle,
-    (function* () {
-      return yield* withHits(yield* rows(eventsTable, { orderBy: (t) => [desc(t.id)], limit }));
-    })(),
-    { snapshot: true },
-  );
+  return read(handle, function* () {
+    return yield* withHits(yield* rows(eventsTable, { orderBy: (t) => [desc(t.id)], limit }));
+  }, { snapshot: true });
 }
 
 /** One recall with its hits; 404 when unknown. */
 export function getRecallEventById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: number }): On<H, RecallEvent> {
-  return read(
-    handle,
-    (function* () {
-      const events = yield* rows(eventsTable, { where: (t) => eq(t.id, id) });
-      if (events.length === 0) throw new AppError("not_found", `no recall ${id}`);
-      return (yield* withHits(events))[0];
-    })(),
-    { snapshot: true },
-  );
+  return read(handle, function* () {
+    const events = yield* rows(eventsTable, { where: (t) => eq(t.id, id) });
+    if (events.length === 0) throw new AppError("not_found", `no recall ${id}`);
+    return (yield* withHits(events))[0];
+  }, { snapshot: true });
 }
 
 /** The ids of the last `window` recalls start above this (a bounded look-back however long the log grows). */
@@ -172,23 +164,19 @@ const recentFloor = (events: typeof eventsTable.sqlite, window: number) => sql`(
  * the cost is bounded however long the log grows.
  */
 export function listRecallsReturning<H extends AnyStoreHandle>({ handle, artifact, refId, limit = 10, window = 2000 }: { handle: H; artifact: "trace" | "learning"; refId: number; limit?: number; window?: number }): On<H, RecallEvent[]> {
-  return read(
-    handle,
-    (function* () {
-      const found = yield* select({ hits: hitsTable, events: eventsTable }, (db, t) =>
-        db
-          .selectDistinct({ id: t.hits.eventId })
-          .from(t.hits)
-          .where(and(gt(t.hits.eventId, recentFloor(t.events, window)), eq(t.hits.artifact, artifact), eq(t.hits.refId, refId)))
-          .orderBy(desc(t.hits.eventId))
-          .limit(limit),
-      );
-      if (found.length === 0) return [];
-      const ids = found.map((r) => r.id);
-      return yield* withHits(yield* rows(eventsTable, { where: (t) => inArray(t.id, ids), orderBy: (t) => [desc(t.id)] }));
-    })(),
-    { snapshot: true },
-  );
+  return read(handle, function* () {
+    const found = yield* select({ hits: hitsTable, events: eventsTable }, (db, t) =>
+      db
+        .selectDistinct({ id: t.hits.eventId })
+        .from(t.hits)
+        .where(and(gt(t.hits.eventId, recentFloor(t.events, window)), eq(t.hits.artifact, artifact), eq(t.hits.refId, refId)))
+        .orderBy(desc(t.hits.eventId))
+        .limit(limit),
+    );
+    if (found.length === 0) return [];
+    const ids = found.map((r) => r.id);
+    return yield* withHits(yield* rows(eventsTable, { where: (t) => inArray(t.id, ids), orderBy: (t) => [desc(t.id)] }));
+  }, { snapshot: true });
 }
 
 export type RatingQueueItem = RecallEventHit & { eventId: number; query: string; createdAt: number };
@@ -199,21 +187,18 @@ export type RatingQueueItem = RecallEventHit & { eventId: number; query: string;
  * or one hour.
  */
 export function listRatingQueue<H extends AnyStoreHandle>({ handle, limit = 10, window = 500 }: { handle: H; limit?: number; window?: number }): On<H, RatingQueueItem[]> {
-  return read(
-    handle,
-    (function* () {
-      const found = yield* select({ hits: hitsTable, events: eventsTable }, (db, t) =>
-        db
-          .select({ hit: t.hits, query: t.events.query, createdAt: t.events.createdAt })
-          .from(t.hits)
-          .innerJoin(t.events, eq(t.events.id, t.hits.eventId))
-          .where(and(isNull(t.hits.ratedAt), gt(t.events.id, recentFloor(t.events, window))))
-          .orderBy(sql`random()`)
-          .limit(limit),
-      );
-      return found.map((r) => ({ ...toHit(r.hit), eventId: r.hit.eventId, query: r.query, createdAt: r.createdAt }));
-    })(),
-  );
+  return read(handle, function* () {
+    const found = yield* select({ hits: hitsTable, events: eventsTable }, (db, t) =>
+      db
+        .select({ hit: t.hits, query: t.events.query, createdAt: t.events.createdAt })
+        .from(t.hits)
+        .innerJoin(t.events, eq(t.events.id, t.hits.eventId))
+        .where(and(isNull(t.hits.ratedAt), gt(t.events.id, recentFloor(t.events, window))))
+        .orderBy(sql`random()`)
+        .limit(limit),
+    );
+    return found.map((r) => ({ ...toHit(r.hit), eventId: r.hit.eventId, query: r.query, createdAt: r.createdAt }));
+  });
 }
 
 export const rateRecallHitSchema = z.object({ hit_id: z.coerce.number().int().positive(), relevant: z.boolean() }).strict();
@@ -221,15 +206,12 @@ export const rateRecallHitSchema = z.object({ hit_id: z.coerce.number().int().po
 /** A person's judgement of one hit; re-rating overwrites. Audited. */
 export function rateRecallHit<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof rateRecallHitSchema>; actor: string }): On<H, RecallEventHit> {
   const { hit_id: hitId, relevant } = rateRecallHitSchema.parse(input);
-  return write(
-    handle,
-    (function* () {
-      const [hit] = yield* update(hitsTable, { relevant, ratedBy: actor, ratedAt: Date.now() }, (t) => eq(t.id, hitId));
-      if (!hit) throw new AppError("not_found", `no recall hit ${hitId}`);
-      yield* audit({ actor, action: "reflection.hit.rate", target: `store:${handle.store}:recall_hit:${hitId}`, details: { relevant } });
-      return toHit(hit);
-    })(),
-  );
+  return write(handle, function* () {
+    const [hit] = yield* update(hitsTable, { relevant, ratedBy: actor, ratedAt: Date.now() }, (t) => eq(t.id, hitId));
+    if (!hit) throw new AppError("not_found", `no recall hit ${hitId}`);
+    yield* audit({ actor, action: "reflection.hit.rate", target: `store:${handle.store}:recall_hit:${hitId}`, details: { relevant } });
+    return toHit(hit);
+  });
 }
 
 export type RecallMetricsBucket = {

@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { and, asc, eq, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -12,7 +12,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
-import { sha256Hex, snakeCased, type SnakeCased } from "../common";
+import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
 export const LEARNING_KIND = "learning";
@@ -60,27 +60,24 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
 export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: LearningInput }): On<H, RecordLearningResult> {
   const fields = normalizeLearning(learningInputSchema.parse(input));
   const hash = sha256Hex(fields.semanticHandle);
-  return write(
-    handle,
-    (function* (): Op<RecordLearningResult> {
-      const now = Date.now();
-      const seenAgain = function* (): Op<RecordLearningResult | null> {
-        const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now, confidence: atLeast("confidence", fields.confidence) }, (t) => eq(t.handleHash, hash));
-        return seen ? { learning: yield* learningById(seen.id), deduped: true, embedding: "unchanged" } : null;
-      };
-      const deduped = yield* seenAgain();
-      if (deduped) return deduped;
-      const engine = yield* dialect();
-      const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
-      yield* assertRoomForRow({ store: handle.store, table: "learnings", values });
-      const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
-      // Another replica inserted the same handle meanwhile: count this sighting on its row.
-      if (!inserted) return (yield* seenAgain())!;
-      yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
-      yield* enqueueEmbeddingsOp({ items: [{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }] });
-      return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
-    })(),
-  );
+  return write(handle, function* (): Op<RecordLearningResult> {
+    const now = Date.now();
+    const seenAgain = function* (): Op<RecordLearningResult | null> {
+      const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now, confidence: atLeast("confidence", fields.confidence) }, (t) => eq(t.handleHash, hash));
+      return seen ? { learning: yield* learningById(seen.id), deduped: true, embedding: "unchanged" } : null;
+    };
+    const deduped = yield* seenAgain();
+    if (deduped) return deduped;
+    const engine = yield* dialect();
+    const values = { agentId, ...fields, args: encodedJson(engine, fields.args), handleVersion: HANDLE_VERSION, handleHash: hash, seenCount: 1, createdAt: now, lastSeenAt: now };
+    yield* assertRoomForRow({ store: handle.store, table: "learnings", values });
+    const inserted = yield* insertOrIgnore(table, values, (t) => [t.handleHash]);
+    // Another replica inserted the same handle meanwhile: count this sighting on its row.
+    if (!inserted) return (yield* seenAgain())!;
+    yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
+    yield* enqueueEmbeddingsOp({ items: [{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }] });
+    return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
+  });
 }
 
 export function getLearningById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: number }): On<H, Learning> {
@@ -90,8 +87,8 @@ export function getLearningById<H extends AnyStoreHandle>({ handle, id }: { hand
 export const listLearningsQuerySchema = z
   .object({
     predicate: z.string().trim().min(1).max(120).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 
@@ -99,15 +96,11 @@ export const listLearningsQuerySchema = z
 export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listLearningsQuerySchema>; budget?: boolean }): On<H, { learnings: Learning[]; total: number; next_offset: number | null }> {
   const f = listLearningsQuerySchema.parse(filter);
   const byPredicate = (predicate: Column) => (f.predicate === undefined ? undefined : eq(predicate, f.predicate));
-  return read(
-    handle,
-    (function* () {
-      const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
-      const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
-      return budget ? pageWithinBudget({ page: listed, key: "learnings", offset: f.offset }) : { ...listed, next_offset: nextOffsetOf({ offset: f.offset, shown: page.length, total: listed.total }) };
-    })(),
-    { snapshot: true },
-  );
+  return read(handle, function* () {
+    const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
+    const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+    return pageWithinBudget({ page: listed, key: "learnings", offset: f.offset, budget });
+  }, { snapshot: true });
 }
 
 /**

@@ -33,23 +33,20 @@ type Totals = { hits: number; atCeiling: number; traces: number; learnings: numb
  * score of exactly 1 falls in the top bin.
  */
 export function getRecallScoreDistribution<H extends AnyStoreHandle>({ handle, limit = SCORE_SAMPLE_LIMIT }: { handle: H; limit?: number }): On<H, RecallScoreDistribution> {
-  return read(
-    handle,
-    (function* () {
-      const sample = sql`(select score, artifact, relevant from recall_event_hits order by id desc limit ${limit}) s`;
-      // Scores are never negative: SQLite's integer cast truncates as PostgreSQL's floor does.
-      const bin = (yield* dialect()) === "sqlite" ? sql`min(cast(score / ${SCORE_BIN_WIDTH} as integer), ${BINS - 1})` : sql`least(floor(score / ${SCORE_BIN_WIDTH}::float8)::int, ${BINS - 1}::int)`;
-      const rows = yield* sqlRows<{ bin: number; n: number }>(sql`select ${bin} as bin, count(*) as n from ${sample} group by 1`);
-      const [totals] = yield* sqlRows<Totals>(
-        sql`select count(*) as hits, count(*) filter (where abs(score - ${LEXICAL_CEILING}) < 0.0005) as "atCeiling",
-              count(*) filter (where artifact = 'trace') as traces, count(*) filter (where artifact = 'learning') as learnings,
-              count(*) filter (where relevant is not null) as rated, count(*) filter (where relevant) as relevant
-            from ${sample}`,
-      );
-      const numbers = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)])) as T;
-      return distributionOf({ rows: rows.map(numbers), totals: numbers(totals) });
-    })(),
-  );
+  return read(handle, function* () {
+    const sample = sql`(select score, artifact, relevant from recall_event_hits order by id desc limit ${limit}) s`;
+    // Scores are never negative: SQLite's integer cast truncates as PostgreSQL's floor does.
+    const bin = (yield* dialect()) === "sqlite" ? sql`min(cast(score / ${SCORE_BIN_WIDTH} as integer), ${BINS - 1})` : sql`least(floor(score / ${SCORE_BIN_WIDTH}::float8)::int, ${BINS - 1}::int)`;
+    const rows = yield* sqlRows<{ bin: number; n: number }>(sql`select ${bin} as bin, count(*) as n from ${sample} group by 1`);
+    const [totals] = yield* sqlRows<Totals>(
+      sql`select count(*) as hits, count(*) filter (where abs(score - ${LEXICAL_CEILING}) < 0.0005) as "atCeiling",
+            count(*) filter (where artifact = 'trace') as traces, count(*) filter (where artifact = 'learning') as learnings,
+            count(*) filter (where relevant is not null) as rated, count(*) filter (where relevant) as relevant
+          from ${sample}`,
+    );
+    const numbers = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)])) as T;
+    return distributionOf({ rows: rows.map(numbers), totals: numbers(totals) });
+  });
 }
 
 /** The histogram and totals from the grouped rows. */

@@ -105,16 +105,13 @@ export function getReflectionSettings<H extends AnyStoreHandle>({ handle }: { ha
 /** Apply a patch, write it and its audit row in one transaction; returns the settings now in force. */
 export function updateReflectionSettings<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof reflectionSettingsUpdateSchema>; actor: string }): On<H, ReflectionSettings> {
   const { settings: patch, reason } = reflectionSettingsUpdateSchema.parse(input);
-  return write(
-    handle,
-    (function* () {
-      // Two admins patching at once: the second waits for the first's row lock and patches its result (no lost field).
-      yield* insertOrIgnore(table, { id: 1, settings: "{}", updatedAt: Date.now(), updatedBy: actor }, (t) => [t.id]);
-      const before = yield* readStoredSettings({ lock: "update" });
-      const next = applySettingsPatch(before, patch);
-      yield* update(table, { settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor }, (t) => eq(t.id, 1));
-      yield* audit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
-      return inForce(next);
-    })(),
-  );
+  return write(handle, function* () {
+    // Two admins patching at once: the second waits for the first's row lock and patches its result (no lost field).
+    yield* insertOrIgnore(table, { id: 1, settings: "{}", updatedAt: Date.now(), updatedBy: actor }, (t) => [t.id]);
+    const before = yield* readStoredSettings({ lock: "update" });
+    const next = applySettingsPatch(before, patch);
+    yield* update(table, { settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor }, (t) => eq(t.id, 1));
+    yield* audit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
+    return inForce(next);
+  });
 }

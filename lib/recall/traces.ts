@@ -1,4 +1,4 @@
-import { nextOffsetOf, pageWithinBudget } from "../governance/limits";
+import { pageWithinBudget } from "../governance/limits";
 import { and, asc, eq, inArray, isNotNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, sqlRows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
@@ -11,7 +11,7 @@ import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceInput } from "./descriptors";
 import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
-import { sha256Hex, snakeCased, type SnakeCased } from "../common";
+import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
@@ -65,43 +65,40 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
   const fields = normalizeTrace(traceInputSchema.parse(input));
   const descriptor = renderTraceDescriptor(fields);
   const hash = sha256Hex(descriptor);
-  return write(
-    handle,
-    (function* (): Op<RecordTraceResult> {
-      const settings = yield* reflectionSettingsInForce();
-      const now = Date.now();
-      const seenAgain = function* (): Op<RecordTraceResult | null> {
-        const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now }, (t) => eq(t.descriptorHash, hash));
-        return seen ? { trace: yield* traceById(seen.id), deduped: true, embedding: "unchanged", retained: { deleted: 0 } } : null;
-      };
-      const deduped = yield* seenAgain();
-      if (deduped) return deduped;
-      // Backpressure: the backlog is only counted when it matters (a success trace, or to catch up skipped ones). Above
-      // the watermark a success trace is stored without a vector; skipped traces are queued again, CATCH_UP_BATCH per
-      // write, once the backlog is under half the watermark.
-      const hasSkipped = yield* anySkippedTrace();
-      const watermark = settings.backlog_watermark;
-      const backlog = fields.outcome === "success" || hasSkipped ? yield* pendingEmbeddingsUpTo(watermark + 1) : 0;
-      const skip = fields.outcome === "success" && backlog > watermark;
-      const engine = yield* dialect();
-      const values = { agentId, ...fields, keyFiles: encodedJson(engine, fields.keyFiles), errorTags: encodedJson(engine, fields.errorTags) };
-      yield* assertRoomForRow({ store: handle.store, table: "reasoning_traces", values: { ...values, summaryDescriptor: descriptor } });
-      const inserted = yield* insertOrIgnore(
-        table,
-        { ...values, summaryDescriptor: descriptor, descriptorVersion: DESCRIPTOR_VERSION, descriptorHash: hash, embedSkippedAt: skip ? now : null, seenCount: 1, createdAt: now, lastSeenAt: now },
-        (t) => [t.descriptorHash],
-      );
-      // Another replica inserted the same descriptor meanwhile (its commit ended our wait): count this sighting on its row.
-      if (!inserted) return (yield* seenAgain())!;
-      yield* rowWordsWritten({ table: TRACE_WORDS, ids: [inserted.id] });
-      if (!skip) {
-        const caughtUp = hasSkipped && backlog < watermark / 2 ? yield* skippedTracesRequeued() : [];
-        yield* enqueueEmbeddingsOp({ items: [{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp] });
-      }
-      const retained = yield* traceRetentionApplied({ settings, now, keepId: inserted.id });
-      return { trace: yield* traceById(inserted.id), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
-    })(),
-  );
+  return write(handle, function* (): Op<RecordTraceResult> {
+    const settings = yield* reflectionSettingsInForce();
+    const now = Date.now();
+    const seenAgain = function* (): Op<RecordTraceResult | null> {
+      const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now }, (t) => eq(t.descriptorHash, hash));
+      return seen ? { trace: yield* traceById(seen.id), deduped: true, embedding: "unchanged", retained: { deleted: 0 } } : null;
+    };
+    const deduped = yield* seenAgain();
+    if (deduped) return deduped;
+    // Backpressure: the backlog is only counted when it matters (a success trace, or to catch up skipped ones). Above
+    // the watermark a success trace is stored without a vector; skipped traces are queued again, CATCH_UP_BATCH per
+    // write, once the backlog is under half the watermark.
+    const hasSkipped = yield* anySkippedTrace();
+    const watermark = settings.backlog_watermark;
+    const backlog = fields.outcome === "success" || hasSkipped ? yield* pendingEmbeddingsUpTo(watermark + 1) : 0;
+    const skip = fields.outcome === "success" && backlog > watermark;
+    const engine = yield* dialect();
+    const values = { agentId, ...fields, keyFiles: encodedJson(engine, fields.keyFiles), errorTags: encodedJson(engine, fields.errorTags) };
+    yield* assertRoomForRow({ store: handle.store, table: "reasoning_traces", values: { ...values, summaryDescriptor: descriptor } });
+    const inserted = yield* insertOrIgnore(
+      table,
+      { ...values, summaryDescriptor: descriptor, descriptorVersion: DESCRIPTOR_VERSION, descriptorHash: hash, embedSkippedAt: skip ? now : null, seenCount: 1, createdAt: now, lastSeenAt: now },
+      (t) => [t.descriptorHash],
+    );
+    // Another replica inserted the same descriptor meanwhile (its commit ended our wait): count this sighting on its row.
+    if (!inserted) return (yield* seenAgain())!;
+    yield* rowWordsWritten({ table: TRACE_WORDS, ids: [inserted.id] });
+    if (!skip) {
+      const caughtUp = hasSkipped && backlog < watermark / 2 ? yield* skippedTracesRequeued() : [];
+      yield* enqueueEmbeddingsOp({ items: [{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp] });
+    }
+    const retained = yield* traceRetentionApplied({ settings, now, keepId: inserted.id });
+    return { trace: yield* traceById(inserted.id), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
+  });
 }
 
 /** Whether any trace waits for its vector after backpressure; only the id is read, so the embed_skipped_at index answers alone (SQLite would scan the table for whole rows). */
@@ -139,8 +136,8 @@ export const listTracesQuerySchema = z
     outcome: z.enum(["success", "failure"]).optional(),
     shard_type: z.string().trim().min(1).max(80).optional(),
     agent_id: z.string().trim().min(1).max(200).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: limitSchema,
+    offset: offsetSchema,
   })
   .strict();
 
@@ -153,15 +150,11 @@ export function listTraces<H extends AnyStoreHandle>({ handle, filter, budget = 
       f.shard_type === undefined ? undefined : eq(t.shardType, sql`lower(${f.shard_type})`),
       f.agent_id === undefined ? undefined : eq(t.agentId, f.agent_id),
     );
-  return read(
-    handle,
-    (function* () {
-      const traces = yield* selectTraces({ where: matching, limit: f.limit, offset: f.offset });
-      const page = { traces, total: yield* count(table, matching) };
-      return budget ? pageWithinBudget({ page, key: "traces", offset: f.offset }) : { ...page, next_offset: nextOffsetOf({ offset: f.offset, shown: traces.length, total: page.total }) };
-    })(),
-    { snapshot: true },
-  );
+  return read(handle, function* () {
+    const traces = yield* selectTraces({ where: matching, limit: f.limit, offset: f.offset });
+    const page = { traces, total: yield* count(table, matching) };
+    return pageWithinBudget({ page, key: "traces", offset: f.offset, budget });
+  }, { snapshot: true });
 }
 
 /** Delete the traces `where` picks and everything embedded for them; how many went. */
@@ -213,12 +206,9 @@ function* traceRetentionApplied({ settings, now = Date.now(), keepId = 0 }: { se
 
 /** Run retention now (CLI, admin): the settings in force and the deletes in one transaction. */
 export function runTraceRetention<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, { deleted: number }> {
-  return write(
-    handle,
-    (function* () {
-      return yield* traceRetentionApplied({ settings: yield* reflectionSettingsInForce() });
-    })(),
-  );
+  return write(handle, function* () {
+    return yield* traceRetentionApplied({ settings: yield* reflectionSettingsInForce() });
+  });
 }
 
 /**

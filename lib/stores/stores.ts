@@ -8,7 +8,7 @@ import { sqlRows, writeLedger, type Op } from "../db/port";
 import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, storeIndexPath, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
-import { limitReached } from "../common";
+import { limitReached, notFound } from "../common";
 import { getConfig } from "../config";
 import { AppError, isAppError } from "../errors";
 import { appendAudit, hasAuditEntry } from "../governance/audit";
@@ -123,7 +123,7 @@ export function* storeHasContentOp(): Op<boolean> {
 export function openStore({ store, buildIndex = true, use = true }: { store: string; buildIndex?: boolean; use?: boolean }): StoreHandle {
   // With DATABASE_URL the stores agents write are in PostgreSQL: a local index.db would answer from data they never see.
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
-  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+  if (!storeExists(store)) throw notFound({ what: "store", id: store });
   const opening = !isStoreDbOpen(store);
   const handle = getStoreDb({ store, create: false, use });
   // An archived store is opened for the read that asks, and closed again once idle.
@@ -216,7 +216,7 @@ export function removeDeletedStoreLeftovers(): { removed: string[]; left: string
  */
 export function setStoreArchived({ name, actor, archive }: { name: string; actor: string; archive: boolean }): { store: string; archived: boolean } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
-  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  if (!storeExists(name)) throw notFound({ what: "store", id: name });
   if (archive) assertStoreRemovable({ name, what: "archived" });
   if (isStoreArchived(name) === archive) throw new AppError("conflict", `store ${name} is ${archive ? "already" : "not"} archived`);
   appendAudit({ actor, action: archive ? "store.archive" : "store.unarchive", target: `store:${name}`, details: null });
@@ -231,7 +231,7 @@ export function setStoreArchived({ name, actor, archive }: { name: string; actor
  */
 export function deleteStore({ name, actor, confirm }: { name: string; actor: string; confirm: string | undefined }): { deleted: string } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
-  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  if (!storeExists(name)) throw notFound({ what: "store", id: name });
   assertStoreRemovable({ name });
   assertDeleteConfirmed({ name, confirm });
   removeDeletedStoreLeftovers();

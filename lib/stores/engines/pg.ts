@@ -21,7 +21,7 @@ import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
 import type { StoreEngine, StoreInfo } from "../backend";
 import { type AdminJobRow, adminJobs } from "../../db/schema/pg/governance";
-import { sha256Hex } from "../../common";
+import { notFound, sha256Hex } from "../../common";
 import { memories } from "../../db/schema/pg/store";
 import { CHUNKING_VERSION } from "../../index/chunking";
 import { indexMemoryOp } from "../../index/memories";
@@ -57,15 +57,15 @@ function markUpToDate(pg: PgHandle, store: string): void {
  */
 export async function openStorePg({ pg, store }: { pg: PgHandle; store: string }): Promise<PgStoreHandle> {
   const parsed = storeNameSchema.safeParse(store);
-  if (!parsed.success) throw new AppError("not_found", `store ${store} does not exist`);
+  if (!parsed.success) throw notFound({ what: "store", id: store });
   const handle = handleFor(pg, store);
   if (upToDate.get(pg.pool)?.has(store)) return handle;
-  if (!(await schemaExists(pg.db, handle.schema))) throw new AppError("not_found", `store ${store} does not exist`);
+  if (!(await schemaExists(pg.db, handle.schema))) throw notFound({ what: "store", id: store });
   await withStoreTx({ handle, work: async (tx) => {
     const meta = new Map(((await tx.execute(sql`select key, value from store_meta where key in ('name', 'schema_version', 'store_usage_version')`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     // A long name's schema is shortened with a hash, so another (valid) name can spell the same schema: the schema
     // answers only to the store that made it, or a token allowed one name would reach the other store's rows.
-    if (meta.get("name") !== store) throw new AppError("not_found", `store ${store} does not exist`);
+    if (meta.get("name") !== store) throw notFound({ what: "store", id: store });
     if (meta.get("schema_version") !== storeSchemaVersion() || !pgStoreUsageCurrent(meta.get("store_usage_version"))) {
       await migrateStoreSchema({ tx, schema: handle.schema });
       await reindexMarkedMemoriesPg({ tx });
@@ -153,7 +153,7 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
 
 /** deleteStore on PostgreSQL: the store's schema dropped with everything in it, and an audit row, in one transaction. */
 export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle; name: string; actor: string; confirm: string | undefined }): Promise<{ deleted: string }> {
-  if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  if (!(await listStoreNamesPg({ pg })).includes(name)) throw notFound({ what: "store", id: name });
   assertStoreRemovable({ name });
   assertDeleteConfirmed({ name, confirm });
   // A search reading the store at that moment can make the drop a deadlock's victim: the drop is tried again (a few times, then 503).
@@ -175,7 +175,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
 
 /** archiveStore and unarchiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
 async function setArchivedPg({ pg, name, actor, archive }: { pg: PgHandle; name: string; actor: string; archive: boolean }): Promise<{ store: string; archived: boolean }> {
-  if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  if (!(await listStoreNamesPg({ pg })).includes(name)) throw notFound({ what: "store", id: name });
   if (archive) assertStoreRemovable({ name, what: "archived" });
   await pg.db.transaction(async (tx) => {
     // One lifecycle change of a store at a time across replicas: the second of two archives sees the first's row.
