@@ -10,7 +10,8 @@ import { plainPhrases } from "./match";
  * every phrase's idf each time). Computed from the index's own numbers (averages record, fts5vocab 'row' and
  * 'instance', %_docsize) with the tokens the table's own tokenizer makes (the scratch table): FTS5's score to the last
  * bit (fts5-bm25.ts), at a cost that follows the query tokens' instances. A broad query (more than `maxInstances`
- * instances) takes each row's counts from its own text (`texts`) instead: a cost that follows the rows' size.
+ * instances) takes each row's counts from its own text (`texts`) instead: a cost that follows the rows' size. A
+ * selective one (at most FEW_MATCHES rows can match) is ranked by FTS5 itself, every match in one statement.
  * Null (the caller ranks its own way) when the expression is not plain, a phrase is not one token, the vocabulary
  * tables cannot be made, or a broad query has no texts.
  */
@@ -49,7 +50,7 @@ export function bm25OfRows({ db, schema, table, match, rowids, maxInstances = MA
     instances += r.instances;
   }
   // A selective query (at most FEW_MATCHES rows can match): FTS5 ranks every match in one statement for less than
-  // the numbers below cost to read, and its score is the one they reproduce.
+  // the numbers below cost to read, and its score is the one they reproduce. (maxInstances 0 asks for the rows' text: not here.)
   const counts = [...perToken.values()].map((r) => r.rows);
   const matchable = plain.mode === "all" ? Math.min(...counts) : counts.reduce((a, b) => a + b, 0);
   if (matchable <= FEW_MATCHES && maxInstances > 0) {
