@@ -138,6 +138,33 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
     expect(bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: docIds, maxInstances: 0, texts })).toBeNull();
   });
 
+  it("gives a selective query's listed rows (few rows hold its words) FTS5's own score, and no score to the rows it does not list", () => {
+    const handle = getStoreDb({ store: "default" });
+    seed(handle, 240);
+    const rare = ["zephyr quokka", "zephyr zephyr backup", "quokka", "zephyr harbor", "quokka zephyr ember willow"];
+    rare.forEach((text, i) => ingestDocument({ handle, origin: i % 2 ? "file" : "api", mtime: 0, path: `rare/r${i}.md`, text: `${note(i).text} ${text}\n` }));
+    const check = () => {
+      const rareIds = handle.sqlite.prepare("select doc_id from documents where path like 'rare/%' order by doc_id").pluck().all() as number[];
+      // Every rare document but the last, and some others: the unlisted match must not be scored.
+      const listed = [...rareIds.slice(0, -1), 1, 2, 3];
+      for (const q of ["zephyr", "zephyr quokka", "zephyr backup", "quokka willow"]) {
+        for (const mode of ["any", "all"] as const) {
+          const match = buildFtsMatch(q, { match: mode, stopwords: "drop" })!;
+          const truth = exhaustive(handle, match);
+          const got = bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: listed })!;
+          expect(got).not.toBeNull();
+          expect([...got.keys()].sort((a, b) => a - b)).toEqual(listed.filter((id) => truth.has(id)).sort((a, b) => a - b));
+          for (const [id, score] of got) expect(score).toBe(truth.get(id)!);
+        }
+      }
+      expect(exhaustive(handle, '"zephyr"').size).toBeGreaterThan(1);
+    };
+    check();
+    deleteDocumentByPath({ handle, path: "rare/r0.md" });
+    ingestDocument({ handle, origin: "api", mtime: 0, path: "rare/r9.md", text: "zephyr zephyr zephyr quokka\n" });
+    check();
+  });
+
   it("steps aside (null) for an advanced expression or a phrase of several words, and when the words occur too often", () => {
     const handle = getStoreDb({ store: "default" });
     seed(handle, 60);

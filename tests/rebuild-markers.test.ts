@@ -8,7 +8,8 @@ import { searchHere, seedDocument, seedStore, useTestBackend, type TestEnv } fro
 
 /**
  * The full-text rebuild markers are read once per synchronous run of a
- * search, not once per question (lib/index/rebuild-markers.ts). What must not
+ * search, not once per question, and kept across requests while the database
+ * is unchanged (lib/index/rebuild-markers.ts). What must not
  * change: a rebuild another process starts (the CLI's `reindex --fts-only`)
  * is in the server's next answer, and one this process starts or finishes is
  * in its very next question.
@@ -40,6 +41,19 @@ describe("the full-text rebuild markers", () => {
     }
     expect(await warnings()).toContain("fts_rebuilding");
     await runFtsRebuild({ handle: openStore({ store: "notes", buildIndex: false }) });
+    expect(await warnings()).not.toContain("fts_rebuilding");
+  });
+
+  it("a marker written on the server's own connection, past the writers that forget them, is in its next answer", async () => {
+    expect(await warnings()).not.toContain("fts_rebuilding");
+    expect(await warnings()).not.toContain("fts_rebuilding");
+    // The same connection the searches use (no other connection's commit moves its data_version): its own changed rows count.
+    const handle = openStore({ store: "notes", buildIndex: false });
+    handle.sqlite.prepare("insert into meta(key, value) values ('fts_rebuild_target', (select max(id) from chunks)), ('fts_rebuilt_through', '0') on conflict(key) do update set value = excluded.value").run();
+    await Promise.resolve();
+    expect(await warnings()).toContain("fts_rebuilding");
+    handle.sqlite.prepare("delete from meta where key in ('fts_rebuild_target', 'fts_rebuilt_through')").run();
+    await Promise.resolve();
     expect(await warnings()).not.toContain("fts_rebuilding");
   });
 

@@ -4,9 +4,10 @@ import { preparedOnce } from "../db/statements";
 /**
  * The rebuild markers in a store's meta (the chunk and whole-document full-text ranges, null when no rebuild is
  * pending, and whether the index was ever built from the files), all read by one statement. Outside a transaction
- * the answer is kept until the current synchronous run of JavaScript ends (this process changes them only through
- * the writers here, which forget it; another process's commit is seen by the next run). Inside a transaction (a
- * rebuild batch under the write lock) they are always read afresh.
+ * the answer is kept while the database is unchanged: within one synchronous run of JavaScript without a check, and
+ * in a later run while the connection's data_version (any other connection's commit, in this process or another)
+ * and its own count of changed rows are what they were when the markers were read. The writers here forget them at
+ * once. Inside a transaction (a rebuild batch under the write lock) they are always read afresh.
  */
 export type MarkerRange = { through: number; target: number };
 export type RebuildMarkers = { chunks: MarkerRange | null; documents: MarkerRange | null; indexBuilt: boolean };
@@ -14,8 +15,32 @@ export type RebuildMarkers = { chunks: MarkerRange | null; documents: MarkerRang
 const BUILT = "index_built_at";
 const KEYS = { chunks: ["fts_rebuilt_through", "fts_rebuild_target"], documents: ["docs_fts_rebuilt_through", "docs_fts_rebuild_target"] } as const;
 
-const kept = new Map<Database.Database, RebuildMarkers>();
-let clearQueued = false;
+/** The markers a connection last read, the database's state then, and the run of JavaScript they were last valid in. */
+type Kept = { markers: RebuildMarkers; version: number; changes: number; generation: number; run: number };
+const kept = new WeakMap<Database.Database, Kept>();
+/** Bumped when this process changes the markers (forgetRebuildMarkers): everything kept before is stale. */
+let generation = 0;
+/** The current synchronous run of JavaScript, ended by a microtask. */
+let run = 0;
+let runEnding = false;
+
+function currentRun(): number {
+  if (!runEnding) {
+    runEnding = true;
+    queueMicrotask(() => {
+      run++;
+      runEnding = false;
+    });
+  }
+  return run;
+}
+
+/** Another connection's commit (in this process or another) moves data_version; this connection's own writes, its count of changed rows. */
+function stateOf(sqlite: Database.Database): { version: number; changes: number } {
+  const version = preparedOnce({ sqlite, sql: "pragma data_version", mode: "pluck" }).get() as number;
+  const changes = preparedOnce({ sqlite, sql: "select total_changes()", mode: "pluck" }).get() as number;
+  return { version, changes };
+}
 
 function read(sqlite: Database.Database): RebuildMarkers {
   const rows = preparedOnce({ sqlite, sql: "select key, cast(value as integer) as v from meta where key in (?, ?, ?, ?, ?)" }).all(...KEYS.chunks, ...KEYS.documents, BUILT) as { key: string; v: number }[];
@@ -29,22 +54,22 @@ function read(sqlite: Database.Database): RebuildMarkers {
 
 export function rebuildMarkers(sqlite: Database.Database): RebuildMarkers {
   if (sqlite.inTransaction) return read(sqlite);
-  let markers = kept.get(sqlite);
-  if (!markers) {
-    markers = read(sqlite);
-    kept.set(sqlite, markers);
-    if (!clearQueued) {
-      clearQueued = true;
-      queueMicrotask(forgetRebuildMarkers);
-    }
+  const now = currentRun();
+  let known = kept.get(sqlite);
+  if (known && known.generation === generation && known.run === now) return known.markers;
+  // The state before the markers: a commit between the two reads makes the next check read them again.
+  const state = stateOf(sqlite);
+  if (!known || known.generation !== generation || known.version !== state.version || known.changes !== state.changes) {
+    known = { markers: read(sqlite), ...state, generation, run: now };
+    kept.set(sqlite, known);
   }
-  return markers;
+  known.run = now;
+  return known.markers;
 }
 
 /** After the process changed the markers (on any connection): the next ask reads them. */
 export function forgetRebuildMarkers(): void {
-  kept.clear();
-  clearQueued = false;
+  generation++;
 }
 
 /**

@@ -10,7 +10,8 @@ import { plainPhrases } from "./match";
  * every phrase's idf each time). Computed from the index's own numbers (averages record, fts5vocab 'row' and
  * 'instance', %_docsize) with the tokens the table's own tokenizer makes (the scratch table): FTS5's score to the last
  * bit (fts5-bm25.ts), at a cost that follows the query tokens' instances. A broad query (more than `maxInstances`
- * instances) takes each row's counts from its own text (`texts`) instead: a cost that follows the rows' size.
+ * instances) takes each row's counts from its own text (`texts`) instead: a cost that follows the rows' size. A
+ * selective one (at most FEW_MATCHES rows can match) is ranked by FTS5 itself, every match in one statement.
  * Null (the caller ranks its own way) when the expression is not plain, a phrase is not one token, the vocabulary
  * tables cannot be made, or a broad query has no texts.
  */
@@ -20,6 +21,9 @@ const MAX_KNOWN_ROWS = 20_000;
 
 /** Instances of the query's tokens past which scanning them costs more than ranking every match (each costs about what ranking one matching row costs). */
 export const MAX_SCANNED_INSTANCES = 20_000;
+
+/** Rows a query can match (its words' row counts) up to which FTS5 itself ranks them all (fewer statements than the index's numbers). */
+export const FEW_MATCHES = 32;
 
 /**
  * The bm25 score (positive, higher is better; FTS5's rank negated) of each
@@ -37,8 +41,6 @@ export function bm25OfRows({ db, schema, table, match, rowids, maxInstances = MA
   // Each phrase's tokens as the table's tokenizer makes them: exactly one each, or FTS5's phrase semantics are not a sum of single tokens.
   const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
   if (!tokens) return null;
-  const totals = ftsTotals({ db, schema, table, columns });
-  if (!totals) return null;
   const perToken = new Map<string, { rows: number; instances: number }>();
   let instances = 0;
   for (const t of new Set(tokens)) {
@@ -47,6 +49,18 @@ export function bm25OfRows({ db, schema, table, match, rowids, maxInstances = MA
     perToken.set(t, r);
     instances += r.instances;
   }
+  // A selective query (at most FEW_MATCHES rows can match): FTS5 ranks every match in one statement for less than
+  // the numbers below cost to read, and its score is the one they reproduce. (maxInstances 0 asks for the rows' text: not here.)
+  const counts = [...perToken.values()].map((r) => r.rows);
+  const matchable = plain.mode === "all" ? Math.min(...counts) : counts.reduce((a, b) => a + b, 0);
+  if (matchable <= FEW_MATCHES && maxInstances > 0) {
+    const wanted = new Set(rowids);
+    const ranked = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ?` }).all(match) as { rowid: number; rank: number }[];
+    for (const r of ranked) if (wanted.has(r.rowid)) out.set(r.rowid, -r.rank);
+    return out;
+  }
+  const totals = ftsTotals({ db, schema, table, columns });
+  if (!totals) return null;
   const ids = JSON.stringify(rowids);
   const lengths = new Map(
     (preparedOnce({ sqlite: db, sql: `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))` }).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
