@@ -95,21 +95,18 @@ type Handle<H> = { handle?: H };
  * or the address is delayed or locked, else charge one failure to each.
  */
 export function beginSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, address, now = Date.now() }: Handle<H> & { username: string; address: string | null; now?: number }): OnLedger<H, SignInGate> {
-  return writeLedger(
-    handle,
-    (function* () {
-      yield* ledgerLock(PG_LOCK.loginThrottle);
-      if (pruneDue(now)) yield* remove(loginThrottle, (t) => forgottenBy(t, now));
-      const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }), forgetAt: now });
-      const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
-      if (until > now) return { allowed: false, retryAfterMs: until - now };
-      for (const { key, row } of keyed) {
-        const values = { key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null };
-        yield* upsert(loginThrottle, values, (t) => t.key, values);
-      }
-      return { allowed: true };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    yield* ledgerLock(PG_LOCK.loginThrottle);
+    if (pruneDue(now)) yield* remove(loginThrottle, (t) => forgottenBy(t, now));
+    const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }), forgetAt: now });
+    const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
+    if (until > now) return { allowed: false, retryAfterMs: until - now };
+    for (const { key, row } of keyed) {
+      const values = { key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null };
+      yield* upsert(loginThrottle, values, (t) => t.key, values);
+    }
+    return { allowed: true };
+  });
 }
 
 /**
@@ -118,32 +115,29 @@ export function beginSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ 
  * name and gives the address its charge back.
  */
 export function settleSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, address, succeeded, account = true, now = Date.now() }: Handle<H> & { username: string; address: string | null; succeeded: boolean; account?: boolean; now?: number }): OnLedger<H, void> {
-  return writeLedger(
-    handle,
-    (function* () {
-      yield* ledgerLock(PG_LOCK.loginThrottle);
-      const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }) });
-      const audits: AuditEntry[] = [];
-      for (const { key, policy, row } of keyed) {
-        if (!row) continue;
-        if (succeeded) {
-          if (key === userKey(username) || row.failures <= 1) yield* remove(loginThrottle, (t) => eq(t.key, key));
-          else yield* update(loginThrottle, { failures: row.failures - 1 }, (t) => eq(t.key, key));
-          continue;
-        }
-        const locked = row.lockedUntil !== null && row.lockedUntil > now;
-        if (row.failures < policy.lockAfterFailures || locked) continue;
-        const lockedUntil = now + policy.lockMs;
-        yield* update(loginThrottle, { lockedUntil }, (t) => eq(t.key, key));
-        // A name that is no account is locked like any other (the answer must not tell them apart) but not audited:
-        // names sprayed at the form would otherwise grow the audit log for ever. The address's lock is audited either way.
-        if (key === userKey(username) && !account) continue;
-        audits.push({ actor: "system", action: "auth.lockout", target: key, reason: `${row.failures} failed sign-ins`, details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil } });
+  return writeLedger(handle, function* () {
+    yield* ledgerLock(PG_LOCK.loginThrottle);
+    const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }) });
+    const audits: AuditEntry[] = [];
+    for (const { key, policy, row } of keyed) {
+      if (!row) continue;
+      if (succeeded) {
+        if (key === userKey(username) || row.failures <= 1) yield* remove(loginThrottle, (t) => eq(t.key, key));
+        else yield* update(loginThrottle, { failures: row.failures - 1 }, (t) => eq(t.key, key));
+        continue;
       }
-      // The audit chain's lock last (see appendAuditPg).
-      for (const entry of audits) yield* auditStep(entry);
-    })(),
-  );
+      const locked = row.lockedUntil !== null && row.lockedUntil > now;
+      if (row.failures < policy.lockAfterFailures || locked) continue;
+      const lockedUntil = now + policy.lockMs;
+      yield* update(loginThrottle, { lockedUntil }, (t) => eq(t.key, key));
+      // A name that is no account is locked like any other (the answer must not tell them apart) but not audited:
+      // names sprayed at the form would otherwise grow the audit log for ever. The address's lock is audited either way.
+      if (key === userKey(username) && !account) continue;
+      audits.push({ actor: "system", action: "auth.lockout", target: key, reason: `${row.failures} failed sign-ins`, details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil } });
+    }
+    // The audit chain's lock last (see appendAuditPg).
+    for (const entry of audits) yield* auditStep(entry);
+  });
 }
 
 /** Forget a name's failures (a new password or re-enabled account starts clean), as a step of the caller's write. */

@@ -90,18 +90,15 @@ export function firstFreeLabel({ label, activeLabels }: { label: string; activeL
 export function createApiToken<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor }: { handle?: H; input: z.input<typeof createTokenSchema>; actor: string }): OnLedger<H, { token: string; info: TokenInfo }> {
   const parsed = createTokenSchema.parse(input);
   const token = "dm_" + randomBytes(32).toString("base64url");
-  return writeLedger(
-    handle,
-    (function* () {
-      assertStoresUsable({ parsed, existing: yield* engineStep({ sqlite: () => listStoreNames(), pg: (tx) => storeNamesInPg(tx) }) });
-      // Two creates with one label on two replicas would both find it free: they take turns here.
-      yield* ledgerLock(PG_LOCK.tokenLabels);
-      const active = yield* rows(apiTokens, { where: (t) => isNull(t.revoked_at) });
-      const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel({ label: parsed.label, activeLabels: active.map((r) => r.label) }), actor }));
-      yield* auditStep({ actor, action: "token.create", target: `token:${inserted.id}`, details: { label: inserted.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null } });
-      return { token, info: toInfo(inserted) };
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    assertStoresUsable({ parsed, existing: yield* engineStep({ sqlite: () => listStoreNames(), pg: (tx) => storeNamesInPg(tx) }) });
+    // Two creates with one label on two replicas would both find it free: they take turns here.
+    yield* ledgerLock(PG_LOCK.tokenLabels);
+    const active = yield* rows(apiTokens, { where: (t) => isNull(t.revoked_at) });
+    const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel({ label: parsed.label, activeLabels: active.map((r) => r.label) }), actor }));
+    yield* auditStep({ actor, action: "token.create", target: `token:${inserted.id}`, details: { label: inserted.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null } });
+    return { token, info: toInfo(inserted) };
+  });
 }
 
 /** The stored row of a new token: its hash, never the token. */
@@ -119,26 +116,20 @@ export function newTokenRow({ token, parsed, label, actor }: { token: string; pa
 }
 
 export function listApiTokens<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: { handle?: H } = {}): OnLedger<H, TokenInfo[]> {
-  return readLedger(
-    handle,
-    (function* () {
-      return (yield* rows(apiTokens, { orderBy: (t) => [desc(t.id)] })).map(toInfo);
-    })(),
-  );
+  return readLedger(handle, function* () {
+    return (yield* rows(apiTokens, { orderBy: (t) => [desc(t.id)] })).map(toInfo);
+  });
 }
 
 export function revokeApiToken<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, id, actor, reason }: { handle?: H; id: number; actor: string; reason?: string }): OnLedger<H, TokenInfo> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const found = yield* row(apiTokens, (t) => eq(t.id, id), { lock: "update" });
-      if (!found) throw new AppError("not_found", `no token ${id}`);
-      if (found.revoked_at) return toInfo(found);
-      const [updated] = yield* update(apiTokens, { revoked_at: Date.now() }, (t) => eq(t.id, id));
-      yield* auditStep({ actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null });
-      return toInfo(updated);
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const found = yield* row(apiTokens, (t) => eq(t.id, id), { lock: "update" });
+    if (!found) throw new AppError("not_found", `no token ${id}`);
+    if (found.revoked_at) return toInfo(found);
+    const [updated] = yield* update(apiTokens, { revoked_at: Date.now() }, (t) => eq(t.id, id));
+    yield* auditStep({ actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null });
+    return toInfo(updated);
+  });
 }
 
 // last_used_at is written at most once a minute per token so reads stay read-only in practice.
@@ -168,18 +159,15 @@ function tokenByHash(tokenHash: string): Op<TokenLookup | undefined> {
  * at once); last_used_at is one idempotent statement of its own.
  */
 export function verifyApiToken<H extends LedgerHandle = GovernanceHandle>({ token, handle = getGovernance() as H }: { token: string; handle?: H }): OnLedger<H, AgentPrincipal | null> {
-  return readLedger(
-    handle,
-    (function* (): Op<AgentPrincipal | null> {
-      const early = bootstrapOrMalformed(token);
-      if (early !== undefined) return early;
-      const found = yield* tokenByHash(sha256Hex(token));
-      if (!found || found.revoked_at) return null;
-      const now = Date.now();
-      if (!found.last_used_at || now - found.last_used_at > LAST_USED_GRANULARITY_MS) yield* update(apiTokens, { last_used_at: now }, (t) => eq(t.id, found.id));
-      return principalOf(found);
-    })(),
-  );
+  return readLedger(handle, function* (): Op<AgentPrincipal | null> {
+    const early = bootstrapOrMalformed(token);
+    if (early !== undefined) return early;
+    const found = yield* tokenByHash(sha256Hex(token));
+    if (!found || found.revoked_at) return null;
+    const now = Date.now();
+    if (!found.last_used_at || now - found.last_used_at > LAST_USED_GRANULARITY_MS) yield* update(apiTokens, { last_used_at: now }, (t) => eq(t.id, found.id));
+    return principalOf(found);
+  });
 }
 
 /**

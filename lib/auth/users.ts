@@ -75,66 +75,51 @@ function userByName(username: string): Op<User | undefined> {
 }
 
 export function getUserById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, id }: Handle<H> & { id: number }): OnLedger<H, PublicUser | undefined> {
-  return readLedger(
-    handle,
-    (function* () {
-      const u = yield* row(users, (t) => eq(t.id, id));
-      return u ? toPublic(u) : undefined;
-    })(),
-  );
+  return readLedger(handle, function* () {
+    const u = yield* row(users, (t) => eq(t.id, id));
+    return u ? toPublic(u) : undefined;
+  });
 }
 
 export function listUsers<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: Handle<H> = {}): OnLedger<H, PublicUser[]> {
-  return readLedger(
-    handle,
-    (function* () {
-      return (yield* rows(users, { orderBy: (t) => [asc(t.username)] })).map(toPublic);
-    })(),
-  );
+  return readLedger(handle, function* () {
+    return (yield* rows(users, { orderBy: (t) => [asc(t.username)] })).map(toPublic);
+  });
 }
 
 /** A new user from an already hashed password (scrypt must not hold the write lock); audited. */
 export function insertUser<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, passwordHash, role, actor }: Handle<H> & { username: string; passwordHash: string; role: Role; actor: string }): OnLedger<H, PublicUser> {
-  return writeLedger(
-    handle,
-    (function* () {
-      yield* ledgerLock(PG_LOCK.users);
-      if (yield* userByName(username)) throw new AppError("conflict", `user ${username} already exists`);
-      const now = Date.now();
-      const created = yield* insert(users, { username, passwordHash, role, createdAt: now, updatedAt: now });
-      yield* auditStep({ actor, action: "user.create", target: `user:${username}`, details: { role } });
-      return toPublic(created);
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    yield* ledgerLock(PG_LOCK.users);
+    if (yield* userByName(username)) throw new AppError("conflict", `user ${username} already exists`);
+    const now = Date.now();
+    const created = yield* insert(users, { username, passwordHash, role, createdAt: now, updatedAt: now });
+    yield* auditStep({ actor, action: "user.create", target: `user:${username}`, details: { role } });
+    return toPublic(created);
+  });
 }
 
 const bumpSessionVersion = sql`session_version + 1`;
 
 /** New password (already hashed): audited, every session of the user ends, their failed sign-ins are forgotten. */
 export function setUserPasswordHash<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, passwordHash, actor }: Handle<H> & { username: string; passwordHash: string; actor: string }): OnLedger<H, void> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const changed = yield* update(users, { passwordHash, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.username, username));
-      if (changed.length === 0) throw new AppError("not_found", `no user ${username}`);
-      yield* clearUserThrottle({ username });
-      yield* auditStep({ actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } });
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const changed = yield* update(users, { passwordHash, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.username, username));
+    if (changed.length === 0) throw new AppError("not_found", `no user ${username}`);
+    yield* clearUserThrottle({ username });
+    yield* auditStep({ actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } });
+  });
 }
 
 /** New role: audited and every session of the user ends (so no page keeps a stale role). Setting the same role changes nothing. */
 export function setUserRole<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, role, actor }: Handle<H> & { username: string; role: Role; actor: string }): OnLedger<H, void> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const user = yield* lockedUser(username);
-      if (user.role === role) return;
-      if (user.role === "admin" && !user.disabledAt && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot demote the last admin");
-      yield* update(users, { role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.id, user.id));
-      yield* auditStep({ actor, action: "user.role", target: `user:${username}`, details: { from: user.role, to: role, sessions_revoked: true } });
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const user = yield* lockedUser(username);
+    if (user.role === role) return;
+    if (user.role === "admin" && !user.disabledAt && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot demote the last admin");
+    yield* update(users, { role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.id, user.id));
+    yield* auditStep({ actor, action: "user.role", target: `user:${username}`, details: { from: user.role, to: role, sessions_revoked: true } });
+  });
 }
 
 /**
@@ -143,20 +128,17 @@ export function setUserRole<H extends LedgerHandle = GovernanceHandle>({ handle 
  * already in changes nothing. Returns the user as it now is.
  */
 export function setUserDisabled<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, disabled, actor }: Handle<H> & { username: string; disabled: boolean; actor: string }): OnLedger<H, PublicUser> {
-  return writeLedger(
-    handle,
-    (function* () {
-      const user = yield* lockedUser(username);
-      if (!!user.disabledAt === disabled) return toPublic(user);
-      if (disabled && user.role === "admin" && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot disable the last active admin");
-      const now = Date.now();
-      // Disabling ends every session; enabling forgets the name's failed sign-ins.
-      const [updated] = yield* update(users, { disabledAt: disabled ? now : null, updatedAt: now, ...(disabled ? { sessionVersion: bumpSessionVersion } : {}) }, (t) => eq(t.id, user.id));
-      if (!disabled) yield* clearUserThrottle({ username });
-      yield* auditStep({ actor, action: disabled ? "user.disable" : "user.enable", target: `user:${username}`, details: disabled ? { sessions_revoked: true } : null });
-      return toPublic(updated);
-    })(),
-  );
+  return writeLedger(handle, function* () {
+    const user = yield* lockedUser(username);
+    if (!!user.disabledAt === disabled) return toPublic(user);
+    if (disabled && user.role === "admin" && (yield* countActiveAdmins()) <= 1) throw new AppError("conflict", "cannot disable the last active admin");
+    const now = Date.now();
+    // Disabling ends every session; enabling forgets the name's failed sign-ins.
+    const [updated] = yield* update(users, { disabledAt: disabled ? now : null, updatedAt: now, ...(disabled ? { sessionVersion: bumpSessionVersion } : {}) }, (t) => eq(t.id, user.id));
+    if (!disabled) yield* clearUserThrottle({ username });
+    yield* auditStep({ actor, action: disabled ? "user.disable" : "user.enable", target: `user:${username}`, details: disabled ? { sessions_revoked: true } : null });
+    return toPublic(updated);
+  });
 }
 
 /** The user a change that checks the admins left reads, under the users lock; 404 when unknown. */

@@ -59,14 +59,11 @@ export async function recordProviderOutcome({ ok, error = null, now = Date.now()
   const values = { configKey: l.key, provider: e.provider, model: e.model, ok, error: ok ? null : (error ?? "unknown error").slice(0, 500), checkedAt: now, changedAt: now };
   l.lastWrite = { ok, at: now };
   try {
-    await writeLedger(
-      await processLedger(),
-      (function* () {
-        // SQLite binds the boolean as 1 or 0.
-        const stored = (yield* dialect()) === "pg" ? ok : Number(ok);
-        yield* upsert(providerStates, values, (t) => t.configKey, { ok, error: values.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${stored} then "provider_state"."changed_at" else ${now} end` });
-      })(),
-    );
+    await writeLedger(await processLedger(), function* () {
+      // SQLite binds the boolean as 1 or 0.
+      const stored = (yield* dialect()) === "pg" ? ok : Number(ok);
+      yield* upsert(providerStates, values, (t) => t.configKey, { ok, error: values.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${stored} then "provider_state"."changed_at" else ${now} end` });
+    });
   } catch (err) {
     l.lastWrite = null;
     log("warn", "could not record the provider state", { error: (err as Error).message });

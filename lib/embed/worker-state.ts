@@ -110,11 +110,8 @@ export function recordWorkerBatch<H extends LedgerHandle = GovernanceHandle>(arg
 
 /** Workers (of every replica on PostgreSQL) seen in the last day, most recently alive first. */
 export function listWorkerStates<H extends LedgerHandle = GovernanceHandle>({ handle, now = Date.now() }: OnHandle<H> & { now?: number } = {}): OnLedger<H, WorkerState[]> {
-  return readLedger(
-    handle ?? (getGovernance() as H),
-    (function* () {
-      const found = yield* rows(WORKERS, { where: (t) => gte(t.heartbeatAt, now - WORKER_LISTED_MS), orderBy: (t) => [desc(t.heartbeatAt), t.workerId], limit: 10 });
-      return found.map(({ provider: _provider, itemsPerS, ...r }): WorkerState => ({ ...r, inThisProcess: ownWorkers().has(r.workerId), running: now - r.heartbeatAt < WORKER_STALE_MS, itemsPerSecond: itemsPerS }));
-    })(),
-  );
+  return readLedger(handle ?? (getGovernance() as H), function* () {
+    const found = yield* rows(WORKERS, { where: (t) => gte(t.heartbeatAt, now - WORKER_LISTED_MS), orderBy: (t) => [desc(t.heartbeatAt), t.workerId], limit: 10 });
+    return found.map(({ provider: _provider, itemsPerS, ...r }): WorkerState => ({ ...r, inThisProcess: ownWorkers().has(r.workerId), running: now - r.heartbeatAt < WORKER_STALE_MS, itemsPerSecond: itemsPerS }));
+  });
 }

@@ -246,19 +246,16 @@ async function embedMisses({ handle, provider, fp, misses, workerId, vectors, re
   const { refused, held, vectors: made } = splitBatchOutcome({ misses, got });
   for (const [id, v] of made) vectors.set(id, v);
   if (refused.length === 0 && !got.hold) return;
-  await write(
-    handle,
-    (function* () {
-      for (const r of refused) {
-        const { parked } = yield* failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now });
-        Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
-      }
-      if (got.hold) {
-        yield* holdEmbedItemsOp({ items: held, workerId, error: got.hold.error, until: got.hold.until });
-        Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
-      }
-    })(),
-  );
+  await write(handle, function* () {
+    for (const r of refused) {
+      const { parked } = yield* failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now });
+      Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
+    }
+    if (got.hold) {
+      yield* holdEmbedItemsOp({ items: held, workerId, error: got.hold.error, until: got.hold.until });
+      Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
+    }
+  });
   if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
 }
 

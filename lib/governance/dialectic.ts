@@ -644,9 +644,9 @@ function* sessionViewOf(session: DialecticSessionRow, file: string | null): Op<S
 
 /** The operator's view (dashboard, CLI): any session, by key (or by id where it names one). */
 export function getDialecticSessionById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId }: Handle<H> & { sessionId: string }): OnLedger<H, SessionView> {
-  return readLedger(handle, (function* () {
+  return readLedger(handle, function* () {
     return yield* sessionViewOf(yield* requireSession(sessionId, undefined), cacheFile(handle));
-  })());
+  });
 }
 
 /** The operator's choice where agents share a review id: every session with that id (or that key), newest first. */
@@ -659,9 +659,9 @@ export function listDialecticSessionsByClientId<H extends LedgerHandle = Governa
 
 /** Detail for an agent: sessions it may not see answer like sessions that do not exist. */
 export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, agentId, isAdmin }: Handle<H> & SessionViewer & { sessionId: string }): OnLedger<H, SessionView> {
-  return readLedger(handle, (function* () {
+  return readLedger(handle, function* () {
     return yield* sessionViewOf(yield* requireSession(sessionId, { agentId, isAdmin }), cacheFile(handle));
-  })());
+  });
 }
 
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */

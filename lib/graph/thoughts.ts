@@ -287,13 +287,10 @@ export async function listThoughtsByFilter({ handle, filter, budget = true }: { 
     if (text === null) return { thoughts: [], total: 0, next_offset: null };
     const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text);
     // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
-    return yield* withinBudget(
-      startQueryBudget({ hint: LISTING_HINT }),
-      (function* () {
-        const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
-        return pageWithinBudget({ page, key: "thoughts", offset: f.offset, budget });
-      })(),
-    );
+    return yield* withinBudget(startQueryBudget({ hint: LISTING_HINT }), function* () {
+      const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
+      return pageWithinBudget({ page, key: "thoughts", offset: f.offset, budget });
+    });
   });
 }
 

@@ -141,10 +141,10 @@ const jobsTable = tablePair(adminJobs, pgGovernance.adminJobs);
 
 /** A job by id, on governance.db or the PostgreSQL ledger; with `stores` (a token's allow-list), only a job of one of those stores (null = every store). */
 export function getJobById<H extends LedgerHandle = GovernanceHandle>({ ledger = getGovernance() as H, id, stores = null }: { ledger?: H; id: string; stores?: readonly string[] | null }): OnLedger<H, Job | null> {
-  return readLedger(ledger, (function* () {
+  return readLedger(ledger, function* () {
     const found = yield* row(jobsTable, (t) => and(eq(t.id, id), eq(t.kind, "reindex")));
     return !found || (stores !== null && !stores.includes(found.store)) ? null : jobFromRow(found);
-  })());
+  });
 }
 
 /** What a reindex of the store would go over, as indexed now: memory files and source-root documents (API documents are kept as they are). */
@@ -164,13 +164,13 @@ export function describeReindexScope({ handle }: { handle: StoreHandle }): Reind
 
 /** Latest job per store (for the admin panel after a reload), on either ledger. */
 export function listLatestJobs<H extends LedgerHandle = GovernanceHandle>({ ledger = getGovernance() as H }: { ledger?: H } = {}): OnLedger<H, Job[]> {
-  return readLedger(ledger, (function* () {
+  return readLedger(ledger, function* () {
     const latest = yield* rows(jobsTable, {
       where: (t) => sql`${t.kind} = 'reindex' and ${t.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${t.store} and k.kind = 'reindex')`,
       orderBy: (t) => [t.store],
     });
     return latest.map(jobFromRow);
-  })());
+  });
 }
 
 function runningJob(store: string): AdminJobRow | undefined {

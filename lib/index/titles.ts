@@ -37,18 +37,15 @@ const titleTables = { documents: tablePair(documents, pgStore.documents), chunks
 
 /** The titles of some documents of a store, by path (one query over their first chunks); unknown paths are left out. */
 export function listDocumentTitles<H extends AnyStoreHandle>({ handle, paths }: { handle: H; paths: string[] }): On<H, Map<string, string>> {
-  return read(
-    handle,
-    (function* () {
-      if (paths.length === 0) return new Map<string, string>();
-      const rows = yield* select(titleTables, (db, t) =>
-        db
-          .select({ path: t.documents.path, kind: t.documents.kind, text: t.chunks.text })
-          .from(t.documents)
-          .leftJoin(t.chunks, and(eq(t.chunks.docId, t.documents.docId), eq(t.chunks.chunkIndex, 0)))
-          .where(inArray(t.documents.path, [...new Set(paths)])),
-      );
-      return new Map(rows.map((r) => [r.path, documentTitleOf({ path: r.path, kind: r.kind, firstChunk: r.text })]));
-    })(),
-  );
+  return read(handle, function* () {
+    if (paths.length === 0) return new Map<string, string>();
+    const rows = yield* select(titleTables, (db, t) =>
+      db
+        .select({ path: t.documents.path, kind: t.documents.kind, text: t.chunks.text })
+        .from(t.documents)
+        .leftJoin(t.chunks, and(eq(t.chunks.docId, t.documents.docId), eq(t.chunks.chunkIndex, 0)))
+        .where(inArray(t.documents.path, [...new Set(paths)])),
+    );
+    return new Map(rows.map((r) => [r.path, documentTitleOf({ path: r.path, kind: r.kind, firstChunk: r.text })]));
+  });
 }
