@@ -46,19 +46,28 @@ const rnd = (n: number, seed: number) => {
 };
 
 type Writer = (agentId: string, i: number) => Promise<unknown>;
+/**
+ * Runs and validations go to one of a few host tasks made before the fill: a write re-reads its task's runs and
+ * validations (the verdict), so a thousand on one task would cost the square of what the fill measures.
+ */
+const HOSTS = 32;
+const hostOf = (i: number) => `host-${i % HOSTS}`;
+const hosts = async (agentId: string) => {
+  for (let h = 0; h < HOSTS; h++) await governance().createTask({ input: { task_id: hostOf(h), intent: "x", spec: {} }, requestedBy: agentId });
+};
 /** Each kind of write an agent makes, small rows and large. */
 const kinds: Record<string, { setup?: (agentId: string) => Promise<void>; write: Writer }> = {
   "small tasks": { write: (a, i) => governance().createTask({ input: { task_id: `t${i}`, intent: "x", spec: {} }, requestedBy: a }) },
   "large tasks": { write: (a, i) => governance().createTask({ input: { task_id: `t${i}-${rnd(50, i)}`, intent: rnd(2000, i), spec: { text: rnd(30_000, i) } }, requestedBy: a }) },
   "tasks with assignees": { write: (a, i) => governance().createTask({ input: { task_id: `t${i}-${rnd(50, i)}`, intent: "x", spec: {}, assignees: Array.from({ length: 50 }, (_, j) => `agent-${j}-${rnd(40, i + j)}`) }, requestedBy: a }) },
-  "small runs": { setup: async (a) => void (await governance().createTask({ input: { task_id: "host", intent: "x", spec: {} }, requestedBy: a })), write: (a, i) => governance().recordRunStart({ taskId: "host", input: { run_id: `r${i}`, skill: "s", input_hash: hex(i), runner_version: "1" }, caller: caller(a) }) },
+  "small runs": { setup: hosts, write: (a, i) => governance().recordRunStart({ taskId: hostOf(i), input: { run_id: `r${i}`, skill: "s", input_hash: hex(i), runner_version: "1" }, caller: caller(a) }) },
   "runs with artifacts": {
-    setup: async (a) => void (await governance().createTask({ input: { task_id: "host", intent: "x", spec: {} }, requestedBy: a })),
+    setup: hosts,
     write: (a, i) =>
-      governance().recordRunStart({ taskId: "host", input: { run_id: `r${i}`, skill: rnd(200, i), input_hash: hex(i), runner_version: "1", output_hash: hex(i), exit_code: 0, output_ref: rnd(1000, i), artifacts: Array.from({ length: 40 }, (_, j) => ({ artifact_type: "file", artifact_id: rnd(200, i * 100 + j), store: "default" })) }, caller: caller(a) }),
+      governance().recordRunStart({ taskId: hostOf(i), input: { run_id: `r${i}`, skill: rnd(200, i), input_hash: hex(i), runner_version: "1", output_hash: hex(i), exit_code: 0, output_ref: rnd(1000, i), artifacts: Array.from({ length: 40 }, (_, j) => ({ artifact_type: "file", artifact_id: rnd(200, i * 100 + j), store: "default" })) }, caller: caller(a) }),
   },
-  "small validations": { setup: async (a) => void (await governance().createTask({ input: { task_id: "host", intent: "x", spec: {} }, requestedBy: a })), write: (a, i) => governance().recordValidation({ taskId: "host", input: { validation_id: `v${i}`, critic_passed: true, runner_passed: null }, caller: caller(a) }) },
-  "large validations": { setup: async (a) => void (await governance().createTask({ input: { task_id: "host", intent: "x", spec: {} }, requestedBy: a })), write: (a, i) => governance().recordValidation({ taskId: "host", input: { validation_id: `v${i}-${rnd(50, i)}`, critic_passed: true, runner_passed: null, details: { text: rnd(20_000, i) } }, caller: caller(a) }) },
+  "small validations": { setup: hosts, write: (a, i) => governance().recordValidation({ taskId: hostOf(i), input: { validation_id: `v${i}`, critic_passed: true, runner_passed: null }, caller: caller(a) }) },
+  "large validations": { setup: hosts, write: (a, i) => governance().recordValidation({ taskId: hostOf(i), input: { validation_id: `v${i}-${rnd(50, i)}`, critic_passed: true, runner_passed: null, details: { text: rnd(20_000, i) } }, caller: caller(a) }) },
   "small provenance": { write: (a, i) => governance().recordProvenanceBatch({ input: { records: Array.from({ length: 250 }, (_, j) => ({ artifact_type: "a", artifact_id: `${i}-${j}`, store: "s", input_hash: hex(j) })) }, recordedBy: a, caller: caller(a) }) },
   "large provenance": {
     write: (a, i) =>

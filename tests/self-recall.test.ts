@@ -16,7 +16,7 @@ import { stores } from "@/lib/stores/backend";
 import * as archiveRoute from "@/app/api/v1/stores/[store]/archive/route";
 import type { SelfRecallRun } from "@/lib/eval/runs";
 import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
-import { asAnotherReplica, drainEmbeddings, governanceSql, onPg, seedDocument, storeSql, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
+import { asAnotherReplica, drainEmbeddings, governanceSql, onPg, storeSql, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
 import { callRoute, restartWith } from "./helpers";
 import fs from "node:fs";
@@ -53,6 +53,11 @@ function topicDocument(t: number): string {
     return `${parts.join(" ")}.`;
   });
   return `# ${words[0]} notes\n\n${sentences.join(" ")}\n`;
+}
+
+/** The first `n` topics' documents in store notes, in one ingest (one transaction). */
+async function seedTopics(n: number): Promise<void> {
+  await stores().putDocuments({ store: "notes", input: { documents: TOPICS.slice(0, n).map((words, t) => ({ path: `topics/${words[0]}.md`, content: topicDocument(t) })) }, actor: "test" });
 }
 
 async function evaluate(body: Record<string, unknown> = {}) {
@@ -148,7 +153,7 @@ describe("self-recall of a store, and the model switch it gates", () => {
     env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
     resetEmbedderForTests();
     await seedStore("notes");
-    for (let t = 0; t < TOPICS.length; t++) await seedDocument("notes", `topics/${TOPICS[t][0]}.md`, topicDocument(t));
+    await seedTopics(TOPICS.length);
     for (let t = 0; t < 4; t++) {
       await seedTrace("notes", { intent: { verb: "fix", target: `${TOPICS[t][0]} ${TOPICS[t][1]}` }, shard_type: "ops", key_files: [], outcome: "success", key_issue: `the ${TOPICS[t][2]} ${TOPICS[t][3]} was wrong`, error_tags: [] });
       await seedThought("notes", { content: `Thinking about ${TOPICS[t].join(" ")} and why the ${TOPICS[t][4]} matters here`, framework: "conversation" });
@@ -297,7 +302,7 @@ describe("self-recall nobody asked for: after a reindex, every day, paced", () =
     env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_MAX_EVALUATIONS: "16", DUALMIND_EVALUATE_CPU_SHARE: "0.5" });
     resetEmbedderForTests();
     await seedStore("notes");
-    for (let t = 0; t < 6; t++) await seedDocument("notes", `topics/${TOPICS[t][0]}.md`, topicDocument(t));
+    await seedTopics(6);
     await drainEmbeddings(["notes"]);
   });
   afterEach(async () => {

@@ -56,8 +56,9 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
   it("table-driven: each tool × each bad input", async () => {
     expect(MCP_TOOLS.length).toBeGreaterThan(20);
     const wrong: string[] = [];
+    // Each tool's cases start from the state the previous tool's left (nothing else writes in between).
+    let before = await snapshot();
     for (const t of MCP_TOOLS) {
-      const before = await snapshot();
       const shape = shapeOf(t);
       const withStore = "store" in shape ? { store: STORE } : {};
       const cases: [string, AgentPrincipal, Record<string, unknown> | undefined, number | "4xx"][] = [
@@ -82,7 +83,9 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
         const ok = expected === "4xx" ? status >= 400 && status < 500 : status === expected;
         if (!ok) wrong.push(`${t.name} [${name}] → ${status}`);
       }
-      if ((await snapshot()) !== before) wrong.push(`${t.name}: bad input changed the database`);
+      const after = await snapshot();
+      if (after !== before) wrong.push(`${t.name}: bad input changed the database`);
+      before = after;
     }
     expect(wrong).toEqual([]);
   });

@@ -179,8 +179,9 @@ describe("bad input on every /api/v1 route: the right 4xx, the envelope, nothing
 
   it("table-driven: each endpoint × each bad input", async () => {
     const wrong: string[] = [];
+    // Each endpoint's cases start from the state the previous endpoint's left (nothing else writes in between).
+    let before = await snapshot();
     for (const e of endpoints) {
-      const before = await snapshot();
       for (const c of casesFor(e)) {
         const r = await send(e, c);
         const okStatus = c.expect === "4xx" ? r.status >= 400 && r.status < 500 : r.status === c.expect;
@@ -189,6 +190,7 @@ describe("bad input on every /api/v1 route: the right 4xx, the envelope, nothing
       }
       const after = await snapshot();
       if (after !== before) wrong.push(`${e.method} ${e.urlPath}: bad input changed the database`);
+      before = after;
     }
     expect(wrong).toEqual([]);
     expect((await governance().verifyAuditChain({})).ok).toBe(true);

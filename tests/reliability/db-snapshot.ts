@@ -23,7 +23,8 @@ export function snapshotDatabases({ dataDir, stores }: { dataDir: string; stores
 /** The same on PostgreSQL (DATABASE_URL): row counts of every table of every schema (governance in public, one schema per store), in one statement. */
 export async function snapshotPgDatabase({ dataDir }: { dataDir: string }): Promise<string> {
   const pg = await getPg()!;
-  const tables = (await pg.pool.query<{ s: string; t: string }>("select table_schema as s, table_name as t from information_schema.tables where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1, 2")).rows;
+  // pg_tables, not information_schema.tables: the same tables (ordinary and partitioned), read from the catalog without the standard view's privilege checks.
+  const tables = (await pg.pool.query<{ s: string; t: string }>("select schemaname as s, tablename as t from pg_tables where schemaname not in ('pg_catalog', 'information_schema') order by 1, 2")).rows;
   // Names read from the catalog, quoted as identifiers.
   const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
   const counts = (await pg.pool.query<{ k: string; n: number }>(tables.map(({ s, t }, i) => `select ${i} as i, '${`${s}.${t}`.replaceAll("'", "''")}' as k, count(*)::int as n from ${q(s)}.${q(t)}`).join(" union all ") + " order by i")).rows;

@@ -206,7 +206,8 @@ describe("kill -9 of a real server", () => {
     await kill9();
 
     await assertIntact("reembed");
-    await serve(newModel);
+    // Restarted with the worker's usual batches (the batch size is no part of the model): small ones were for the kill.
+    await serve({ ...newModel, DUALMIND_EMBED_BATCH_SIZE: "32" });
     await waitFor("the resumed re-embed to switch models", async () => ((await call("GET", "/stores/reembed/reembed")).json as { job: { status: string } | null }).job?.status === "done", 120_000);
     const health = (await call("GET", "/stores/reembed/health")).json as { active_model: { dimension: number }; coverage_pct: number | null };
     expect(health.active_model.dimension).toBe(256);
