@@ -1,11 +1,20 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME === "nodejs") {
+    // `next start` run directly (npm start checks first): an invalid setting stops the server with the variables named,
+    // rather than a server that says it is ready and answers every request with a bare 500.
+    const { getConfig } = await import("./lib/config");
+    try {
+      getConfig();
+    } catch (e) {
+      if (!(e instanceof Error && e.name === "ConfigError")) throw e;
+      process.stderr.write(`dualmind: ${e.message}\n`);
+      process.exit(1);
+    }
     // TRACE answers 405 before Next sees it (Next cannot build a Request for it and would answer 500).
     const { refuseForbiddenMethods } = await import("./lib/http/refused-methods");
     refuseForbiddenMethods();
     const { bootstrapApp } = await import("./lib/bootstrap");
     await bootstrapApp();
-    const { getConfig } = await import("./lib/config");
     // A store whose vectors are another model's than the configured one: the log names both, their dimensions and what to do.
     const { reportModelMismatches } = await import("./lib/eval/model-check");
     void reportModelMismatches().catch(() => undefined);

@@ -10,6 +10,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/architecture.test.ts": "no database: reads the source tree's imports",
   "tests/auth-actor.test.ts": "no database: who an audit row names",
   "tests/api-docs-paths.test.ts": "no database: the API docs page's MCP snippet for admins and viewers",
+  "tests/reliability/start-config.test.ts": "no database: an invalid setting stops `next start` before any is opened",
   "tests/auth-redirects.test.ts": "no database: sign-in redirect targets",
   "tests/docs.test.ts": "no database: README and docs against the code",
   "tests/client-bundle.test.ts": "no database: what client components import",
