@@ -1,4 +1,4 @@
-import { and, asc, count as countAll, desc, eq, gte, inArray, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
+import { and, asc, count as countAll, desc, eq, gte, inArray, isNotNull, isNull, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
@@ -284,20 +284,34 @@ export function explainVerdict({ requiredChecks, runs, validations: vals }: { re
   return { verdict: "passed", reasons: passed };
 }
 
-/** Validations in recording order: rowid (SQLite) or recorded_seq (PostgreSQL) breaks ties within one millisecond. */
-function inRecordingOrder(t: typeof validations.sqlite | typeof validations.pg): SQL[] {
-  return [asc(t.ts), "recordedSeq" in t ? asc(t.recordedSeq) : asc(sql`rowid`)];
+/** Validations in recording order (or its reverse): rowid (SQLite) or recorded_seq (PostgreSQL) breaks ties within one millisecond. */
+function inRecordingOrder(direction: typeof asc = asc): (t: typeof validations.sqlite | typeof validations.pg) => SQL[] {
+  return (t) => [direction(t.ts), "recordedSeq" in t ? direction(t.recordedSeq) : direction(sql`rowid`)];
 }
 
 function validationsInRecordingOrder(taskId: string): Op<ValidationRow[]> {
-  return rows(validations, { where: (t) => eq(t.taskId, taskId), orderBy: inRecordingOrder });
+  return rows(validations, { where: (t) => eq(t.taskId, taskId), orderBy: inRecordingOrder() });
 }
 
-/** Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome. */
+/**
+ * Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome.
+ * explainVerdict decides from only what can change its answer: one open run, the newest validation, and the newest
+ * validation that ran each required check. So a write reads a few rows however many runs and validations the task has.
+ */
 function* refreshVerdict(task: TaskRow): Op<void> {
-  const runs = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) })).map(toRun);
-  const vals = (yield* validationsInRecordingOrder(task.taskId)).map(toValidation);
-  const { verdict } = explainVerdict({ requiredChecks: toTask(task).required_checks, runs, validations: vals });
+  const requiredChecks = toTask(task).required_checks;
+  const openRun = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), isNull(t.finishedAt)));
+  const deciders: string[] = [];
+  for (const check of [undefined, ...requiredChecks]) {
+    const [newest] = yield* rows(validations, {
+      where: (t) => and(eq(t.taskId, task.taskId), check && isNotNull(check === "critic" ? t.criticPassed : t.runnerPassed)),
+      orderBy: inRecordingOrder(desc),
+      limit: 1,
+    });
+    if (newest) deciders.push(newest.validationId);
+  }
+  const vals = deciders.length === 0 ? [] : yield* rows(validations, { where: (t) => inArray(t.validationId, distinct(deciders)), orderBy: inRecordingOrder() });
+  const { verdict } = explainVerdict({ requiredChecks, runs: openRun ? [toRun(openRun)] : [], validations: vals.map(toValidation) });
   yield* update(tasks, { verdict, updatedAt: Date.now() }, (t) => eq(t.taskId, task.taskId));
 }
 
@@ -746,7 +760,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
     const taskIds = taskRows.map((t) => t.taskId);
     const vals =
       taskIds.length || runIds.length
-        ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
+        ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder() })).map(toValidation)
         : [];
     // Newest facts first; each list within its share of the byte budget, with what it left out counted.
     const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(toProvenance).map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });
