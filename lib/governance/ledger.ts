@@ -366,7 +366,8 @@ function validationsInRecordingOrder(taskId: string): Op<ValidationRow[]> {
 /**
  * Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome.
  * explainVerdict decides from only what can change its answer: one open run, the newest validation, and the newest
- * validation that ran each required check. So a write reads a few rows however many runs and validations the task has.
+ * validation that ran each required check. So a write loads a few rows however many runs and validations the task
+ * has (looking for an open run still steps through the task's runs in skill_runs_task_idx: no index holds finished_at).
  */
 function* refreshVerdict(task: TaskRow): Op<void> {
   const requiredChecks = toTask(task).required_checks;
