@@ -2,7 +2,7 @@
 
 import { useActionState } from "react";
 import { AutoRefresh } from "@/components/auto-refresh";
-import type { SelfRecallReport } from "@/lib/eval/self-recall";
+import type { SelfRecallReport } from "@/lib/eval/report";
 import { formatCount, formatNumber, formatPercent, formatTime } from "@/lib/format";
 import type { ActionResult } from "@/lib/http/action-result";
 

@@ -6,7 +6,7 @@ import { ConfigError, parseConfig } from "@/lib/config";
 import { getGovernance, getStoreDb, openStoreReaderWithCore, storeDir } from "@/lib/db/connection";
 import { createStore, describeStore, ensureCoreStore, openStore } from "@/lib/stores/stores";
 import { listStoreNames } from "@/lib/db/store-names";
-import { authenticateUser, createUser, ensureFirstAdmin, setUserPassword } from "@/lib/backend/users";
+import { createUser, ensureFirstAdmin, setUserPassword, signInWithPassword } from "@/lib/backend/users";
 import { createApiToken, revokeApiToken, verifyApiToken } from "@/lib/auth/tokens";
 import { appendAudit, verifyAuditChain } from "@/lib/governance/audit";
 import { bootstrapApp } from "@/lib/bootstrap";
@@ -95,6 +95,8 @@ describe("databases and stores", () => {
   });
 });
 
+const signIn = (username: string, password: string) => signInWithPassword({ username, password, address: null });
+
 describe("people and agents", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(() => {
@@ -107,7 +109,7 @@ describe("people and agents", () => {
     expect(first.created).toBe(true);
     if (!first.created) return;
     expect(first.generatedPassword).toBeTruthy();
-    expect((await authenticateUser({ username: "admin", password: first.generatedPassword! }))?.role).toBe("admin");
+    expect(await signIn("admin", first.generatedPassword!)).toMatchObject({ ok: true, user: { role: "admin" } });
     expect((await ensureFirstAdmin({ configuredPassword: "another-password" })).created).toBe(false);
   });
 
@@ -116,11 +118,11 @@ describe("people and agents", () => {
     const row = getGovernance().sqlite.prepare("select password_hash from users where username='vera'").get() as { password_hash: string };
     expect(row.password_hash).toMatch(/^scrypt\$/);
     expect(row.password_hash).not.toContain("correct horse");
-    expect(await authenticateUser({ username: "vera", password: "wrong horse" })).toBeNull();
-    expect(await authenticateUser({ username: "nobody", password: "correct horse" })).toBeNull();
+    expect(await signIn("vera", "wrong horse")).toEqual({ ok: false, reason: "invalid" });
+    expect(await signIn("nobody", "correct horse")).toEqual({ ok: false, reason: "invalid" });
     await setUserPassword({ username: "vera", password: "battery staple", actor: "test" });
-    expect(await authenticateUser({ username: "vera", password: "correct horse" })).toBeNull();
-    expect((await authenticateUser({ username: "vera", password: "battery staple" }))?.username).toBe("vera");
+    expect(await signIn("vera", "correct horse")).toEqual({ ok: false, reason: "invalid" });
+    expect(await signIn("vera", "battery staple")).toMatchObject({ ok: true, user: { username: "vera" } });
   });
 
   it("tokens: shown once, stored as a hash, revocable, last_used recorded", () => {

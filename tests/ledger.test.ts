@@ -118,6 +118,32 @@ describe("runs, validations and the verdict", () => {
     expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner, rerunFailed, fixed] }).verdict).toBe("passed");
   });
 
+  it("keeps the stored verdict (what ?outcome= filters on) equal to the explained one as separate checks arrive, fail, are fixed and a run opens", async () => {
+    await createTask({ task_id: "t-s", intent: "x", spec: {} });
+    await startRun("t-s", { run_id: "r-s1", skill: "s", input_hash: H("e"), runner_version: "1", output_hash: H("f"), exit_code: 0 });
+    const stored = async () => {
+      for (const outcome of ["pending", "passed", "failed"]) {
+        const list = await callRoute(tasksRoute.GET, { token: reader, url: `http://x/api/v1/tasks?outcome=${outcome}` });
+        if (list.json.tasks.some((t: { task_id: string }) => t.task_id === "t-s")) return outcome;
+      }
+    };
+    const steps: [Record<string, boolean | null>, string][] = [
+      [{ critic_passed: null, runner_passed: null }, "pending"],
+      [{ critic_passed: true, runner_passed: null }, "pending"],
+      [{ critic_passed: null, runner_passed: false }, "failed"],
+      [{ critic_passed: null, runner_passed: true }, "passed"],
+      [{ critic_passed: false, runner_passed: null }, "failed"],
+      [{ critic_passed: true, runner_passed: null }, "passed"],
+    ];
+    for (const [body, verdict] of steps) {
+      await validate("t-s", body);
+      expect((await status("t-s")).json.verdict.verdict).toBe(verdict);
+      expect(await stored()).toBe(verdict);
+    }
+    await startRun("t-s", { run_id: "r-s2", skill: "s", input_hash: H("e"), runner_version: "1" });
+    expect(await stored()).toBe("pending");
+  });
+
   it("makes run and validation retries idempotent, and conflicts when a retry changes the facts", async () => {
     await createTask({ task_id: "t-i", intent: "x", spec: {} });
     const body = { run_id: "r-i", skill: "lint", input_hash: H("c"), runner_version: "1", output_hash: H("d"), exit_code: 1 };

@@ -7,17 +7,13 @@ import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import * as reflectionRoute from "@/app/api/v1/stores/[store]/reflection/route";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInput } from "@/lib/recall/descriptors";
-import { backfillLearningHandles } from "@/lib/recall/learnings";
 import { recallBackend } from "@/lib/recall/backend";
 import type { RecallInput } from "@/lib/recall/recall";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
-import { getPg } from "@/lib/db/pg";
 import { getStoreDb } from "@/lib/db/connection";
-import { openStore } from "@/lib/stores/stores";
-import { openStorePg } from "@/lib/stores/engines/pg";
-import { drainEmbeddings, governanceSql, itSqliteOnly, onPg, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
@@ -67,7 +63,6 @@ describe("reflection recall", () => {
   let env: TestEnv;
   const store = "ops";
   const r = () => recallBackend();
-  const storeHandle = async () => (onPg ? openStorePg({ pg: await getPg()!, store }) : openStore({ store }));
   const recall = (input: RecallInput, agentId = "a") => r().recall({ store, agentId, input });
   const learn = (input: Parameters<ReturnType<typeof r>["recordLearning"]>[0]["input"], agentId = "a1") => r().recordLearning({ store, agentId, input });
   const trace = async (input: TraceInput, agentId = "a1") => seedTrace(store, input, agentId);
@@ -336,10 +331,10 @@ describe("reflection recall", () => {
       await storeSql(store, stale, ["Learning: v0 a", "old-a", a.predicate, JSON.stringify(a.args), a.description, a.id]);
       // b now says what a says, under an old rendering: re-rendered, it is a's twin.
       await storeSql(store, stale, ["Learning: v0 b", "old-b", a.predicate, JSON.stringify(a.args), a.description, b.id]);
-      // What the backfill counts as re-rendered; the re-embed below then finds nothing left.
-      expect(await backfillLearningHandles({ handle: await storeHandle() })).toBe(2);
       const fp = await getEmbedder().fingerprint;
       await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      // The re-embed's audit row counts what its backfill re-rendered.
+      expect(await governanceSql("select details from audit_log where action = 'store.reembed.backfill'")).toEqual([{ details: JSON.stringify({ backfilled: 2 }) }]);
       const { learnings } = await r().listLearnings({ store, filter: {} });
       expect(learnings).toHaveLength(1);
       expect(learnings[0]).toMatchObject({ id: a.id, semantic_handle: a.semantic_handle, handle_hash: a.handle_hash, handle_version: a.handle_version, seen_count: 2, confidence: 0.9 });

@@ -14,7 +14,7 @@ import { AppRouterContext } from "next/dist/shared/lib/app-router-context.shared
 import { poolScores, scoreOf } from "@/lib/eval/score";
 import { stores } from "@/lib/stores/backend";
 import * as archiveRoute from "@/app/api/v1/stores/[store]/archive/route";
-import type { SelfRecallRun } from "@/lib/eval/runs";
+import type { SelfRecallRun } from "@/lib/eval/report";
 import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
 import { asAnotherReplica, drainEmbeddings, governanceSql, onPg, storeSql, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";

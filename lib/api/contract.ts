@@ -18,11 +18,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-/** The declared key when the value has it, else null. */
-function sourceKey(value: Record<string, unknown>, key: string): string | null {
-  return key in value ? key : null;
-}
-
 type ObjectFields = { fields: { key: string; child: ZodType }[]; keepsUndeclared: boolean };
 
 /** Schemas are built once at module load, so an object's declared keys are worked out once (toWire runs on every answer). */
@@ -55,10 +50,9 @@ function branchScore(schema: ZodType, value: unknown): number {
       if (!isPlainObject(value)) return -1;
       let score = 0;
       for (const [key, child] of Object.entries(def.shape ?? {})) {
-        const from = sourceKey(value, key);
-        if (from === null) continue;
+        if (!(key in value)) continue;
         const childDef = defOf(child);
-        if (childDef.type === "literal" && !(childDef.values ?? []).includes(value[from])) return -1;
+        if (childDef.type === "literal" && !(childDef.values ?? []).includes(value[key])) return -1;
         score++;
       }
       return score;
@@ -93,16 +87,8 @@ export function toWire({ schema, value, opts = { undeclared: "strip" } }: { sche
       // plain object strips them, so a domain field nobody declared (a hash, an internal id) never leaks in production.
       // Under test the response check refuses them instead, naming the field.
       const keep = opts.undeclared === "keep" || keepsUndeclared;
-      const used = keep ? new Set<string>() : null;
-      for (const { key, child } of fields) {
-        const from = sourceKey(value, key);
-        if (from === null) continue;
-        used?.add(from);
-        out[key] = toWire({ schema: child, value: value[from], opts });
-      }
-      if (used) {
-        for (const [key, v] of Object.entries(value)) if (!used.has(key) && !(key in out)) out[key] = v;
-      }
+      for (const { key, child } of fields) if (key in value) out[key] = toWire({ schema: child, value: value[key], opts });
+      if (keep) for (const [key, v] of Object.entries(value)) if (!(key in out)) out[key] = v;
       return out;
     }
     case "array":

@@ -30,16 +30,10 @@ export async function setUserPassword({ username, password, actor, backend = gov
 const dummyHash: Promise<string> = hashPassword(generatePassword());
 
 /**
- * The credentials check alone: null for a wrong password, an unknown name or
- * a disabled account, alike. Runs scrypt even for unknown names so timing
- * does not reveal them. Sign-in goes through signInWithPassword, which adds
- * the throttle.
+ * The password check, and whether the name is an account at all (for the throttle's audit, never for the answer):
+ * no user for a wrong password, an unknown name or a disabled account, alike. Runs scrypt even for unknown names so
+ * timing does not reveal them.
  */
-export async function authenticateUser({ username, password, backend = governance() }: On & { username: string; password: string }): Promise<PublicUser | null> {
-  return (await checkPassword({ username, password, backend })).user;
-}
-
-/** The password check, and whether the name is an account at all (for the throttle's audit, never for the answer). */
 async function checkPassword({ username, password, backend }: { username: string; password: string; backend: ReturnType<typeof governance> }): Promise<{ user: PublicUser | null; account: boolean }> {
   const user = await backend.getUserByUsername({ username });
   const ok = await verifyPassword({ password, stored: user?.passwordHash ?? (await dummyHash) });

@@ -14,7 +14,8 @@ import { stores } from "../stores/backend";
 import { listProbeCandidates, openStoreHere, readProbeSources, sharedSentenceCheck, storeReader, type StoreCandidates, type StoreReader } from "./content";
 import { contentFingerprint, drawProbes, PROBE_GENERATOR_VERSION, PROBE_KINDS, probeSetStaleReason, type Probe, type ProbeKind } from "./probes";
 import { latestProbeSet, saveProbeSet, type StoredProbeSet } from "./runs";
-import { rankOf, scoreOf, type Score } from "./score";
+import { rankOf, scoreOf } from "./score";
+import type { EvalMode, EvalProgress, EvalResults, EvalSettings, EvalTarget } from "./report";
 
 /**
  * One self-recall evaluation of a store (docs/self-recall.md): its probe set,
@@ -23,35 +24,10 @@ import { rankOf, scoreOf, type Score } from "./score";
  * one measure a model can be compared on before it serves); `shadow` is the
  * held re-embed's candidate model, by `knn` alone.
  */
-export type EvalMode = "fts" | "vector" | "hybrid" | "knn";
-export type EvalTarget = "active" | "shadow";
 /** The mode whose figure is the store's self-recall (the default an agent gets). */
 export const HEADLINE_MODE: EvalMode = "hybrid";
 /** The mode a model switch is judged on (the only one both models can be asked in before the switch). */
 export const GATE_MODE: EvalMode = "knn";
-
-export type EvalResults = {
-  by_kind: Partial<Record<ProbeKind, Partial<Record<EvalMode, Score>>>>;
-  /** Every kind's probes pooled, in HEADLINE_MODE (active) or GATE_MODE (shadow). */
-  overall: Score | null;
-  /** Every kind's probes pooled in GATE_MODE: what a model switch is judged on (null without vectors here). */
-  gate: Score | null;
-  /** Probes left out because their target changed or went since the set was drawn. */
-  excluded: number;
-  /** What the run cost: time spent asking (its own work), time paused to keep to its CPU share, and that share (1: unpaced). */
-  cost?: { busy_ms: number; paused_ms: number; cpu_share: number };
-};
-
-export type EvalSettings = {
-  seed: number;
-  per_kind: number;
-  generator_version: number;
-  modes: Partial<Record<ProbeKind, EvalMode[]>>;
-  search: { default_mode: string; group: string; chunking_version: number; fusion_weights: unknown; tokenizer: string };
-  model: { provider: string; model: string; dimension: number };
-};
-
-export type EvalProgress = { phase: "probes" | "asking"; done: number; total: number };
 
 const SEARCH_DEPTH = 50;
 const RECALL_DEPTH = 10;

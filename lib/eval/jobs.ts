@@ -6,7 +6,7 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { log } from "../log";
 import { auditSelfRecall, govRow, govRun, num, numOrNull } from "./db";
-import type { EvalProgress, EvalTarget } from "./evaluate";
+import type { EvalProgress, EvaluationJob } from "./report";
 
 /**
  * Evaluations are admin jobs: a row in admin_jobs (kind `evaluate`, under the
@@ -14,22 +14,6 @@ import type { EvalProgress, EvalTarget } from "./evaluate";
  * A job whose process stopped is closed as failed when the next evaluation of
  * its store is asked for: a run is cheap to start again, so it is not taken over.
  */
-export type EvaluationJob = {
-  id: string;
-  kind: "evaluate";
-  store: string;
-  actor: string;
-  status: "running" | "succeeded" | "failed";
-  /** Why it ran: on demand, after reindex, scheduled or switch gate (and an admin's reason, when one was given). */
-  reason: string | null;
-  progress: EvalProgress | null;
-  /** The run it recorded (GET /evaluate lists it). */
-  result: { run_id: number; target: EvalTarget; hit10: number | null; mrr10: number | null } | null;
-  error: string | null;
-  started_at: number;
-  finished_at: number | null;
-};
-
 const PROGRESS_WRITE_MS = 1_000;
 
 type JobsState = { owner: string; active: Set<string> };

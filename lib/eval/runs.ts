@@ -1,8 +1,7 @@
 import { sql } from "drizzle-orm";
 import { govRow, govRows, govRun, num, numOrNull } from "./db";
-import type { EvalResults, EvalSettings, EvalTarget } from "./evaluate";
+import type { EvalResults, EvalSettings, EvalTarget, Score, SelfRecallRun } from "./report";
 import type { ContentFingerprint, Probe } from "./probes";
-import type { Score } from "./score";
 
 /**
  * Probe sets and evaluation runs, kept per store over time (beside the
@@ -11,27 +10,6 @@ import type { Score } from "./score";
  * ones a kept run still names.
  */
 export type StoredProbeSet = { id: number; store: string; generatorVersion: number; seed: number; perKind: number; createdAt: number; content: ContentFingerprint; probes: Probe[] };
-
-export type SelfRecallRun = {
-  id: number;
-  store: string;
-  job_id: string | null;
-  probe_set_id: number;
-  target: EvalTarget;
-  fingerprint_id: string;
-  model: string;
-  ts: number;
-  actor: string;
-  trigger: string;
-  probes: number;
-  hit1: number | null;
-  hit10: number | null;
-  mrr10: number | null;
-  noise: number | null;
-  settings: EvalSettings;
-  results: EvalResults;
-  duration_ms: number;
-};
 
 const KEEP_RUNS = 200;
 
@@ -74,7 +52,7 @@ function settingsOf(json: string): EvalSettings {
     ...settings,
     per_kind: settings.per_kind ?? perKind ?? 0,
     generator_version: settings.generator_version ?? generatorVersion ?? 0,
-    search: { ...rest, default_mode: rest.default_mode ?? defaultMode ?? "", chunking_version: rest.chunking_version ?? chunkingVersion ?? 0, fusion_weights: rest.fusion_weights ?? fusionWeights },
+    search: { ...rest, default_mode: rest.default_mode ?? defaultMode ?? "", chunking_version: rest.chunking_version ?? chunkingVersion ?? 0, fusion_weights: (rest.fusion_weights ?? fusionWeights) as EvalSettings["search"]["fusion_weights"] },
   };
 }
 

@@ -6,6 +6,7 @@ import { log } from "../log";
 import { stores } from "../stores/backend";
 import { storeReader } from "./content";
 import { govRow, num } from "./db";
+import type { EvaluateEvery, EvaluationSchedule } from "./report";
 
 /**
  * Evaluations nobody asked for (docs/self-recall.md): after a reindex and
@@ -14,8 +15,6 @@ import { govRow, num } from "./db";
  * since it fell due (one insert, guarded by the one-running-per-store index),
  * so N replicas start one run per store per period.
  */
-export const EVALUATE_EVERY = ["off", "after-reindex", "daily", "weekly"] as const;
-export type EvaluateEvery = (typeof EVALUATE_EVERY)[number];
 export type EvaluationTrigger = "on demand" | "after reindex" | "scheduled" | "switch gate";
 
 const DAY_MS = 86_400_000;
@@ -23,17 +22,6 @@ const PERIOD_MS: Record<EvaluateEvery, number | null> = { off: null, "after-rein
 export const SCHEDULE_TICK_MS = 60_000;
 /** An evaluation after a reindex waits for the reindex's vectors (an empty embed queue), at most this long. */
 export const AFTER_REINDEX_MAX_WAIT_MS = 60 * 60_000;
-
-export type EvaluationSchedule = {
-  every: EvaluateEvery;
-  /** The share of one core a scheduled or after-reindex run takes while it runs. */
-  cpu_share: number;
-  /** When the next run nobody asks for is due (in the past: at the scheduler's next look), or null when none is. */
-  next_due_at: number | null;
-  next_trigger: "after reindex" | "scheduled" | null;
-  /** Set while an after-reindex run waits for the reindex's vectors. */
-  waiting_for: string | null;
-};
 
 type JobTimes = { started_at: unknown; finished_at: unknown; result_json: string | null };
 

@@ -5,7 +5,7 @@
  * probe sets of this size may differ by without anything having changed:
  * two standard errors of the mean reciprocal rank, at least NOISE_FLOOR.
  */
-export type Score = { probes: number; hit1: number; hit10: number; mrr10: number; noise: number; fallbacks: number };
+import type { Score } from "./report";
 
 export const NOISE_FLOOR = 0.01;
 

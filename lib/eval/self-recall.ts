@@ -12,12 +12,13 @@ import { embeddingsBackend } from "../stores/embeddings-backend";
 import { stores } from "../stores/backend";
 import { storeReader } from "./content";
 import { auditSelfRecall } from "./db";
-import { activeFingerprintOf, evaluateStore, GATE_MODE, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
-import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, keepJobAlive, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
+import { activeFingerprintOf, evaluateStore, GATE_MODE, type EvaluationOutcome } from "./evaluate";
+import type { EvalProgress, EvalTarget, EvaluationJob, Score, SelfRecallReport, SelfRecallRun } from "./report";
+import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, keepJobAlive, latestEvaluationJob, progressWriter } from "./jobs";
 import { DEFAULT_PROBE_SEED, DEFAULT_PROBES_PER_KIND, MAX_PROBES_PER_KIND, PROBE_KINDS, type ProbeKind } from "./probes";
-import { evaluationScheduleOf, runDueEvaluations, startEvaluationScheduler, type EvaluationSchedule, type EvaluationTrigger } from "./schedule";
-import { latestProbeSet, latestRunFor, listRuns, saveRun, type SelfRecallRun } from "./runs";
-import { fellBeyondNoise, poolScores, type Score } from "./score";
+import { evaluationScheduleOf, runDueEvaluations, startEvaluationScheduler, type EvaluationTrigger } from "./schedule";
+import { latestProbeSet, latestRunFor, listRuns, saveRun } from "./runs";
+import { fellBeyondNoise, poolScores } from "./score";
 
 const KIND_PLURALS: Record<ProbeKind, string> = { document: "documents", memory: "memories", trace: "traces", learning: "learnings", thought: "thoughts" };
 
@@ -201,19 +202,6 @@ export function startDueEvaluations({ now }: { now?: number } = {}): Promise<str
 export function startSelfRecallScheduler(): void {
   startEvaluationScheduler(startDue);
 }
-
-export type TrendPoint = { run_id: number; ts: number; target: EvalTarget; model: string; hit10: number | null; mrr10: number | null; noise: number | null; change: string[] };
-
-export type SelfRecallReport = {
-  store: string;
-  /** The newest run of the store as it answers now, or null before the first evaluation. */
-  latest: SelfRecallRun | null;
-  /** Oldest first: each run's figure and what changed since the one before. */
-  trend: TrendPoint[];
-  job: EvaluationJob | null;
-  /** When the next run nobody asks for is due, and why (DUALMIND_EVALUATE_EVERY). */
-  schedule: EvaluationSchedule;
-};
 
 /** The store's self-recall: the newest run, the trend of its runs, the last evaluation job and the next scheduled one. */
 export async function getSelfRecall({ store, limit = 30 }: { store: string; limit?: number }): Promise<SelfRecallReport> {

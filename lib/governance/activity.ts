@@ -6,7 +6,7 @@ import { runWithinBudget, runWithinBudgetPg, startQueryBudget, type QueryBudget 
 import { AppError } from "../errors";
 import { STORE_NAME_RE } from "../names";
 import { parseJsonColumnOr } from "../common";
-import { tallyRetrievalByAgent, type RetrievalTally } from "./retrieval-counts";
+import { RETRIEVAL_KINDS, tallyRetrievalByAgent } from "./retrieval-counts";
 
 /**
  * The activity explorer over the audit log (docs/api-and-mcp.md, `/activity`):
@@ -48,45 +48,54 @@ export const activitySummarySchema = activityFilterSchema
   .strict()
   .refine((f) => f.agent !== undefined || f.actor !== undefined, { message: "name an agent or an actor" });
 
-export type ActivityEntry = {
-  id: number;
-  ts: number;
-  actor: string;
-  action: string;
-  target: string | null;
-  reason: string | null;
-  details: unknown;
+/*
+ * What the activity log returns, declared once: the types are these schemas' z.infer, and the API's and MCP's
+ * response schemas (lib/api/responses/activity.ts) are these schemas.
+ */
+const count = z.number().int().min(0);
+const activityEntrySchema = z.strictObject({
+  id: z.number().int(),
+  ts: z.number(),
+  actor: z.string(),
+  action: z.string(),
+  target: z.string().nullable(),
+  reason: z.string().nullable(),
+  /** What the action recorded (JSON as written by the action). */
+  details: z.unknown(),
   /** The dashboard page of what the entry touched, when there is one. */
-  link: string | null;
-};
+  link: z.string().nullable(),
+});
+export type ActivityEntry = z.infer<typeof activityEntrySchema>;
 
-export type ActivityPage = {
-  entries: ActivityEntry[];
+export const activityPageSchema = z.strictObject({
+  entries: z.array(activityEntrySchema),
   /** Pass as `before` for the next (older) page; null when the log has nothing older. */
-  next_cursor: number | null;
+  next_cursor: z.number().int().nullable(),
   /** False when the scan window ran out before the page filled: older matches may exist past next_cursor. */
-  complete: boolean;
-};
+  complete: z.boolean(),
+});
+export type ActivityPage = z.infer<typeof activityPageSchema>;
 
-export type ActivitySummary = {
-  actor: string;
-  since: number | null;
-  until: number | null;
+export const activitySummaryAnswerSchema = z.strictObject({
+  actor: z.string(),
+  since: z.number().nullable(),
+  until: z.number().nullable(),
   /** Audited actions (the rows of by_action). */
-  total: number;
+  total: count,
   /** Audited changes other than reviews: memory, document, store, graph writes. */
-  writes: number;
+  writes: count,
   /** Validations this actor posted on tasks (its own or another agent's). */
-  reviews: number;
+  reviews: count,
   /** An agent's searches, recalls and remembers with their failures, counted by the hour (whole hours the range touches). */
-  retrieval: RetrievalTally[];
+  retrieval: z.array(z.strictObject({ kind: z.enum(RETRIEVAL_KINDS), count, failures: count })),
   /** Retrieval requests that failed. */
-  failures: number;
-  first_ts: number | null;
-  last_ts: number | null;
-  by_action: { action: string; count: number }[];
-  complete: boolean;
-};
+  failures: count,
+  first_ts: z.number().nullable(),
+  last_ts: z.number().nullable(),
+  by_action: z.array(z.strictObject({ action: z.string(), count })),
+  complete: z.boolean(),
+});
+export type ActivitySummary = z.infer<typeof activitySummaryAnswerSchema>;
 
 /**
  * A token limited to some stores reads only what touched one of them: it must

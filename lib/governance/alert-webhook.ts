@@ -32,10 +32,7 @@ const MAX_QUEUED = 500;
 
 const g = globalThis as unknown as { __dualmindAlertQueue?: { jobs: Job[]; running: boolean; idle: (() => void)[]; settling: Set<Promise<void>> }; __dualmindAlertTiming?: { timeoutMs: number; backoffBaseMs: number } };
 function queue() {
-  const q = (g.__dualmindAlertQueue ??= { jobs: [], running: false, idle: [], settling: new Set() });
-  // A queue made by an earlier version of this module (a dev reload keeps globalThis) has no settling set yet.
-  q.settling ??= new Set();
-  return q;
+  return (g.__dualmindAlertQueue ??= { jobs: [], running: false, idle: [], settling: new Set() });
 }
 function timing() {
   return g.__dualmindAlertTiming ?? { timeoutMs: ALERT_TIMEOUT_MS, backoffBaseMs: BACKOFF_BASE_MS };

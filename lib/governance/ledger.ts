@@ -1,4 +1,4 @@
-import { and, asc, count as countAll, desc, eq, gte, inArray, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
+import { and, asc, count as countAll, desc, eq, gte, inArray, isNotNull, isNull, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
@@ -10,7 +10,7 @@ import { auditStep } from "./audit";
 import { assertAgentCount, assertFieldSize, assertLedgerRoom, assertShareKept, boundedLists, nextOffsetOf, withinListBudget } from "./limits";
 import { getConfig } from "../config";
 import { ledgerTables } from "./tables";
-import { agentIdSchema, assertSameRetry, clientIdSchema, limitSchema, epochMsSchema, newId, offsetSchema, parseJsonColumnStrict, sha256HexSchema, snakeCased, type SnakeCased } from "../common";
+import { agentIdSchema, assertSameRetry, clientIdSchema, limitSchema, epochMsSchema, newId, offsetSchema, parseJsonColumnStrict, sha256HexSchema, snakeCased } from "../common";
 import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
@@ -120,12 +120,6 @@ export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
 
 export type ArtifactRef = z.infer<typeof artifactRefSchema>;
 
-/** `taskId` is the id the requester chose; `key` the task's unambiguous address (lib/governance/owned-ids.ts). */
-export type Task = { task_id: string; key: string; created_at: number; requested_by: string; intent: string; spec: unknown; required_checks: Check[]; verdict: Verdict; updated_at: number; assignees: string[] };
-/** A task in a list, with how many runs it has. */
-export type TaskListItem = Task & { run_count: number };
-export type TaskList = { tasks: TaskListItem[]; total: number; next_offset: number | null };
-
 /**
  * Who is asking, on the agent API and MCP. An agent works on its own tasks:
  * the ones it requested or is assigned to; an unrestricted admin on every
@@ -134,23 +128,99 @@ export type TaskList = { tasks: TaskListItem[]; total: number; next_offset: numb
  * (dashboard, CLI, backups), who sees everything.
  */
 export type LedgerCaller = { agentId: string; isAdmin: boolean; stores: readonly string[] | null };
+
+const verdictSchema = z.enum(VERDICTS);
+/*
+ * What the ledger returns, declared once: the domain types are these schemas' z.infer, and the API's and MCP's
+ * response schemas (lib/api/responses/ledger.ts) are built from them.
+ */
+export const taskSchema = z.strictObject({
+  /** The id the requester chose; ids are namespaced per requester. */
+  task_id: z.string(),
+  /** The task's unambiguous address (`requester~task_id`; the id itself for tasks from before ids were namespaced): what an admin or assignee names where the id alone names several tasks. */
+  key: z.string(),
+  created_at: z.number(),
+  requested_by: z.string(),
+  intent: z.string(),
+  /** The spec JSON as the requester sent it. */
+  spec: z.unknown(),
+  required_checks: z.array(z.enum(CHECKS)),
+  verdict: verdictSchema,
+  updated_at: z.number(),
+  assignees: z.array(z.string()),
+});
+export type Task = z.infer<typeof taskSchema>;
+
 /** Runs, validations and overrides carry the id their writer chose (unique per task, per actor), not their key. */
-export type SkillRun = Omit<SnakeCased<SkillRunRow>, "client_id" | "artifacts_json"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
-export type Validation = { validation_id: string; task_id: string; run_id: string | null; critic_passed: boolean | null; runner_passed: boolean | null; details: unknown; ts: number; agent_id: string | null };
-export type Override = { override_id: string; ts: number; actor: string; token_label: string; task_id: string | null; note: string };
+export const skillRunSchema = z.strictObject({
+  run_id: z.string(),
+  task_id: z.string(),
+  skill: z.string(),
+  input_hash: z.string(),
+  output_hash: z.string().nullable(),
+  exit_code: z.number().int().nullable(),
+  runner_version: z.string(),
+  started_at: z.number(),
+  finished_at: z.number().nullable(),
+  output_ref: z.string().nullable(),
+  artifacts: z.array(z.strictObject({ artifact_type: z.string(), artifact_id: z.string(), store: z.string() })),
+  agent_id: z.string().nullable(),
+  status: z.enum(["running", "succeeded", "failed"]),
+});
+export type SkillRun = z.infer<typeof skillRunSchema>;
+
+export const validationSchema = z.strictObject({
+  validation_id: z.string(),
+  task_id: z.string(),
+  run_id: z.string().nullable(),
+  critic_passed: z.boolean().nullable(),
+  runner_passed: z.boolean().nullable(),
+  details: z.unknown(),
+  ts: z.number(),
+  agent_id: z.string().nullable(),
+});
+export type Validation = z.infer<typeof validationSchema>;
+
+export const overrideSchema = z.strictObject({ override_id: z.string(), ts: z.number(), actor: z.string(), token_label: z.string(), task_id: z.string().nullable(), note: z.string() });
+export type Override = z.infer<typeof overrideSchema>;
+
 /** A provenance fact as returned: the row, spelled snake_case. */
-export type Provenance = SnakeCased<ProvenanceRow>;
-export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
-export type TaskStatus = {
-  task: Task;
-  runs: SkillRun[];
-  validations: Validation[];
-  overrides: Override[];
-  artifacts: Provenance[];
+export const provenanceSchema = z.strictObject({
+  id: z.number().int(),
+  artifact_type: z.string(),
+  artifact_id: z.string(),
+  store: z.string(),
+  model_name: z.string(),
+  model_version: z.string(),
+  fingerprint: z.string().nullable(),
+  chunking_version: z.string().nullable(),
+  input_hash: z.string(),
+  task_id: z.string().nullable(),
+  run_id: z.string().nullable(),
+  recorded_by: z.string(),
+  created_at: z.number(),
+});
+export type Provenance = z.infer<typeof provenanceSchema>;
+
+const verdictExplanationSchema = z.strictObject({ verdict: verdictSchema, reasons: z.array(z.string()) });
+export type VerdictExplanation = z.infer<typeof verdictExplanationSchema>;
+
+const tally = z.number().int().min(0);
+/** A page of tasks, each with how many runs it has; `next_offset` where the next page starts, null at the end. */
+export const taskListSchema = z.strictObject({ tasks: z.array(taskSchema.extend({ run_count: tally })), total: tally, next_offset: tally.nullable() });
+export type TaskList = z.infer<typeof taskListSchema>;
+
+export const taskStatusSchema = z.strictObject({
+  task: taskSchema,
+  runs: z.array(skillRunSchema),
+  validations: z.array(validationSchema),
+  overrides: z.array(overrideSchema),
+  artifacts: z.array(provenanceSchema),
   /** How many of each list the answer left out (oldest first) to stay within DUALMIND_LIST_MAX_BYTES. */
-  omitted: { runs: number; validations: number; overrides: number; artifacts: number };
-  verdict: VerdictExplanation;
-};
+  omitted: z.strictObject({ runs: tally, validations: tally, overrides: tally, artifacts: tally }),
+  verdict: verdictExplanationSchema,
+});
+export type TaskStatus = z.infer<typeof taskStatusSchema>;
 
 /** A task as returned: under the id its requester chose, its key beside it (the row's column names stay inside). */
 export function toTask(row: TaskRow): Task {
@@ -284,20 +354,35 @@ export function explainVerdict({ requiredChecks, runs, validations: vals }: { re
   return { verdict: "passed", reasons: passed };
 }
 
-/** Validations in recording order: rowid (SQLite) or recorded_seq (PostgreSQL) breaks ties within one millisecond. */
-function inRecordingOrder(t: typeof validations.sqlite | typeof validations.pg): SQL[] {
-  return [asc(t.ts), "recordedSeq" in t ? asc(t.recordedSeq) : asc(sql`rowid`)];
+/** Validations in recording order (or its reverse): rowid (SQLite) or recorded_seq (PostgreSQL) breaks ties within one millisecond. */
+function inRecordingOrder(direction: typeof asc = asc): (t: typeof validations.sqlite | typeof validations.pg) => SQL[] {
+  return (t) => [direction(t.ts), "recordedSeq" in t ? direction(t.recordedSeq) : direction(sql`rowid`)];
 }
 
 function validationsInRecordingOrder(taskId: string): Op<ValidationRow[]> {
-  return rows(validations, { where: (t) => eq(t.taskId, taskId), orderBy: inRecordingOrder });
+  return rows(validations, { where: (t) => eq(t.taskId, taskId), orderBy: inRecordingOrder() });
 }
 
-/** Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome. */
+/**
+ * Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome.
+ * explainVerdict decides from only what can change its answer: one open run, the newest validation, and the newest
+ * validation that ran each required check. So a write loads a few rows however many runs and validations the task
+ * has (looking for an open run still steps through the task's runs in skill_runs_task_idx: no index holds finished_at).
+ */
 function* refreshVerdict(task: TaskRow): Op<void> {
-  const runs = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) })).map(toRun);
-  const vals = (yield* validationsInRecordingOrder(task.taskId)).map(toValidation);
-  const { verdict } = explainVerdict({ requiredChecks: toTask(task).required_checks, runs, validations: vals });
+  const requiredChecks = toTask(task).required_checks;
+  const openRun = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), isNull(t.finishedAt)));
+  const deciders: string[] = [];
+  for (const check of [undefined, ...requiredChecks]) {
+    const [newest] = yield* rows(validations, {
+      where: (t) => and(eq(t.taskId, task.taskId), check && isNotNull(check === "critic" ? t.criticPassed : t.runnerPassed)),
+      orderBy: inRecordingOrder(desc),
+      limit: 1,
+    });
+    if (newest) deciders.push(newest.validationId);
+  }
+  const vals = deciders.length === 0 ? [] : yield* rows(validations, { where: (t) => inArray(t.validationId, distinct(deciders)), orderBy: inRecordingOrder() });
+  const { verdict } = explainVerdict({ requiredChecks, runs: openRun ? [toRun(openRun)] : [], validations: vals.map(toValidation) });
   yield* update(tasks, { verdict, updatedAt: Date.now() }, (t) => eq(t.taskId, task.taskId));
 }
 
@@ -672,7 +757,7 @@ export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ i
     const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
     const total = yield* count(tasks, where);
     const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
-    const listed: TaskListItem[] = page.map((r) => ({ ...toTask(r), run_count: runCounts.get(r.taskId) ?? 0 }));
+    const listed: TaskList["tasks"] = page.map((r) => ({ ...toTask(r), run_count: runCounts.get(r.taskId) ?? 0 }));
     // Agents' answers stop at the byte budget; the dashboard (no caller) pages by number and renders its 50 rows on the server.
     if (!caller) return { tasks: listed, total, next_offset: nextOffsetOf({ offset: q.offset, shown: listed.length, total }) };
     const { shown, nextOffset } = withinListBudget({ items: listed, offset: q.offset, total });
@@ -705,14 +790,15 @@ export const artifactLookupSchema = z
   })
   .strict();
 
-export type ArtifactProofs = {
-  provenance: Provenance[];
-  runs: SkillRun[];
-  tasks: { task: Task; verdict: Verdict }[];
-  validations: Validation[];
+export const artifactProofsSchema = z.strictObject({
+  provenance: z.array(provenanceSchema),
+  runs: z.array(skillRunSchema),
+  tasks: z.array(z.strictObject({ task: taskSchema, verdict: verdictSchema })),
+  validations: z.array(validationSchema),
   /** How many of each list the answer left out to stay within DUALMIND_LIST_MAX_BYTES. */
-  omitted: { provenance: number; runs: number; tasks: number; validations: number };
-};
+  omitted: z.strictObject({ provenance: tally, runs: tally, tasks: tally, validations: tally }),
+});
+export type ArtifactProofs = z.infer<typeof artifactProofsSchema>;
 
 /**
  * "Where did this vector / summary come from?": every recorded fact, the runs
@@ -746,7 +832,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
     const taskIds = taskRows.map((t) => t.taskId);
     const vals =
       taskIds.length || runIds.length
-        ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
+        ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder() })).map(toValidation)
         : [];
     // Newest facts first; each list within its share of the byte budget, with what it left out counted.
     const { shown, omitted } = boundedLists({ keep: "first", lists: { provenance: facts.map(toProvenance).map(linkShown), runs: runs.map((r) => ({ ...known(r), artifacts: r.artifacts.filter(inCallerStores(caller)) })), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) } });

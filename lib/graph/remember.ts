@@ -4,7 +4,7 @@ import { startQueryBudget, type QueryBudget } from "../db/query-budget";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import { CORE_STORE } from "../db/store-names";
 import type { Fingerprint } from "../embed/providers";
-import { answerReason, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, termCoverage, weakAnswerReason, type ConfidenceBand, type FusionPolicy, matchTerms, similarityFloorFor, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
+import { answerReason, CONFIDENCE_BANDS, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, termCoverage, weakAnswerReason, type FusionPolicy, matchTerms, similarityFloorFor, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { CONTEXT_EVIDENCE, contextScores, type ContextNeighbours } from "../retrieval/context";
 import { NODE_KIND } from "./nodes";
@@ -68,45 +68,48 @@ export const rememberInputSchema = z
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
 export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-type MatchSource = "thought_knn" | "thought_fts" | "thought_context" | "node_knn" | "node_fts" | "expansion";
+const MATCH_SOURCES = ["thought_knn", "thought_fts", "thought_context", "node_knn", "node_fts", "expansion"] as const;
+type MatchSource = (typeof MATCH_SOURCES)[number];
 
-export type ScoreBreakdown = {
-  /** The fused relevance: lexical + w_vec × vector (lib/retrieval/fusion.ts), never below the lexical evidence. */
-  semantic: number;
-  /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
-  semantic_source: "vector" | "lexical";
-  /** bm25 relative to the best full-text hit of its table × (0.5 + 0.5 × the share of the query's words it holds); 0 when the words did not find it. */
-  lexical: number;
-  /** Lexical evidence of the rows just before and after it, × the context weight (lib/retrieval/context.ts). */
-  context: number;
-  /** cosine(query, item vector); null without a current vector. */
-  vector: number | null;
-  recency: number;
-  episodic: number;
-  procedure_match: number;
-  edge_weight: number;
-  inconsistency: number;
-  /** Each weighted term of the score; they sum to `score`. */
-  terms: { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
-};
-
-export type RememberResult = {
-  kind: Kind;
-  id: string;
+const termWeights = z.strictObject({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number() });
+/** One result as returned (the API's and MCP's response schema, lib/api/responses/graph.ts). */
+export const rememberResultSchema = z.strictObject({
+  kind: z.enum([THOUGHT_KIND, NODE_KIND]),
+  id: z.string(),
   /** The store this came from: the queried store, or "core" (read-only, never written). */
-  store: string;
-  title: string;
-  entity_type: string | null;
-  score: number;
-  /** How well the evidence answers the query, for agents and people (lib/retrieval/confidence.ts). */
-  confidence: ConfidenceBand;
-  breakdown: ScoreBreakdown;
-  matched_by: MatchSource[];
-  evidence_thought_ids: string[];
+  store: z.string(),
+  title: z.string(),
+  entity_type: z.string().nullable(),
+  score: z.number(),
+  /** How well the evidence answers the query, for agents and people: high, medium or low (lib/retrieval/confidence.ts). */
+  confidence: z.enum(CONFIDENCE_BANDS),
+  breakdown: z.strictObject({
+    /** The fused relevance: lexical + w_vec × vector (lib/retrieval/fusion.ts), never below the lexical evidence. */
+    semantic: z.number(),
+    /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
+    semantic_source: z.enum(["vector", "lexical"]),
+    /** bm25 relative to the best full-text hit of its table × (0.5 + 0.5 × the share of the query's words it holds); 0 when the words did not find it. */
+    lexical: z.number(),
+    /** Lexical evidence of the rows just before and after it, × the context weight (lib/retrieval/context.ts). */
+    context: z.number(),
+    /** cosine(query, item vector); null without a current vector. */
+    vector: z.number().nullable(),
+    recency: z.number(),
+    episodic: z.number(),
+    procedure_match: z.number(),
+    edge_weight: z.number(),
+    inconsistency: z.number(),
+    /** Each weighted term of the score; they sum to `score`. */
+    terms: termWeights,
+  }),
+  matched_by: z.array(z.enum(MATCH_SOURCES)),
+  evidence_thought_ids: z.array(z.string()),
   /** For results brought in by one-hop expansion: the relation that did it. */
-  via: { relation_id: string; relationship_type: string; from_node_id: string; weight: number } | null;
-  also_in_core?: boolean;
-};
+  via: z.strictObject({ relation_id: z.string(), relationship_type: z.string(), from_node_id: z.string(), weight: z.number() }).nullable(),
+  also_in_core: z.boolean().optional(),
+});
+export type RememberResult = z.infer<typeof rememberResultSchema>;
+export type ScoreBreakdown = RememberResult["breakdown"];
 
 export type RememberResponse = {
   query: string;

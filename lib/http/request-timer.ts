@@ -143,14 +143,6 @@ export function drainMinuteRollups(): MinuteRollup[] {
   return out;
 }
 
-
-/** The bucket edges (lo, hi] a latency falls in: what an estimate from quantileFromBuckets is bounded by. */
-export function latencyBucketEdges(ms: number): { lo: number; hi: number } {
-  const i = latencyBucketIndex(ms);
-  return { lo: i === 0 ? 0 : LATENCY_BUCKET_BOUNDS_MS[i - 1], hi: LATENCY_BUCKET_BOUNDS_MS[i] };
-}
-
-
 export function routeLatencySnapshot(): RouteLatency[] {
   return [...table().entries()]
     .map(([route, s]) => ({

@@ -128,8 +128,3 @@ function* learningHandlesBackfilled(): Op<number> {
   }
   return stale.length;
 }
-
-/** Bring handles of an older version up to date now (see learningHandlesBackfilled). */
-export function backfillLearningHandles({ handle }: { handle: AnyStoreHandle }): number | Promise<number> {
-  return write(handle, learningHandlesBackfilled());
-}

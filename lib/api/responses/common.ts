@@ -16,9 +16,6 @@ export const freeForm = z.record(z.string(), z.unknown());
 export const epochMs = z.number();
 export const count = z.number().int().min(0);
 
-/** Why an answer fell back (e.g. to lexical), in words. */
-export const reasonMessage = exact({ reason: z.string(), message: z.string() });
-
 /** DELETE of an item addressed by id, key or path: what was deleted. */
 export const deletedResponse = exact({ deleted: z.string() });
 

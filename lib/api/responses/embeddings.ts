@@ -111,7 +111,7 @@ export const storeHealthResponse = exact({
   }).nullable(),
 });
 
-/** The MCP `store_health` tool: the embedding status the health report is built from. */
+/** The store page's embeddings card and `dualmind store status --json`: the embedding status the health report is built from. */
 export const embeddingStatusResponse = exact({
   store: z.string(),
   configured: fingerprint.nullable(),

@@ -1,10 +1,10 @@
 /** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
-import { CONFIDENCE_BANDS } from "../../retrieval/confidence";
 import { retrievalExplain, retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
 import { ENTITY_TYPES, EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS } from "../../db/schema/graph";
 import { EVIDENCE_TARGETS } from "../../graph/evidence";
+import { rememberResultSchema } from "../../graph/remember";
 import { count, deletedResponse, epochMs, exact, freeForm } from "./common";
 
 const unit = z.number().min(0).max(1);
@@ -107,36 +107,6 @@ export const evidenceUnlinkedResponse = exact({ deleted: z.literal(true) });
 export const graphDeletedResponse = deletedResponse;
 
 const weights = exact({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number() });
-export const rememberResult = exact({
-  kind: z.enum(["thought", "node"]),
-  id: z.string(),
-  /** The store this came from: the queried store, or "core" (read-only). */
-  store: z.string(),
-  title: z.string(),
-  entity_type: z.string().nullable(),
-  score: z.number(),
-  /** How well the evidence answers the query: high, medium or low (lib/retrieval/confidence.ts). */
-  confidence: z.enum(CONFIDENCE_BANDS),
-  breakdown: exact({
-    semantic: z.number(),
-    semantic_source: z.enum(["vector", "lexical"]),
-    lexical: z.number(),
-    context: z.number(),
-    vector: z.number().nullable(),
-    recency: z.number(),
-    episodic: z.number(),
-    procedure_match: z.number(),
-    edge_weight: z.number(),
-    inconsistency: z.number(),
-    /** Each weighted term of the score; they sum to `score`. */
-    terms: weights,
-  }),
-  matched_by: z.array(z.enum(["thought_knn", "thought_fts", "thought_context", "node_knn", "node_fts", "expansion"])),
-  evidence_thought_ids: z.array(z.string()),
-  /** For results brought in by one-hop expansion: the relation that did it. */
-  via: exact({ relation_id: z.string(), relationship_type: z.string(), from_node_id: z.string(), weight: z.number() }).nullable(),
-  also_in_core: z.boolean().optional(),
-});
 export const rememberResponse = exact({
   query: z.string(),
   store: z.string(),
@@ -154,7 +124,8 @@ export const rememberResponse = exact({
   as_of: epochMs.nullable(),
   /** The fusion policy that made `semantic`: the model it is calibrated for and the cosine's weight. */
   fusion: exact({ key: z.string(), source: z.enum(["measured", "provider", "request", "lexical"]), w_vec: z.number(), detail: z.string() }),
-  results: z.array(rememberResult),
+  /** Each result (its fields explained where it is declared). */
+  results: z.array(rememberResultSchema),
   /** explain=true: each stage's candidates and time. */
   explain: retrievalExplain.optional(),
 });

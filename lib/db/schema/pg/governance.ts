@@ -3,7 +3,8 @@ import { sql, type InferSelectModel } from "drizzle-orm";
 
 /**
  * The governance ledger on PostgreSQL: the same tables, columns and indexes as
- * ../governance.ts (SQLite), so domain code and `migrate-data` see one shape.
+ * ../governance.ts (SQLite), so domain code and `migrate-data` see one shape;
+ * what each table and column means is said there, once.
  * Dialect differences, on purpose:
  * - epoch-ms columns are bigint (mode number): int4 ends in 1970 + 24 days;
  * - SQLite's 0/1 flags are boolean; real is double precision;
@@ -26,43 +27,33 @@ export const users = pgTable(
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
     username: text("username").notNull(),
-    /** scrypt$N$r$p$saltB64$hashB64 */
     passwordHash: text("password_hash").notNull(),
     role: text("role", { enum: ["viewer", "editor", "admin"] }).notNull(),
     createdAt: epochMs("created_at").notNull(),
     updatedAt: epochMs("updated_at").notNull(),
     disabledAt: epochMs("disabled_at"),
-    /** Bumped by a password reset, role change or disable: older sessions stop working. */
     sessionVersion: integer("session_version").notNull().default(0),
   },
   (t) => [uniqueIndex("users_username_uq").on(t.username)],
 );
-export type User = InferSelectModel<typeof users>;
 
-/** Failed sign-ins per key ("user:<name>" or "ip:<address>"): backoff and temporary lockout. */
 export const loginThrottle = pgTable("login_throttle", {
   key: text("key").primaryKey(),
   failures: integer("failures").notNull(),
   firstFailureAt: epochMs("first_failure_at").notNull(),
   lastFailureAt: epochMs("last_failure_at").notNull(),
-  /** Epoch ms until which sign-in for this key is refused; null when not locked. */
   lockedUntil: epochMs("locked_until"),
 });
-export type LoginThrottleRow = InferSelectModel<typeof loginThrottle>;
 
 export const apiTokens = pgTable(
   "api_tokens",
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
-    /** sha256 hex of the full token; the token itself is never stored. */
     token_hash: text("token_hash").notNull(),
-    /** First characters of the token, so people can tell tokens apart. */
     display_prefix: text("display_prefix").notNull(),
     label: text("label").notNull(),
     agent_id: text("agent_id").notNull(),
-    /** JSON array of "read" | "write" | "admin" */
     scopes: text("scopes").notNull(),
-    /** JSON array of store names, or NULL for every store. */
     stores: text("stores"),
     created_by: text("created_by").notNull(),
     created_at: epochMs("created_at").notNull(),
@@ -71,9 +62,7 @@ export const apiTokens = pgTable(
   },
   (t) => [uniqueIndex("api_tokens_hash_uq").on(t.token_hash), index("api_tokens_agent_idx").on(t.agent_id)],
 );
-export type ApiTokenRow = InferSelectModel<typeof apiTokens>;
 
-/** Append-only, hash-chained: hash = sha256(prev_hash + canonical row). */
 export const auditLog = pgTable(
   "audit_log",
   {
@@ -89,25 +78,19 @@ export const auditLog = pgTable(
   },
   (t) => [index("audit_log_ts_idx").on(t.ts), index("audit_log_actor_idx").on(t.actor), index("audit_log_target_idx").on(t.target, t.id)],
 );
-export type AuditRow = InferSelectModel<typeof auditLog>;
 
-/** A unit of work an agent was asked to do; verdict is recomputed on every run/validation write. */
 export const tasks = pgTable(
   "tasks",
   {
-    /** The internal key child rows reference: the requester's id qualified by the requester (`owner~id`); the id itself on rows from before ids were namespaced. */
     taskId: text("task_id").primaryKey(),
-    /** The id the requester chose: unique per requester, so two agents may each have a task "t1". */
     clientId: text("client_id").notNull(),
     createdAt: epochMs("created_at").notNull(),
     requestedBy: text("requested_by").notNull(),
     intent: text("intent").notNull(),
     specJson: text("spec_json").notNull(),
-    /** JSON array of the checks a validation must pass: "critic" | "runner". */
     requiredChecksJson: text("required_checks_json").notNull(),
     verdict: text("verdict", { enum: ["pending", "passed", "failed"] }).notNull(),
     updatedAt: epochMs("updated_at").notNull(),
-    /** JSON array of agent ids assigned to run or validate this task besides the requester; NULL for none. */
     assigneesJson: text("assignees_json"),
   },
   (t) => [
@@ -118,13 +101,11 @@ export const tasks = pgTable(
     index("tasks_client_idx").on(t.clientId),
   ],
 );
-export type TaskRow = InferSelectModel<typeof tasks>;
 
 export const skillRuns = pgTable(
   "skill_runs",
   {
     runId: text("run_id").primaryKey(),
-    /** The id the writer chose: unique per task. The run_id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
     clientId: text("client_id").notNull(),
     taskId: text("task_id")
       .notNull()
@@ -136,22 +117,17 @@ export const skillRuns = pgTable(
     runnerVersion: text("runner_version").notNull(),
     startedAt: epochMs("started_at").notNull(),
     finishedAt: epochMs("finished_at"),
-    /** Where the output lives (path, URL, store id); never the output itself. */
     outputRef: text("output_ref"),
-    /** JSON array of {artifact_type, artifact_id, store} this run produced. */
     artifactsJson: text("artifacts_json").notNull(),
-    /** The agent that recorded the run (NULL on rows written before it was recorded). */
     agentId: text("agent_id"),
   },
   (t) => [index("skill_runs_task_idx").on(t.taskId, t.startedAt), index("skill_runs_skill_idx").on(t.skill), uniqueIndex("skill_runs_task_client_uq").on(t.taskId, t.clientId)],
 );
-export type SkillRunRow = InferSelectModel<typeof skillRuns>;
 
 export const validations = pgTable(
   "validations",
   {
     validationId: text("validation_id").primaryKey(),
-    /** The id the writer chose: unique per task. The validation_id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
     clientId: text("client_id").notNull(),
     taskId: text("task_id")
       .notNull()
@@ -163,12 +139,10 @@ export const validations = pgTable(
     runnerPassed: boolean("runner_passed"),
     detailsJson: text("details_json").notNull(),
     ts: epochMs("ts").notNull(),
-    /** The agent that recorded the validation (NULL on rows written before it was recorded). */
     agentId: text("agent_id"),
   },
   (t) => [index("validations_task_idx").on(t.taskId, t.ts), uniqueIndex("validations_task_client_uq").on(t.taskId, t.clientId)],
 );
-export type ValidationRow = InferSelectModel<typeof validations>;
 
 export const provenance = pgTable(
   "provenance",
@@ -177,7 +151,6 @@ export const provenance = pgTable(
     artifactType: text("artifact_type").notNull(),
     artifactId: text("artifact_id").notNull(),
     store: text("store").notNull(),
-    // '' rather than NULL when there is no model, so the unique key below also dedupes model-less facts.
     modelName: text("model_name").notNull().default(""),
     modelVersion: text("model_version").notNull().default(""),
     fingerprint: text("fingerprint"),
@@ -189,20 +162,17 @@ export const provenance = pgTable(
     createdAt: epochMs("created_at").notNull(),
   },
   (t) => [
-    // A retried batch re-sends the same facts; this key makes the retry a no-op.
     uniqueIndex("provenance_fact_uq").on(t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion, t.recordedBy),
     index("provenance_artifact_idx").on(t.artifactType, t.artifactId),
     index("provenance_run_idx").on(t.runId),
     index("provenance_task_idx").on(t.taskId, t.id),
   ],
 );
-export type ProvenanceRow = InferSelectModel<typeof provenance>;
 
 export const overrides = pgTable(
   "overrides",
   {
     overrideId: text("override_id").primaryKey(),
-    /** The id the writer chose: unique per actor. The override_id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
     clientId: text("client_id").notNull(),
     ts: epochMs("ts").notNull(),
     actor: text("actor").notNull(),
@@ -212,14 +182,11 @@ export const overrides = pgTable(
   },
   (t) => [index("overrides_task_idx").on(t.taskId), index("overrides_ts_idx").on(t.ts), uniqueIndex("overrides_actor_client_uq").on(t.actor, t.clientId)],
 );
-export type OverrideRow = InferSelectModel<typeof overrides>;
 
 export const dialecticSessions = pgTable(
   "dialectic_sessions",
   {
-    /** The internal key messages and notes reference: the creator's id qualified by the creator (`owner~id`); the id itself on rows from before ids were namespaced. */
     sessionId: text("session_id").primaryKey(),
-    /** The id the paused agent chose: unique per agent, so two agents may each have a review "r1". */
     clientId: text("client_id").notNull(),
     pausedAgentId: text("paused_agent_id").notNull(),
     reviewerAgentId: text("reviewer_agent_id"),
@@ -250,12 +217,10 @@ export const dialecticMessages = pgTable(
   "dialectic_messages",
   {
     id: text("id").primaryKey(),
-    /** The id the writer chose: unique per session. The id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
     clientId: text("client_id").notNull(),
     sessionId: text("session_id")
       .notNull()
       .references(() => dialecticSessions.sessionId),
-    /** 1-based position in the transcript; unique per session, so two writers can never both append message n. */
     seq: integer("seq").notNull(),
     agentId: text("agent_id").notNull(),
     messageType: text("message_type", { enum: ["thesis", "antithesis", "synthesis"] }).notNull(),
@@ -272,7 +237,6 @@ export const dialecticMessages = pgTable(
 );
 export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;
 
-/** A note a person leaves beside a review's transcript: not a phase message, never part of the signed chain. */
 export const dialecticAnnotations = pgTable(
   "dialectic_annotations",
   {
@@ -280,36 +244,22 @@ export const dialecticAnnotations = pgTable(
     sessionId: text("session_id")
       .notNull()
       .references(() => dialecticSessions.sessionId),
-    /** The actor string of who wrote it (`user:<name>`). */
     author: text("author").notNull(),
     body: text("body").notNull(),
     createdAt: epochMs("created_at").notNull(),
   },
   (t) => [index("dialectic_annotations_session_idx").on(t.sessionId, t.createdAt)],
 );
-export type DialecticAnnotationRow = InferSelectModel<typeof dialecticAnnotations>;
 
-/**
- * Request latency per route, kept at two resolutions written together: minute
- * rows (a week) for short ranges and hour rows (a year) for long ones, so no
- * chart reads more than a few thousand rows per route. h0..h13
- * are the log-bucket counts of lib/http/request-timer.ts (LATENCY_BUCKET_BOUNDS_MS),
- * one column each so SQL can sum them exactly when a chart or the
- * downsampler merges rows.
- */
 export const metricRollups = pgTable(
   "metric_rollups",
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
-    /** Bucket start, epoch ms. */
     ts: epochMs("ts").notNull(),
-    /** 60 for minute rows, 3600 for hour rows. */
     resolutionS: integer("resolution_s").notNull(),
     route: text("route").notNull(),
     count: integer("count").notNull(),
-    /** Server faults (5xx): what the error rate counts. */
     errorCount: integer("error_count").notNull(),
-    /** Expected client answers (4xx: 404, 409, ...), shown apart from faults. */
     clientErrorCount: integer("client_error_count").notNull().default(0),
     sumMs: doublePrecision("sum_ms").notNull(),
     p50Ms: doublePrecision("p50_ms"),
@@ -329,14 +279,11 @@ export const metricRollups = pgTable(
     h11: integer("h11").notNull().default(0),
     h12: integer("h12").notNull().default(0),
     h13: integer("h13").notNull().default(0),
-    /** JSON object status → count. */
     byStatus: text("by_status").notNull(),
   },
   (t) => [uniqueIndex("metric_rollups_bucket_uq").on(t.resolutionS, t.route, t.ts), index("metric_rollups_resolution_ts_idx").on(t.resolutionS, t.ts)],
 );
-export type MetricRollupRow = InferSelectModel<typeof metricRollups>;
 
-/** A periodic picture of one store's memory health; NULL means "not measured", never zero. */
 export const metricSnapshots = pgTable(
   "metric_snapshots",
   {
@@ -354,7 +301,6 @@ export const metricSnapshots = pgTable(
     degraded: boolean("degraded"),
     vectorsAvailable: boolean("vectors_available"),
     modelId: text("model_id"),
-    /** Artifacts with a fresh vector; its change between snapshots is worker throughput. */
     embedded: integer("embedded"),
     recallCount: integer("recall_count"),
     hitRate: doublePrecision("hit_rate"),
@@ -365,14 +311,7 @@ export const metricSnapshots = pgTable(
   },
   (t) => [uniqueIndex("metric_snapshots_bucket_uq").on(t.store, t.resolutionS, t.ts), index("metric_snapshots_ts_idx").on(t.ts)],
 );
-export type MetricSnapshotRow = InferSelectModel<typeof metricSnapshots>;
 
-/**
- * Admin jobs (today: reindex), durable so a crash does not forget them. The
- * owner is the process running the job (host:pid:instance); heartbeat_at is
- * refreshed while it makes progress. A running job whose owner is gone is
- * taken over and run again by the next server that notices (attempts + 1).
- */
 export const adminJobs = pgTable(
   "admin_jobs",
   {
@@ -393,22 +332,18 @@ export const adminJobs = pgTable(
   },
   (t) => [
     index("admin_jobs_store_idx").on(t.store, t.startedAt),
-    // At most one running job of a kind per store, across every process sharing the data dir.
     uniqueIndex("admin_jobs_one_running_uq").on(t.kind, t.store).where(sql`status = 'running'`),
   ],
 );
 export type AdminJobRow = InferSelectModel<typeof adminJobs>;
 
-/** The status each store was last seen in (lib/governance/health-events.ts): a change writes a health event. */
 export const storeStatusCurrent = pgTable("store_status_current", {
   store: text("store").primaryKey(),
   status: text("status").notNull(),
   reason: text("reason").notNull(),
   since: epochMs("since").notNull(),
 });
-export type StoreStatusCurrentRow = InferSelectModel<typeof storeStatusCurrent>;
 
-/** Store status changes and failed dialectic sessions, shown on Health and optionally POSTed to DUALMIND_ALERT_WEBHOOK_URL. */
 export const healthEvents = pgTable(
   "health_events",
   {
@@ -416,12 +351,10 @@ export const healthEvents = pgTable(
     ts: epochMs("ts").notNull(),
     kind: text("kind", { enum: ["store_status", "dialectic_failed", "self_recall"] }).notNull(),
     store: text("store"),
-    /** What the event is about beyond the store (a dialectic session id); unique per kind. */
     subject: text("subject"),
     status: text("status").notNull(),
     previousStatus: text("previous_status"),
     reason: text("reason").notNull(),
-    /** JSON object. */
     details: text("details"),
     webhookState: text("webhook_state", { enum: ["none", "pending", "delivered", "failed"] }).notNull().default("none"),
     webhookAttempts: integer("webhook_attempts").notNull().default(0),
@@ -429,9 +362,7 @@ export const healthEvents = pgTable(
   },
   (t) => [index("health_events_ts_idx").on(t.ts), index("health_events_store_ts_idx").on(t.store, t.ts), uniqueIndex("health_events_subject_uq").on(t.kind, t.subject)],
 );
-export type HealthEventRow = InferSelectModel<typeof healthEvents>;
 
-/** One row per embed worker process, updated per batch and by a heartbeat, so a separate worker's state is visible to the app. */
 export const embedWorkers = pgTable(
   "embed_workers",
   {
@@ -453,9 +384,7 @@ export const embedWorkers = pgTable(
   },
   (t) => [index("embed_workers_heartbeat_idx").on(t.heartbeatAt)],
 );
-export type EmbedWorkerRow = InferSelectModel<typeof embedWorkers>;
 
-/** The embedding provider as last seen by any process, per configuration (provider + model + endpoint). */
 export const providerState = pgTable("provider_state", {
   configKey: text("config_key").primaryKey(),
   provider: text("provider").notNull(),
@@ -465,4 +394,3 @@ export const providerState = pgTable("provider_state", {
   checkedAt: epochMs("checked_at").notNull(),
   changedAt: epochMs("changed_at").notNull(),
 });
-export type ProviderStateRow = InferSelectModel<typeof providerState>;

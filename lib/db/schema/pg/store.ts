@@ -26,7 +26,6 @@ export const storeMeta = pgTable("store_meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
-export type StoreMetaRow = InferSelectModel<typeof storeMeta>;
 
 /** One indexed text: a memory, or a document sent by API. */
 export const documents = pgTable(
@@ -45,7 +44,6 @@ export const documents = pgTable(
   },
   (t) => [uniqueIndex("documents_path_uq").on(t.path), index("documents_kind_idx").on(t.kind), index("documents_mtime_idx").on(t.mtime)],
 );
-export type PgDocumentRow = InferSelectModel<typeof documents>;
 
 /** Chunks keep their id across re-ingests while their chunk_id is unchanged (vectors stay joined). */
 export const chunks = pgTable(
@@ -66,7 +64,6 @@ export const chunks = pgTable(
   },
   (t) => [uniqueIndex("chunks_chunk_id_uq").on(t.chunkId), uniqueIndex("chunks_doc_index_uq").on(t.docId, t.chunkIndex), index("chunks_version_idx").on(t.chunkingVersion)],
 );
-export type PgChunkRow = InferSelectModel<typeof chunks>;
 
 /**
  * The full-text statistics of FTS5's bm25 (hand-written in 0012 with their
@@ -109,7 +106,6 @@ export const chunkEmbeddings = pgTable(
   },
   (t) => [uniqueIndex("chunk_embeddings_uq").on(t.chunkRowId, t.fingerprintId), index("chunk_embeddings_fingerprint_idx").on(t.fingerprintId)],
 );
-export type PgChunkEmbeddingRow = InferSelectModel<typeof chunkEmbeddings>;
 
 /** Memories: in PostgreSQL mode this table is their truth (export/import move them to and from a folder). */
 export const memories = pgTable(
@@ -141,7 +137,6 @@ export const categories = pgTable(
   },
   (t) => [index("categories_parent_idx").on(t.parentPath)],
 );
-export type PgCategoryRow = InferSelectModel<typeof categories>;
 
 /**
  * Write-behind embedding queue (the SQLite twin is ../embed.ts embed_queue):
@@ -173,7 +168,6 @@ export const embedQueue = pgTable(
     index("embed_queue_parked_idx").on(t.parkedAt).where(sql`parked_at is not null`),
   ],
 );
-export type PgEmbedQueueRow = InferSelectModel<typeof embedQueue>;
 
 /** Vectors by sha256(fingerprint id + text): identical text is embedded once per model (chunks repeated across documents, re-ingests). */
 export const embeddingCache = pgTable("embedding_cache", {
@@ -181,7 +175,6 @@ export const embeddingCache = pgTable("embedding_cache", {
   embedding: real("embedding").array().notNull(),
   createdAt: epochMs("created_at").notNull(),
 });
-export type PgEmbeddingCacheRow = InferSelectModel<typeof embeddingCache>;
 
 /**
  * Vectors of every embeddable kind but chunks (trace, learning; thoughts and
@@ -206,7 +199,6 @@ export const embeddings = pgTable(
   },
   (t) => [uniqueIndex("embeddings_item_uq").on(t.kind, t.refId, t.fingerprintId), index("embeddings_fingerprint_kind_idx").on(t.fingerprintId, t.kind)],
 );
-export type PgEmbeddingRow = InferSelectModel<typeof embeddings>;
 
 /**
  * Vector queries and the chunks the active model answered (the SQLite twin is
@@ -226,7 +218,6 @@ export const searchLog = pgTable(
   },
   (t) => [index("search_log_fingerprint_idx").on(t.fingerprintId, t.id)],
 );
-export type PgSearchLogRow = InferSelectModel<typeof searchLog>;
 
 /**
  * Reflection recall (the SQLite twin is ../recall.ts). Lists are text[] and a
@@ -262,7 +253,6 @@ export const reasoningTraces = pgTable(
     index("reasoning_traces_skipped_idx").on(t.embedSkippedAt),
   ],
 );
-export type PgReasoningTraceRow = InferSelectModel<typeof reasoningTraces>;
 
 export const learnings = pgTable(
   "learnings",
@@ -282,7 +272,6 @@ export const learnings = pgTable(
   },
   (t) => [uniqueIndex("learnings_hash_uq").on(t.handleHash), index("learnings_last_seen_idx").on(t.lastSeenAt)],
 );
-export type PgLearningRow = InferSelectModel<typeof learnings>;
 
 /** Per-store reflection settings: one row (id = 1), edited by admins; the JSON as SQLite keeps it. */
 export const reflectionSettings = pgTable("reflection_settings", {
@@ -313,7 +302,6 @@ export const recallEvents = pgTable(
   },
   (t) => [index("recall_events_created_idx").on(t.createdAt), index("recall_events_bytes_through_idx").on(t.bytesThrough)],
 );
-export type PgRecallEventRow = InferSelectModel<typeof recallEvents>;
 
 /** The hits a recall returned; `relevant` is null until rated. */
 export const recallEventHits = pgTable(
@@ -333,7 +321,6 @@ export const recallEventHits = pgTable(
   },
   (t) => [index("recall_event_hits_event_idx").on(t.eventId, t.rank), index("recall_event_hits_unrated_idx").on(t.ratedAt)],
 );
-export type PgRecallEventHitRow = InferSelectModel<typeof recallEventHits>;
 
 // Thoughts, chains, the knowledge graph and working memory: part of every store's schema.
 export * from "./graph";
