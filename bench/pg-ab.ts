@@ -10,7 +10,9 @@
  *
  *   BENCH_PG_BASELINE=/tmp/main BENCH_PG_URL=postgres://dualmind@127.0.0.1:<port>/bench_pg_100000 npx tsx bench/pg-ab.ts
  *
- * BENCH_PG_GROUP=chunk: group=chunk (default: the route's group=document); BENCH_PG_SIZE: the kept size (100000).
+ * BENCH_PG_GROUP=chunk: group=chunk (default: the route's group=document); BENCH_PG_SIZE: the kept size (100000);
+ * BENCH_PG_BASELINE_URL: the baseline's own database (e.g. a copy made by `create database … template …` before a
+ * migration of this checkout changes it; default BENCH_PG_URL).
  * Queries after the command: those instead, each BENCH_PG_REPEAT times (default 3).
  */
 import fs from "node:fs";
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
   // Queries given on the command line (each run BENCH_PG_REPEAT times, default 3) instead of the bench's.
   const given = process.argv.slice(2).flatMap((q) => Array<string>(Number(process.env.BENCH_PG_REPEAT ?? 3)).fill(q));
   const queries = given.length ? given : [...twoWordQueries(loadTextWindows(20_000), Number(process.env.BENCH_PG_SIZE ?? 100_000)), ...Array<string>(10).fill(broad)];
-  const sides = [await sideOf({ name: `before (${baseline})`, root: path.resolve(baseline), url, group }), await sideOf({ name: "after (this checkout)", root: process.cwd(), url, group })];
+  const sides = [await sideOf({ name: `before (${baseline})`, root: path.resolve(baseline), url: process.env.BENCH_PG_BASELINE_URL ?? url, group }), await sideOf({ name: "after (this checkout)", root: process.cwd(), url, group })];
   try {
     for (const side of sides) await side.search(queries[0]).catch(() => null);
     let same = 0;

@@ -158,7 +158,8 @@ async function benchSize(windows: string[], size: number): Promise<void> {
   if (!pgServer) return;
   const { url, server } = pgServer;
   const pg = await openPgHandle({ url, max: 4 });
-  const env = () => ({ DUALMIND_DISABLE_VECTORS: "false", DUALMIND_LOG_LEVEL: "error" });
+  // 100k notes take past the default store quota (DUALMIND_MAX_STORE_BYTES counts their full-text entries too).
+  const env = () => ({ DUALMIND_DISABLE_VECTORS: "false", DUALMIND_LOG_LEVEL: "error", DUALMIND_MAX_STORE_BYTES: String(64 * 2 ** 30) });
   try {
     await withBenchDataDir({ env, keep: KEEP ? path.join(KEEP, `sqlite-${size}`) : undefined }, async (dataDir) => {
       const sqlite: Side = { name: "SQLite", backend: storesOn(SQLITE_ENGINE) };

@@ -163,7 +163,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     await expectSameRanking();
   });
 
-  it("ranks a broad query's top k by impact-ordered postings, and all words by their postings joined, exactly as scoring every match does", async () => {
+  it("ranks a broad query's top k by impact-ordered postings, and all words by their postings joined or looked up by key, exactly as scoring every match does", async () => {
     const recomputed = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
       const chunks = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks` });
       return chunks.map((c, i) => ({ id: Number(c.id), ...chunkTermsOf([c.text])[0], i }));
@@ -193,30 +193,41 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
         .map((c) => ({ id: c.id, score: tokens.reduce((s, t, p) => s + bm25Part(idf[p], c.tf.get(t) ?? 0, c.len, avgdl), 0) }))
         .sort((a, b) => b.score - a.score || a.id - b.id)
         .slice(0, 10);
-      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0 }) });
+      // (All words: their best postings sampled first, found together enough for the heads.)
+      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: Infinity, together: 0 }) });
       expect(top.kind).toBe("ranked");
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
       // Heads far shorter than the postings: the bound proves the answer after a few deeper tries, still exact.
       for (const firstHeads of [1, 3, 16]) {
-        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, firstHeads }) });
+        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: Infinity, joinCommon: 0, firstHeads }) });
         expect(deep.kind === "ranked" && deep.hits).toEqual(exhaustive);
         if (deep.kind === "ranked") plans.push(deep.plan.detail);
         // With a filter that drops most rows: the best 5 that pass, as exhaustive scoring finds them.
-        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 0, firstHeads }) });
+        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: Infinity, joinCommon: 0, firstHeads }) });
         const folderAll = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
         expect(folder.kind === "ranked" && folder.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
       }
       // All words: every word's postings joined on the chunk, only the rows holding them all scored; the same bits.
       if (mode === "all" && new Set(tokens).size > 1) {
-        const joined = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 1e9 }) });
+        const joined = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 1e9, lookupCost: Infinity }) });
         expect(joined.kind === "ranked" && joined.plan.path).toBe("joined");
         expect(joined.kind === "ranked" && joined.hits).toEqual(exhaustive);
-        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 1e9 }) });
+        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 1e9, lookupCost: Infinity }) });
         const folderAll = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
         expect(folder.kind === "ranked" && folder.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
         joinedQueries++;
+        // The rarest word's rows each joined to the other words' postings by key: the same bits, filtered or not.
+        const byKey = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: 0 }) });
+        expect(byKey.kind === "ranked" && byKey.plan.path).toBe("by-key");
+        expect(byKey.kind === "ranked" && byKey.hits).toEqual(exhaustive);
+        const folderByKey = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: 0 }) });
+        expect(folderByKey.kind === "ranked" && folderByKey.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
+        // Words too seldom together at the head of their postings for the heads: joined, the same bits.
+        const afterHeads = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: Infinity, together: 2 }) });
+        expect(afterHeads.kind === "ranked" && afterHeads.plan.path).toBe("joined");
+        expect(afterHeads.kind === "ranked" && afterHeads.hits).toEqual(exhaustive);
       }
       // Scored in the statement (every match): the same bits.
       const scored = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }) });

@@ -13,9 +13,9 @@ import { withStoreQuotaPg } from "../store-quota";
  * `ln`), without scoring every match (docs/postgresql.md "Full-text on PostgreSQL ranks as SQLite does"). The
  * `english` tsvector is not FTS5's tokenizer, so FTS5 itself tokenizes each chunk at write time (lib/retrieval/
  * fts-tokens.ts) and the counts bm25 reads are stored in the ingest transaction, taken away by a delete trigger:
- * exact at every commit. A selective query scores every match; all of two or more words joins their postings on the
- * chunk; a broad one reads impact-ordered heads of each token's postings and answers once no unread row can reach
- * the k-th score (impactBound).
+ * exact at every commit. A selective query scores every match; all of two or more words looks the others up by key
+ * from the rarest's rows, or joins their postings on the chunk; a broad one reads impact-ordered heads of each token's
+ * postings and answers once no unread row can reach the k-th score (impactBound).
  */
 
 /** FTS5's tokenizer of the SQLite chunk index, whose tokens the statistics hold. */
@@ -53,6 +53,16 @@ export const HEAD_OVERLAP = 5;
 
 /** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
 export const OPEN_ROWS = 4_000;
+
+/**
+ * All of two or more common words, at most JOIN_COMMON postings: the heads find the best rows early only when the words
+ * go together at the head of their postings. Of each word's first TOGETHER_SAMPLE postings by impact, the share holding
+ * every other word is looked up; when the least share is below TOGETHER, the postings are joined instead (the heads
+ * would leave many rows partly met, each scored by key, or go deeper).
+ */
+export const JOIN_COMMON = 400_000;
+export const TOGETHER_SAMPLE = 200;
+export const TOGETHER = 0.36;
 
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
@@ -228,8 +238,8 @@ export function bm25ScoreSql({ tokens, idf, avgdl }: { tokens: string[]; idf: nu
 export type Bm25Hit = { id: number; score: number; /** The caller's columns (bm25TopPg's `columns`). */ row?: Record<string, unknown> };
 
 export type Bm25TopPlan = {
-  path: "exhaustive" | "joined" | "impact-ordered";
-  /** Rows the expression matches (exhaustive), postings joined (joined), or postings read in impact order. */
+  path: "exhaustive" | "joined" | "by-key" | "impact-ordered";
+  /** Rows the expression matches (exhaustive), postings joined (joined), the rarest word's postings (by-key), or postings read in impact order. */
   postingsRead: number;
   rounds: number;
   detail: string;
@@ -257,6 +267,9 @@ export async function bm25TopPg({
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
   joinUpTo = JOIN_POSTINGS,
+  lookupCost = LOOKUP_COST,
+  joinCommon = JOIN_COMMON,
+  together = TOGETHER,
   firstHeads,
   columns,
 }: {
@@ -269,6 +282,12 @@ export async function bm25TopPg({
   exhaustiveUpTo?: number;
   /** Postings of an all-words query joined at most (tests lower it). */
   joinUpTo?: number;
+  /** What a lookup by key costs in postings read (tests set 0 to look up by key, or Infinity never to). */
+  lookupCost?: number;
+  /** Postings of common words joined at most when they seldom go together (tests set 0: never). */
+  joinCommon?: number;
+  /** The least share of each word's first postings holding the others for the heads to be read (tests set 2: never). */
+  together?: number;
   /** Postings of each token read by a broad query's first try (tests lower it). */
   firstHeads?: number;
   /** Columns to send back with each best row, over c = chunks, d = documents and r.rn (its rank among the rows that pass). */
@@ -341,18 +360,26 @@ export async function bm25TopPg({
       depth *= 4;
     }
   };
-  // Few postings: all of them (an index range each). All words with one rarer: its rows, each joined to the others'
-  // counts by key, when those are few.
-  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * live.length <= exhaustiveUpTo && dfOf.get(rarest)! * (live.length - 1) * LOOKUP_COST <= allPostings;
-  // All of two or more words, too many postings to group but not to read, the rarest not rare enough to look the
-  // others up by key: every word's postings read (index-only) and joined on the chunk, so only the rows holding every
-  // word are scored.
-  if (mode === "all" && live.length > 1 && allPostings > exhaustiveUpTo && !rarestFirst && allPostings <= joinUpTo && dfOf.get(rarest)! <= JOIN_RAREST) {
-    const others = live.filter((t) => t !== rarest);
-    const alias = (i: number) => sql.raw(`o${i}`);
+  // All of two or more words, one rarer: its rows (index-only: the impact index holds their counts), each joined to
+  // every other word's posting by key (the primary key holds the counts too), the most selective word first, so only
+  // the chunks holding every word are scored; when those lookups cost less than reading every word's postings.
+  const others = live.filter((t) => t !== rarest).sort((a, b) => dfOf.get(a)! - dfOf.get(b)!);
+  const alias = (i: number) => sql.raw(`o${i}`);
+  const selectMatched = sql`select r.chunk_id, r.len, r.tf as ${tfColumn(rarest)}${sql.join(others.map((t, i) => sql`, ${alias(i)}.tf as ${tfColumn(t)}`), sql``)}`;
+  const byKey = mode === "all" && live.length > 1 && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * others.length * lookupCost <= allPostings;
+  if (byKey) {
+    // `offset 0`: each stays a lookup by key for each row (a nested loop), never a read of the word's whole postings.
+    const matched = sql`${selectMatched}
+      from fts_postings r${sql.join(others.map((t, i) => sql` cross join lateral (select o.tf from fts_postings o where o.chunk_id = r.chunk_id and o.term = ${t} offset 0) ${alias(i)}`), sql``)}
+      where r.term = ${rarest}`;
+    const { hits, matched: n, first } = await scoreAll({ matched });
+    return { kind: "ranked", hits, plan: plan("by-key", dfOf.get(rarest)!, 1, `exact bm25 of every chunk holding every word (${n}), the rarest word's postings (${dfOf.get(rarest)!}) joined to the others' by key`), stats, first };
+  }
+  // Every word's postings read (index-only) and joined on the chunk, so only the rows holding every word are scored.
+  const joinAll = async (): Promise<Bm25TopAnswer> => {
     // `+ 0`: the commoner words' chunk is not an index key then, so the planner cannot look each of the rarest's rows
     // up in their postings by key (a nested loop, which it picks when it underestimates the rarest's rows).
-    const matched = sql`select r.chunk_id, r.len, r.tf as ${tfColumn(rarest)}${sql.join(others.map((t, i) => sql`, ${alias(i)}.tf as ${tfColumn(t)}`), sql``)}
+    const matched = sql`${selectMatched}
       from fts_postings r${sql.join(others.map((t, i) => sql` join fts_postings ${alias(i)} on ${alias(i)}.term = ${t} and ${alias(i)}.chunk_id + 0 = r.chunk_id`), sql``)}
       where r.term = ${rarest}`;
     // Planned without JIT compilation (for the rest of the transaction): a join of many postings is costed high enough
@@ -360,13 +387,24 @@ export async function bm25TopPg({
     await tx.execute(sql`select set_config('jit', 'off', true)`);
     const { hits, matched: n, first } = await scoreAll({ matched });
     return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined`), stats, first };
-  }
-  if (allPostings <= exhaustiveUpTo || rarestFirst) {
-    const postings = !rarestFirst
-      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])`
-      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${terms}::text[]) where r.term = ${rarest}`;
-    const { hits, matched, first } = await scoreAll({ postings });
+  };
+  // All of two or more words, too many postings to group but not to read, the rarest not rare enough to look the
+  // others up by key: joined.
+  if (mode === "all" && live.length > 1 && allPostings > exhaustiveUpTo && allPostings <= joinUpTo && dfOf.get(rarest)! <= JOIN_RAREST) return joinAll();
+  // Few postings: all of them (an index range each).
+  if (allPostings <= exhaustiveUpTo) {
+    const { hits, matched, first } = await scoreAll({ postings: sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])` });
     return { kind: "ranked", hits, plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats, first };
+  }
+  // All of two or more common words: joined, unless they go together at the head of their postings (one statement:
+  // of each word's first postings by impact, the share holding every other word).
+  if (mode === "all" && live.length > 1 && allPostings <= joinCommon) {
+    const holdsOthers = (t: string) => sql.join(live.filter((o) => o !== t).map((o) => sql`exists (select 1 from fts_postings o where o.chunk_id = s.chunk_id and o.term = ${o})`), sql` and `);
+    const [sample] = await rowsOf<{ share: number[] }>({
+      tx,
+      query: sql`select array[${sql.join(live.map((t) => sql`(select coalesce(avg((${holdsOthers(t)})::int), 0)::float8 from (select chunk_id from fts_postings where term = ${t} order by imp desc, chunk_id desc limit ${TOGETHER_SAMPLE}) s)`), sql`, `)}] as share`,
+    });
+    if (Math.min(...sample.share.map(Number)) < together) return joinAll();
   }
 
   // Impact-ordered heads with a proven bound (no random access but for a few rows), one statement a try: the first
