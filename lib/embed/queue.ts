@@ -6,7 +6,7 @@ import * as pgStore from "../db/schema/pg/store";
 import { auditStep } from "../governance/audit";
 import { log } from "../log";
 import { readLiveCounts, readOldestPendingAt } from "./counters";
-import { isDeadLocalOwner, outageParkedPatterns, staleClaimsOf, type StaleClaims } from "./healing";
+import { isDeadLocalOwner, outageParkedPatterns } from "./healing";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
 export type ClaimedItem = EmbedItem & { id: number; attempts: number };
@@ -132,11 +132,6 @@ export function releaseDeadWorkerClaims<H extends AnyStoreHandle>({ handle }: { 
     return released;
   };
   return write(handle, op());
-}
-
-/** Claims whose worker process on this host is gone (health reports them until a worker releases them). */
-export function readStaleClaims({ handle }: { handle: StoreHandle }): StaleClaims | null {
-  return staleClaimsOf(readClaimOwners({ handle }));
 }
 
 /** When the store's queue next has an item for a worker (ready now, or after its backoff; claimed items count as ready), or null when nothing is queued but parked items. */

@@ -386,9 +386,6 @@ function* postingsLeastBytes({ docs, chunkTexts }: { docs: { path: string; text:
   return postings(chunkTerms) * cost.fts_postings + postings(docTerms) * cost.word_postings + Number(fresh?.fts ?? 0) * cost.fts_terms + Number(fresh?.word ?? 0) * cost.word_terms;
 }
 
-/** What writing `text` at `path` grows its store by at least. */
-export const documentLeastGrowth = (doc: { path: string; text: string }): Op<number> => documentsLeastGrowth({ docs: [doc] });
-
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
 export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {
   const docs = documentsOfBatch(input);
