@@ -187,7 +187,7 @@ async function benchNodeModulesMarkdown(): Promise<void> {
     { env: () => ({ DUALMIND_SOURCE_ROOTS: `bench=${corpus}`, DUALMIND_SOURCE_INCLUDE: "**/*.md", DUALMIND_SOURCE_EXCLUDE: "**/.git/**" }) },
     (dataDir) => {
       createStore({ input: { name: "bench" }, actor: "bench" });
-      const files = listIndexableFiles({ handle: openStore({ store: "bench" }) }).files;
+      const files = listIndexableFiles({ store: "bench" }).files;
       const docs: Note[] = [];
       for (const f of files) {
         const text = decodeText(fs.readFileSync(f.abs));

@@ -116,7 +116,7 @@ export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): Unind
 function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Generator<void, ReindexResult> {
   const started = performance.now();
   const { sqlite, db, store } = handle;
-  const listing = listIndexableFiles({ handle });
+  const listing = listIndexableFiles({ store: handle.store });
   const known = new Map(
     (
       sqlite

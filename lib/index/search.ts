@@ -514,7 +514,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         }
       }
     } catch (e) {
-      // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
+      // The lexical leg is the one that grows with common words (a few OR-ed stopwords over a large store):
       // past the budget, hybrid answers from its vectors and says so, rather than failing the whole search.
       if (!(input.mode === "hybrid" && vectors && isAppError(e) && e.code === "query_too_expensive")) throw e;
       ftsRanked.length = 0;

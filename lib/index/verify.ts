@@ -114,7 +114,7 @@ function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, Veri
   const countOf = (rows: { n: number } | undefined) => rows?.n ?? 0;
 
   const docs = new Map(db.select({ path: documents.path, sha256: documents.sha256 }).from(documents).where(eq(documents.origin, "file")).all().map((r) => [r.path, r.sha256]));
-  const listing = listIndexableFiles({ handle });
+  const listing = listIndexableFiles({ store: handle.store });
   const hashMismatches: string[] = [];
   const notIndexed: string[] = [];
   const unindexable: UnindexableFile[] = [...listing.unindexable];
