@@ -104,10 +104,6 @@ export function* holdEmbedItemsOp({ items, workerId, error, until }: { items: { 
     where id in ${items.map((i) => i.id)} and claimed_by = ${workerId}`);
 }
 
-export function holdEmbedItems<H extends AnyStoreHandle>({ handle, ...args }: Parameters<typeof holdEmbedItemsOp>[0] & { handle: H }): On<H, void> {
-  return write(handle, holdEmbedItemsOp(args));
-}
-
 /** Rows parked by a provider outage or a full disk go back in line, attempts reset (the worker calls this after a recovery). */
 export function releaseOutageParkedEmbeddings<H extends AnyStoreHandle>({ handle, now = Date.now() }: { handle: H; now?: number }): On<H, number> {
   const like = sql.join(outageParkedPatterns().map((p) => sql`last_error like ${p}`), sql` or `);
