@@ -1,8 +1,7 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import type { PgStoreTx } from "../db/pg-store";
-import { count as countRows, dialect, engineStep, inCallerTx, read, row, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { count as countRows, dialect, engineStep, read, row, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { chunks as chunksTable, documents } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { getConfig } from "../config";
@@ -279,11 +278,6 @@ export function* deleteDocumentOp(path: string): Op<boolean> {
 /** Ingest one document (SQLite, synchronously; nested in the caller's transaction as a savepoint). */
 export function ingestDocument({ handle, ...doc }: IngestInput & { handle: StoreHandle }): IngestResult {
   return write(handle, ingestDocumentsOp({ docs: [doc] }))[0];
-}
-
-/** Ingest documents inside a PostgreSQL transaction the caller holds. */
-export function ingestDocumentsInTx({ tx, docs, now }: { tx: PgStoreTx; docs: IngestInput[]; now?: number }): Promise<IngestResult[]> {
-  return inCallerTx(tx, ingestDocumentsOp({ docs, now }));
 }
 
 export function deleteDocumentByPath({ handle, path }: { handle: StoreHandle; path: string }): boolean {
