@@ -13,7 +13,6 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { putDocuments } from "../lib/index/ingest";
 import { LISTED_TABLES } from "../lib/index/word-list-upkeep";
 import { buildWordLists } from "../lib/retrieval/word-lists";
-import { searchFullText } from "../lib/index/fulltext";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { buildFtsMatch } from "../lib/retrieval";
 import { createStore, openCoreFor, openStore } from "../lib/stores/stores";
@@ -94,7 +93,7 @@ function exhaustiveTop10({ q, match }: { q: string; match: "all" | "any" }): num
  * grouping): the first call of each query, the second (scores memoized by
  * the first), then ROUNDS more
  * (p50/p95: what a repeated query costs); agreement is the
- * mean overlap@10 of searchFullText's top 10 chunk ids with exhaustiveTop10
+ * mean overlap@10 of the chunk search's (group=chunk, plain bm25) top 10 chunk ids with exhaustiveTop10
  * (|A ∩ B| / 10), and how many queries have the identical ordered list.
  */
 async function inProcess(size: number): Promise<Record<string, string | number>[]> {
@@ -137,7 +136,8 @@ async function measureInProcess(size: number): Promise<Record<string, string | n
         await searchStore({ handle, core: null, input });
         samples.push(performance.now() - t);
       }
-      const got = searchFullText({ handle, core: null, input: { ...input, group: "chunk" } }).results.map((h) => h.id);
+      // The chunk leg as FTS5 ranks it (plain bm25: no exact-form or proximity factor).
+      const got = (await searchStore({ handle, core: null, input: { ...input, group: "chunk" }, tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 } } })).results.map((h) => h.id);
       const want = exhaustiveTop10({ q, match });
       overlap += got.filter((id) => want.includes(id)).length / Math.max(1, want.length);
       if (got.join() === want.join()) identical++;

@@ -8,7 +8,7 @@ import { fullTextQueriesOf } from "./fts-queries";
  * The same full-text answers from two versions of the code: one store of
  * real text (node_modules markdown, bench/corpus.ts), a few hundred queries
  * (common words paired, rare beside common, three and four words, advanced
- * syntax), each asked three times through searchFullText (group=chunk) and
+ * syntax), each asked three times through searchStore (group=chunk, plain bm25) and
  * searchStore (the route's default, group=document), both match modes;
  * first with no word lists, then with the lists built. Prints one JSON line
  * per answer (top-10 ids or paths with their scores), so two versions'
@@ -25,7 +25,6 @@ async function main(): Promise<void> {
   Object.assign(process.env, { DATA_DIR: dataDir, DUALMIND_DISABLE_VECTORS: "true", DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000", DUALMIND_WORD_LISTS_MIN_ROWS: "0" });
   const { createStore, openStore } = await import("../lib/stores/stores");
   const { putDocuments, putDocumentsSchema } = await import("../lib/index/ingest");
-  const { searchFullText } = await import("../lib/index/fulltext");
   const { searchInputSchema, searchStore } = await import("../lib/index/search");
   const { buildWordLists } = await import("../lib/retrieval/word-lists");
   const { LISTED_TABLES } = await import("../lib/index/word-list-upkeep");
@@ -43,7 +42,7 @@ async function main(): Promise<void> {
       for (const { q, syntax } of queries) {
         for (const match of ["all", "any"] as const) {
           for (let call = 1; call <= 3; call++) {
-            const chunk = searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts", group: "chunk", syntax }) });
+            const chunk = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts", group: "chunk", syntax }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 } } });
             console.log(JSON.stringify({ phase, q, syntax, match, call, leg: "chunk", top: chunk.results.map((h) => [h.id, h.score]) }));
             const doc = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts", syntax }) });
             console.log(JSON.stringify({ phase, q, syntax, match, call, leg: "document", top: doc.results.map((h) => [h.path, h.score]) }));

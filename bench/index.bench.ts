@@ -36,7 +36,8 @@ import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { listIndexableFiles } from "../lib/index/files";
 import { decodeText, putDocuments, putDocumentsSchema } from "../lib/index/ingest";
-import { ftsMatchFor, searchFullText } from "../lib/index/fulltext";
+import { ftsMatchFor } from "../lib/index/fulltext";
+import { searchFullText } from "./fts-chunks";
 import { reindexStore } from "../lib/index/reindex";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { clearFullTextMemos } from "../lib/retrieval";
@@ -97,7 +98,7 @@ const sameTop = (a: Timed, b: Timed) => a.top.filter((p, i) => p !== undefined &
 
 function searchDualmind({ store, match }: { store: string; match: "all" | "any" }): (q: string) => string | undefined {
   const handle = openStore({ store });
-  return (q) => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results[0]?.path;
+  return (q) => searchFullText({ handle, input: searchInputSchema.parse({ q, limit: 10, match }) }).results[0]?.path;
 }
 
 /** index.db plus its WAL: a fresh build is mostly still in the WAL. */
@@ -186,7 +187,7 @@ async function benchNodeModulesMarkdown(): Promise<void> {
     { env: () => ({ DUALMIND_SOURCE_ROOTS: `bench=${corpus}`, DUALMIND_SOURCE_INCLUDE: "**/*.md", DUALMIND_SOURCE_EXCLUDE: "**/.git/**" }) },
     (dataDir) => {
       createStore({ input: { name: "bench" }, actor: "bench" });
-      const files = listIndexableFiles({ handle: openStore({ store: "bench" }) }).files;
+      const files = listIndexableFiles({ store: "bench" }).files;
       const docs: Note[] = [];
       for (const f of files) {
         const text = decodeText(fs.readFileSync(f.abs));
@@ -514,7 +515,7 @@ type BroadComparison = { entry: string; reference: string; match: "all" | "any";
 async function compareBroadPlanners({ store, queries }: { store: string; queries: string[] }): Promise<BroadComparison[]> {
   const handle = openStore({ store });
   const exhaustive = handle.sqlite.prepare("select rowid from chunks_fts where chunks_fts match ? order by bm25(chunks_fts), rowid limit 10").pluck();
-  const chunks = async (q: string, match: "all" | "any") => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id);
+  const chunks = async (q: string, match: "all" | "any") => searchFullText({ handle, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id);
   const documents = async (q: string, match: "all" | "any") => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path);
   const entries: { entry: string; reference: string; run: (q: string, match: "all" | "any") => Promise<(string | number)[]>; referenceOf: (q: string, match: "all" | "any") => Promise<(string | number)[]> }[] = [
     { entry: "searchFullText (group=chunk)", reference: "FTS5 scoring every match", run: chunks, referenceOf: async (q: string, match: "all" | "any") => exhaustive.all(ftsMatchFor({ input: searchInputSchema.parse({ q, match }), match })) as number[] },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
-import { ftsMatchFor, searchFullText, type HitRow } from "@/lib/index/fulltext";
-import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
+import { ftsMatchFor, type HitRow } from "@/lib/index/fulltext";
+import { searchInputSchema, searchStore, type SearchInput, type SearchResult } from "@/lib/index/search";
 import { LISTED_TABLES } from "@/lib/index/word-list-upkeep";
 import { BROAD_MATCH_ROWS, broadTopByBm25, clearFullTextMemos, MARK_CLOSE, MARK_OPEN, plainPhrases, snippetFor } from "@/lib/retrieval";
 import { buildWordLists } from "@/lib/retrieval/word-lists";
@@ -54,14 +54,17 @@ afterAll(async () => {
 beforeEach(() => clearFullTextMemos());
 
 const input = (q: string, extra: Partial<SearchInput> = {}) => searchInputSchema.parse({ q, limit: 10, mode: "fts", group: "chunk", ...extra });
-const view = (r: ReturnType<typeof searchFullText>) => r.results.map((h) => ({ id: h.id, path: h.path, score: h.score, snippet: h.snippet, highlights: h.highlights }));
+/** The chunk leg as FTS5 ranks it: plain bm25 (no exact-form or proximity factor), a hit per chunk. */
+const chunkSearch = (inp: SearchInput) => searchStore({ handle: openStore({ store: "broad" }), core: null, input: inp, tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 } } });
+type Answer = Pick<SearchResult, "results" | "has_more">;
+const view = (r: Answer) => r.results.map((h) => ({ id: h.id, path: h.path, score: h.score, snippet: h.snippet, highlights: h.highlights }));
 
 /**
  * The reference: FTS5 scoring every match in one joined statement (the
  * search as it was before broad queries were planned), with its own
  * snippet(), in the shape of a search result.
  */
-function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
+function reference(inp: SearchInput): Answer {
   const handle = openStore({ store: "broad" });
   const match = ftsMatchFor({ input: inp, match: inp.match ?? "all" })!;
   const prefix = inp.prefix ? "and substr(d.path, 1, length(@prefix)) = @prefix" : "";
@@ -74,17 +77,16 @@ function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
     )
     .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as (Omit<HitRow, "text"> & { snip: string })[];
   const hits = rows.map((r) => ({ store: "broad", id: r.id, chunk_id: r.chunkId, path: r.path, kind: r.kind, chunk_index: r.chunkIndex, score: -r.rank, updated_at: r.updatedAt, ...snippetFor({ raw: r.snip, where: r }) }));
-  return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
+  return { results: hits.slice(inp.offset, inp.offset + inp.limit), has_more: hits.length > inp.offset + inp.limit };
 }
 
 /** The first answer, then two more (scores memoized); each checked against the reference. */
-function exhaustiveThenBroad(inp: SearchInput) {
-  const handle = openStore({ store: "broad" });
-  const first = searchFullText({ handle, core: null, input: inp });
+async function exhaustiveThenBroad(inp: SearchInput) {
+  const first = await chunkSearch(inp);
   const exhaustive = reference(inp);
   expect(view(first)).toEqual(view(exhaustive));
-  const built = searchFullText({ handle, core: null, input: inp });
-  const cached = searchFullText({ handle, core: null, input: inp });
+  const built = await chunkSearch(inp);
+  const cached = await chunkSearch(inp);
   return { exhaustive, built, cached };
 }
 
@@ -95,16 +97,16 @@ describe("broad full-text queries", () => {
     ["one common word", "kernel", "all"],
     ["common and rare, any", "zephyrine backup", "any"],
     ["four common words, any", "rotation ledger socket thread", "any"],
-  ] as const)(`%s: same hits, order, scores and snippets as the exhaustive query [SQLite only: ${PLANNER}]`, (_, q, match) => {
-    const { exhaustive, built, cached } = exhaustiveThenBroad(input(q, { match }));
+  ] as const)(`%s: same hits, order, scores and snippets as the exhaustive query [SQLite only: ${PLANNER}]`, async (_, q, match) => {
+    const { exhaustive, built, cached } = await exhaustiveThenBroad(input(q, { match }));
     expect(exhaustive.results.length).toBe(10);
     expect(view(built)).toEqual(view(exhaustive));
     expect(view(cached)).toEqual(view(exhaustive));
-    expect(cached.hasMore).toBe(exhaustive.hasMore);
+    expect(cached.has_more).toBe(exhaustive.has_more);
   });
 
-  itSqliteOnly("pages deep the same way (offset 40) and every hit contains the words (match=all)", PLANNER, () => {
-    const { exhaustive, cached } = exhaustiveThenBroad(input("socket thread", { offset: 40, limit: 25 }));
+  itSqliteOnly("pages deep the same way (offset 40) and every hit contains the words (match=all)", PLANNER, async () => {
+    const { exhaustive, cached } = await exhaustiveThenBroad(input("socket thread", { offset: 40, limit: 25 }));
     expect(view(cached)).toEqual(view(exhaustive));
     const handle = getStoreDb({ store: "broad" });
     for (const h of cached.results) {
@@ -114,8 +116,8 @@ describe("broad full-text queries", () => {
     }
   });
 
-  itSqliteOnly("applies filters exactly: a prefix keeps only its documents, in the exhaustive order", PLANNER, () => {
-    const { exhaustive, cached } = exhaustiveThenBroad(input("rotation backup", { prefix: "odd/" }));
+  itSqliteOnly("applies filters exactly: a prefix keeps only its documents, in the exhaustive order", PLANNER, async () => {
+    const { exhaustive, cached } = await exhaustiveThenBroad(input("rotation backup", { prefix: "odd/" }));
     expect(cached.results.length).toBe(10);
     expect(cached.results.every((h) => h.path.startsWith("odd/"))).toBe(true);
     expect(view(cached)).toEqual(view(exhaustive));
@@ -181,16 +183,15 @@ describe("broad full-text queries", () => {
 
   itSqliteOnly("a write is seen at once: a new note that outranks every other is the first hit of a query asked before", PLANNER, async () => {
     const inp = input("rotation ledger");
-    const handle = openStore({ store: "broad" });
-    exhaustiveThenBroad(inp);
-    const before = searchFullText({ handle, core: null, input: inp });
+    await exhaustiveThenBroad(inp);
+    const before = await chunkSearch(inp);
     expect(before.results[0].path).not.toBe("new/top.md");
     await seedDocument("broad", "new/top.md", "rotation ledger rotation ledger rotation ledger");
-    const after = searchFullText({ handle, core: null, input: inp });
+    const after = await chunkSearch(inp);
     expect(after.results[0].path).toBe("new/top.md");
     // And once scored again under the new index state, it still matches the exhaustive answer.
     clearFullTextMemos();
-    const { exhaustive, cached } = exhaustiveThenBroad(inp);
+    const { exhaustive, cached } = await exhaustiveThenBroad(inp);
     expect(view(cached)).toEqual(view(exhaustive));
   });
 

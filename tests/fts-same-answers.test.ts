@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
-import { searchFullText } from "@/lib/index/fulltext";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { LISTED_TABLES } from "@/lib/index/word-list-upkeep";
 import { broadTopByBm25, buildFtsMatch, clearFullTextMemos } from "@/lib/retrieval";
@@ -51,7 +50,8 @@ describe.skipIf(onPg)("the same full-text answers with and without the word list
     const listed = queries.filter(({ q, syntax }) => syntax === "plain" && broadTopByBm25({ db: handle.sqlite, schema: "main", table: "chunks_fts", match: buildFtsMatch(q, { match: "any" })! }) !== null);
     expect(listed.length).toBeGreaterThan(50);
     const answer = async (q: string, syntax: "plain" | "fts5", match: "all" | "any") => {
-      const chunk = searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts", group: "chunk", syntax }) });
+      // The chunk leg as FTS5 ranks it: plain bm25, without the exact-form and proximity factors.
+      const chunk = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts", group: "chunk", syntax }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 } } });
       const doc = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts", syntax }) });
       return { chunk: chunk.results.map((h) => [h.id, h.score]), doc: doc.results.map((h) => [h.path, h.score]) };
     };

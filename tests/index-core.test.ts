@@ -7,8 +7,7 @@ import { parseFrontmatter, stringifyFrontmatter } from "@/lib/index/frontmatter"
 import { ingestDocument } from "@/lib/index/ingest";
 import { ensureIndexBuilt, reindexStore, reindexStoreAsync } from "@/lib/index/reindex";
 import { getMemoryByPath, updateMemory, updateMemorySchema } from "@/lib/index/memories";
-import { searchFullText } from "@/lib/index/fulltext";
-import { searchInputSchema } from "@/lib/index/search";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { closeAllDatabases } from "@/lib/db/connection";
 import { createMemorySchema } from "@/lib/index/memories";
@@ -253,7 +252,7 @@ describe("reindex racing a memory write", () => {
     });
     expect(saved).toBe(true);
     expect(getMemoryByPath({ handle, memoryPath: "inbox/n000" }).body).toContain("revised meanwhile");
-    const hits = searchFullText({ handle, core: null, input: searchInputSchema.parse({ q: "revised meanwhile" }) }).results;
+    const hits = (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "revised meanwhile", mode: "fts", group: "chunk" }) })).results;
     expect(hits.map((h) => h.path)).toEqual(["memory/inbox/n000.md"]);
     expect(verifyStore({ handle: getStoreDb({ store: "race" }) }).ok).toBe(true);
   });

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { getConfig } from "../config";
+import { preparedOnce } from "../db/statements";
 import { log } from "../log";
 import { chmodPrivate, mkdirPrivate } from "../private-fs";
 
@@ -144,23 +145,13 @@ function baseName(fingerprintId: string, kind: string): string {
   return `${fingerprintId}-${kind}`;
 }
 
-const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
-/** Statements of the per-query path, compiled once per connection (compiling would cost more than the query). */
-function cached(db: Database.Database, sql: string): Database.Statement {
-  let byDb = statements.get(db);
-  if (!byDb) statements.set(db, (byDb = new Map()));
-  let st = byDb.get(sql);
-  if (!st) byDb.set(sql, (st = db.prepare(sql)));
-  return st;
-}
-
 function metaValue({ db, schema }: AnnSource, key: string): string | undefined {
-  return (cached(db, `select value from ${schema}.meta where key = ?`).get(key) as { value: string } | undefined)?.value;
+  return (preparedOnce({ sqlite: db, sql: `select value from ${schema}.meta where key = ?` }).get(key) as { value: string } | undefined)?.value;
 }
 
 /** The last seq the log ever issued (sqlite_sequence keeps it after pruning empties the table). */
 function logHead({ db, schema }: AnnSource): number {
-  return (cached(db, `select coalesce((select seq from ${schema}.sqlite_sequence where name = 'embedding_log'), 0) as s`).get() as { s: number }).s;
+  return (preparedOnce({ sqlite: db, sql: `select coalesce((select seq from ${schema}.sqlite_sequence where name = 'embedding_log'), 0) as s` }).get() as { s: number }).s;
 }
 
 function countVectors({ db, schema }: AnnSource, fingerprintId: string, kind: string): number {
@@ -319,11 +310,11 @@ function catchUp(src: AnnSource, st: AnnState, budgetMs = Infinity): boolean {
   }
   // A slice replays at most what fits its budget (log rows bound the vectors touched); the rest waits for the next.
   const upto = Number.isFinite(budgetMs) ? Math.min(head, st.seq + pageFor(st, budgetMs)) : head;
-  const rows = cached(
-    src.db,
-    `select l.embedding_id as id, e.vector as vector from (select distinct embedding_id from ${src.schema}.embedding_log where seq > ? and seq <= ? and fingerprint_id = ? and kind = ?) l
+  const rows = preparedOnce({
+    sqlite: src.db,
+    sql: `select l.embedding_id as id, e.vector as vector from (select distinct embedding_id from ${src.schema}.embedding_log where seq > ? and seq <= ? and fingerprint_id = ? and kind = ?) l
        left join ${src.schema}.embeddings e on e.id = l.embedding_id and e.fingerprint_id = ? and e.kind = ?`,
-  ).all(st.seq, upto, st.fingerprintId, st.kind, st.fingerprintId, st.kind) as { id: number; vector: Buffer | null }[];
+  }).all(st.seq, upto, st.fingerprintId, st.kind, st.fingerprintId, st.kind) as { id: number; vector: Buffer | null }[];
   const gone = BigUint64Array.from(rows.filter((r) => !r.vector), (r) => BigInt(r.id));
   if (gone.length) st.index.remove(gone);
   timedUpsert(st, rows.filter((r): r is { id: number; vector: Buffer } => !!r.vector));

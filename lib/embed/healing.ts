@@ -159,7 +159,8 @@ export function parseClaimOwner(owner: string): { pid: number; host: string } | 
   return m ? { pid: Number(m[1]), host: m[2] } : null;
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process of this host is running (this one always is). */
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

@@ -6,7 +6,7 @@ import * as pgStore from "../db/schema/pg/store";
 import { auditStep } from "../governance/audit";
 import { log } from "../log";
 import { readLiveCounts, readOldestPendingAt } from "./counters";
-import { isDeadLocalOwner, outageParkedPatterns, staleClaimsOf, type StaleClaims } from "./healing";
+import { isDeadLocalOwner, outageParkedPatterns } from "./healing";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
 export type ClaimedItem = EmbedItem & { id: number; attempts: number };
@@ -104,10 +104,6 @@ export function* holdEmbedItemsOp({ items, workerId, error, until }: { items: { 
     where id in ${items.map((i) => i.id)} and claimed_by = ${workerId}`);
 }
 
-export function holdEmbedItems<H extends AnyStoreHandle>({ handle, ...args }: Parameters<typeof holdEmbedItemsOp>[0] & { handle: H }): On<H, void> {
-  return write(handle, holdEmbedItemsOp(args));
-}
-
 /** Rows parked by a provider outage or a full disk go back in line, attempts reset (the worker calls this after a recovery). */
 export function releaseOutageParkedEmbeddings<H extends AnyStoreHandle>({ handle, now = Date.now() }: { handle: H; now?: number }): On<H, number> {
   const like = sql.join(outageParkedPatterns().map((p) => sql`last_error like ${p}`), sql` or `);
@@ -132,11 +128,6 @@ export function releaseDeadWorkerClaims<H extends AnyStoreHandle>({ handle }: { 
     return released;
   };
   return write(handle, op());
-}
-
-/** Claims whose worker process on this host is gone (health reports them until a worker releases them). */
-export function readStaleClaims({ handle }: { handle: StoreHandle }): StaleClaims | null {
-  return staleClaimsOf(readClaimOwners({ handle }));
 }
 
 /** When the store's queue next has an item for a worker (ready now, or after its backoff; claimed items count as ready), or null when nothing is queued but parked items. */

@@ -317,7 +317,7 @@ export async function providerForStatus({ fingerprintError, now }: { fingerprint
 
 export type VectorReadiness =
   | { usable: true; fingerprint: Fingerprint }
-  | { usable: false; reason: "degraded" | "drifted" | "vectors_index_unavailable" | "provider_error"; message: string };
+  | { usable: false; reason: "degraded" | "drifted" | "provider_error"; message: string };
 
 export type DriftReport = {
   active_fingerprint_id: string;

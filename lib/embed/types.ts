@@ -10,6 +10,11 @@ export type ProviderInfo = {
   query_prefix: string;
 };
 
+/** A provider's ProviderInfo from its options (cosine always; a dimension of 0 is learned from the first answer). */
+export function providerInfo({ provider, model, dimension = 0, documentPrefix = "", queryPrefix = "" }: { provider: ProviderInfo["provider"]; model: string; dimension?: number; documentPrefix?: string; queryPrefix?: string }): ProviderInfo {
+  return { provider, model, dimension, metric: "cosine", document_prefix: documentPrefix, query_prefix: queryPrefix };
+}
+
 /** Per call: the worker waits longer than a query (timeoutMs) and cancels an in-flight request when it stops (signal). */
 export type EmbedCallOptions = { timeoutMs?: number; signal?: AbortSignal };
 

@@ -3,7 +3,7 @@ import { pushTo } from "../collections";
 import { getConfig } from "../config";
 import { closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, type StoreHandle } from "../db/connection";
 import { forgetGoneStores, lookAtStore, type StoreLooks } from "../db/store-looks";
-import { read } from "../db/port";
+import { read, write, type AnyStoreHandle } from "../db/port";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
@@ -14,9 +14,8 @@ import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
 import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, sweepParkedPending, type QueueHold } from "./healing";
 import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
-import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItems, holdEmbedItemsOp, hasParkedEmbeddings, nextEmbedDueAt, readClaimOwners, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, failEmbedItemsOp, getEmbedBacklog, holdEmbedItemsOp, hasParkedEmbeddings, nextEmbedDueAt, readClaimOwners, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
-import { write, type AnyStoreHandle } from "../db/port";
 import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, retireReplacedVectorFacts, sweepVectorFactsAfterBatch, vectorKindOf, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
@@ -107,7 +106,7 @@ export async function runEmbedBatch({ handle, provider, fingerprint, workerId, s
     const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
     try {
       // Often refused too while the disk is full: then this worker takes its claims back at its next claim.
-      await holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
+      await write(handle, holdEmbedItemsOp({ items: claimed, workerId, error: h.error, until: h.until }));
     } catch {
       // the claim stays this worker's (a claim takes the worker's own claims back)
     }

@@ -73,7 +73,7 @@ function rebuildRange(sqlite: Database.Database): MarkerRange | null {
   return rebuildMarkers(sqlite).documents;
 }
 
-/** Whether the whole-document index holds every document (no rebuild pending): search uses it only then. */
+/** Whether the whole-document index holds every document (no rebuild pending): search uses it only then, fts-rebuild.ts resumes it otherwise. */
 export function documentFtsReady(handle: StoreHandle): boolean {
   return rebuildRange(handle.sqlite) === null;
 }
@@ -108,9 +108,4 @@ export function rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize }: { sq
 export function restartDocumentFtsRebuildInTransaction({ sqlite }: { sqlite: Database.Database }): void {
   sqlite.prepare("insert into documents_fts(documents_fts) values ('delete-all')").run();
   setRebuildRange({ sqlite, which: "documents", range: { through: 0, target: sqlite.prepare("select coalesce(max(doc_id), 0) from documents").pluck().get() as number } });
-}
-
-/** Whether a document-index rebuild is pending (fts-rebuild.ts resumes it with the chunk index's). */
-export function documentFtsRebuildPending(sqlite: Database.Database): boolean {
-  return rebuildRange(sqlite) !== null;
 }

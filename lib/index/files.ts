@@ -2,13 +2,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { sha256Hex } from "../common";
 import { getConfig } from "../config";
-import { storeDir, type StoreHandle } from "../db/connection";
+import { storeDir } from "../db/connection";
 import { log } from "../log";
 import { CATEGORY_FILE, memoryPathSchema } from "./memories";
 import { makePathFilter, normalizeRelativePath } from "./paths";
 
-/** A file that reindex and verify consider: a memory or a file under a source root. */
-/** mtime and ctime in whole ms; ino identifies the file itself (a replacement has another). */
+/** A file that reindex and verify consider: a memory or a file under a source root (mtime and ctime in whole ms; ino identifies the file itself: a replacement has another). */
 export type IndexableFile = { docPath: string; abs: string; size: number; mtime: number; ctime: number; ino: number; memoryPath: string | null };
 
 /** A file a user put where memories live that cannot be indexed as it is, and why. */
@@ -77,18 +76,13 @@ export function markdownFilesIn(dir: string): string[] {
   return out.sort();
 }
 
-/** Every file the store's index should mirror, in a stable order. */
-export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
-  return listIndexableFilesOf({ store: handle.store });
-}
-
 /**
  * The state of every file a reindex of the store would read (memories, category files, source roots: path, size,
  * change time, inode), or null when a file changed too recently to vouch for it (see storeFilesStamp). Equal stamps:
  * a reindex would find nothing to do. Read without opening the store's database (the memory scan's look).
  */
 export function indexableFilesStamp({ store, now = Date.now() }: { store: string; now?: number }): string | null {
-  const listing = listIndexableFilesOf({ store });
+  const listing = listIndexableFiles({ store });
   const lines: string[] = [];
   for (const f of listing.files) {
     if (now - f.mtime < 2_000 || now - f.ctime < 2_000) return null;
@@ -108,7 +102,8 @@ export function indexableFilesStamp({ store, now = Date.now() }: { store: string
   return sha256Hex(lines.join(""));
 }
 
-function listIndexableFilesOf({ store }: { store: string }): FileListing {
+/** Every file the store's index should mirror, in a stable order. */
+export function listIndexableFiles({ store }: { store: string }): FileListing {
   const config = getConfig();
   const listing: FileListing = { files: [], unindexable: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0, symlink: 0 }, linksOutsideRoot: [] };
   const walkRoot = (root: string, label: string, visit: (abs: string, rel: string, stat: fs.Stats) => void) => {

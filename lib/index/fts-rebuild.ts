@@ -3,7 +3,7 @@ import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { dropWordLists } from "../retrieval/word-lists";
-import { documentFtsRebuildPending, rebuildDocumentFtsBatchInTransaction, restartDocumentFtsRebuildInTransaction } from "./document-fts";
+import { documentFtsReady, rebuildDocumentFtsBatchInTransaction, restartDocumentFtsRebuildInTransaction } from "./document-fts";
 import { rebuildMarkers, rebuildProgress, setRebuildRange, type MarkerRange } from "./rebuild-markers";
 
 /**
@@ -119,7 +119,7 @@ function running(): WeakSet<Database.Database> {
  * ends the loop.
  */
 export function resumeFtsRebuild({ handle }: { handle: StoreHandle }): void {
-  if (running().has(handle.sqlite) || (!rebuildRange(handle) && !documentFtsRebuildPending(handle.sqlite))) return;
+  if (running().has(handle.sqlite) || (!rebuildRange(handle) && documentFtsReady(handle))) return;
   running().add(handle.sqlite);
   const started = performance.now();
   log("info", "rebuilding the full-text index of a store (tokenizer changed)", { store: handle.store, ...ftsRebuildState(handle) });
@@ -136,7 +136,7 @@ export function resumeFtsRebuild({ handle }: { handle: StoreHandle }): void {
       return;
     }
     running().delete(handle.sqlite);
-    if (handle.sqlite.open && !rebuildRange(handle) && !documentFtsRebuildPending(handle.sqlite)) log("info", "full-text index rebuilt", { store: handle.store, ms: Math.round(performance.now() - started) });
+    if (handle.sqlite.open && !rebuildRange(handle) && documentFtsReady(handle)) log("info", "full-text index rebuilt", { store: handle.store, ms: Math.round(performance.now() - started) });
   };
   setTimeout(step, 0).unref();
 }

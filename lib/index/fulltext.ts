@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
-import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import { runWithinBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
 import { preparedOnce } from "../db/statements";
-import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, type Bm25Plan, type Bm25Row } from "../retrieval";
+import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, type Bm25Plan, type Bm25Row } from "../retrieval";
 import type { SearchInput } from "./search";
 
 /** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
@@ -20,8 +20,6 @@ export type FullTextHit = {
   highlights: [number, number][];
   updated_at: number;
 };
-
-export type FullTextResult = { mode: "fts"; query: string; match: string | null; results: FullTextHit[]; hasMore: boolean; stores: string[] };
 
 /**
  * Bounds on an advanced (`syntax=fts5`) expression, checked before MATCH: FTS5's cost grows with its phrases (each
@@ -141,15 +139,10 @@ export function checkFts5Expression(q: string): void {
   if (longestPhrase > FTS5_LIMITS.phraseTerms) over("phraseTerms", longestPhrase, `a phrase of ${longestPhrase} words`);
 }
 
-/** One bm25 match as runFts reads it, with the chunk's whole text (its snippet is made only if shown: chunkSnippets). */
+/** One bm25 match as runFts reads it, with the chunk's whole text (its snippet is made only if shown: snippetsOf). */
 export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; updatedAt: number; text: string };
 
-/** The marked snippets of the chunks shown, by id, as `snippet(chunks_fts, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` gives them (made for the page only). */
-export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; match: string; rows: { id: number; text: string }[] }): Map<number, string> {
-  return snippetsOf({ tokenize, match, rows, open: MARK_OPEN, close: MARK_CLOSE, ellipsis: "…", tokens: 24 });
-}
-
-/** The tokenizer of a schema's chunks_fts, for chunkSnippets. */
+/** The tokenizer of a schema's chunks_fts, for snippetsOf. */
 export function chunkTokenizerOf({ reader, schema }: { reader: SearchReader; schema: "main" | "core" }): string {
   return ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
 }
@@ -284,38 +277,4 @@ function pageOfRankedHits({ reader, schema, filters, take, top }: { reader: Sear
     if (kept.length >= take || rows.length < m) break;
   }
   return kept.slice(0, take).map(({ row, detail }) => ({ ...detail, rank: row.rank }));
-}
-
-/** Full-text search over a store's chunks (and core's, read-only, when `core` is given), best first. */
-export function searchFullText({
-  handle,
-  core,
-  input,
-  now = Date.now(),
-  budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT }),
-}: {
-  handle: StoreHandle;
-  core: StoreHandle | null;
-  input: SearchInput;
-  now?: number;
-  budget?: QueryBudget;
-}): FullTextResult {
-  const match = ftsMatchFor({ input, match: input.match ?? "all" });
-  const stores = core ? [handle.store, core.store] : [handle.store];
-  if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
-  const take = input.offset + input.limit + 1;
-  const reader = openSearchReader({ handle, core });
-  try {
-    const hits: { schema: "main" | "core"; store: string; row: HitRow; score: number }[] = [];
-    for (const [schema, name] of reader.schemas) {
-      for (const row of runFts({ reader, schema, match, input, take, now, budget })) hits.push({ schema, store: name, row, score: -row.rank });
-    }
-    hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.row.id - b.row.id : a.store < b.store ? -1 : 1));
-    const page = hits.slice(input.offset, input.offset + input.limit);
-    const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf({ reader, schema }), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
-    const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunk_id: r.chunkId, path: r.path, kind: r.kind, chunk_index: r.chunkIndex, score, updated_at: r.updatedAt, ...snippetFor({ raw: snippets.get(schema)!.get(r.id) ?? "", where: r }) }));
-    return { mode: "fts", query: input.q, match, results, hasMore: hits.length > input.offset + input.limit, stores };
-  } finally {
-    reader.release();
-  }
 }

@@ -1,8 +1,7 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import type { PgStoreTx } from "../db/pg-store";
-import { count as countRows, dialect, engineStep, inCallerTx, read, row, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { count as countRows, dialect, engineStep, read, row, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { chunks as chunksTable, documents } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { getConfig } from "../config";
@@ -281,11 +280,6 @@ export function ingestDocument({ handle, ...doc }: IngestInput & { handle: Store
   return write(handle, ingestDocumentsOp({ docs: [doc] }))[0];
 }
 
-/** Ingest documents inside a PostgreSQL transaction the caller holds. */
-export function ingestDocumentsInTx({ tx, docs, now }: { tx: PgStoreTx; docs: IngestInput[]; now?: number }): Promise<IngestResult[]> {
-  return inCallerTx(tx, ingestDocumentsOp({ docs, now }));
-}
-
 export function deleteDocumentByPath({ handle, path }: { handle: StoreHandle; path: string }): boolean {
   return write(handle, deleteDocumentOp(path));
 }
@@ -385,9 +379,6 @@ function* postingsLeastBytes({ docs, chunkTexts }: { docs: { path: string; text:
   );
   return postings(chunkTerms) * cost.fts_postings + postings(docTerms) * cost.word_postings + Number(fresh?.fts ?? 0) * cost.fts_terms + Number(fresh?.word ?? 0) * cost.word_terms;
 }
-
-/** What writing `text` at `path` grows its store by at least. */
-export const documentLeastGrowth = (doc: { path: string; text: string }): Op<number> => documentsLeastGrowth({ docs: [doc] });
 
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
 export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {

@@ -6,6 +6,7 @@ import { readLedger, row, rows, tablePair, update, writeLedger, type LedgerHandl
 import * as pgGovernance from "../db/schema/pg/governance";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit, auditStep } from "../governance/audit";
+import { processAlive } from "../embed/healing";
 import { log } from "../log";
 import { storeExists } from "../db/store-names";
 import { isStoreArchived } from "../db/store-lifecycle";
@@ -112,15 +113,6 @@ export function jobFromRow(row: AdminJobRow): Job {
   };
 }
 
-function pidIsGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 /**
  * Is the process that owns a running job gone? This process: when the job is not actually running here. This host:
  * a dead pid, or our own pid under another instance tag (a restarted container), at once; a live pid is trusted
@@ -131,7 +123,7 @@ export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: 
   const [host, pidText] = owner.split(":");
   if (host === os.hostname() && /^\d+$/.test(pidText ?? "")) {
     const pid = Number(pidText);
-    if (pid === process.pid || pidIsGone(pid)) return true;
+    if (pid === process.pid || !processAlive(pid)) return true;
     return now - heartbeatAt > JOB_STALE_LOCAL_MS;
   }
   return now - heartbeatAt > JOB_STALE_MS;

@@ -699,50 +699,37 @@ function historyEntry(row: AuditHistoryRow, prefix: string): MemoryHistoryEntry 
  */
 export async function listMemoryHistory({ handle, memoryPath, limit = 50 }: { handle: AnyStoreHandle; memoryPath: string; limit?: number }): Promise<MemoryHistoryEntry[]> {
   const ledger = handle.kind === "pg" ? pgLedger(handle.db) : getGovernance();
-  const walk = memoryHistoryWalk({ prefix: memoryTarget({ handle, memoryPath: "" }), memoryPath, limit });
-  for (let target = walk.next(); target !== null; target = walk.next()) walk.take(await listAuditByTargets({ handle: ledger, targets: [target], limit: limit * 2 }));
-  return walk.entries();
+  const prefix = memoryTarget({ handle, memoryPath: "" });
+  const out: MemoryHistoryEntry[] = [];
+  const seen = new Set<string>();
+  let before = Number.POSITIVE_INFINITY;
+  // A restore (or a purge) is the end of a delete: the history goes on through that delete to the memory before it.
+  let throughDelete = false;
+  for (let cursor: string | null = memoryPath; cursor !== null && !seen.has(cursor) && seen.size < HISTORY_MAX_PATHS && out.length < limit; ) {
+    seen.add(cursor);
+    const cutoff = before;
+    const rows: MemoryHistoryEntry[] = (await listAuditByTargets({ handle: ledger, targets: [`${prefix}${cursor}`], limit: limit * 2 }))
+      .filter((r) => r.id < cutoff)
+      .map((r) => historyEntry(r, prefix))
+      .filter((e): e is MemoryHistoryEntry => e !== null);
+    cursor = null;
+    for (const e of rows) {
+      // Under this path, history stops at the delete that ended an earlier memory of the same name.
+      if (e.action === "memory.delete" && out.length > 0 && !throughDelete) break;
+      throughDelete = e.action === "memory.restore" || e.action === "memory.purge";
+      out.push(e);
+      if (e.movedFrom) {
+        cursor = e.movedFrom;
+        before = e.id;
+        break;
+      }
+      if (e.action === "memory.create") break;
+    }
+  }
+  return out.slice(0, limit);
 }
 
 type AuditHistoryRow = { id: number; ts: number; actor: string; action: string; target: string | null; details: string | null };
-
-/** The walk behind listMemoryHistory: next() names the audit target to read (null when done), take() is given its rows, newest first. */
-function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: string; memoryPath: string; limit: number }) {
-  const out: MemoryHistoryEntry[] = [];
-  let cursor: string | null = memoryPath;
-  let before = Number.POSITIVE_INFINITY;
-  const seen = new Set<string>();
-  // A restore (or a purge) is the end of a delete: the history goes on through that delete to the memory before it.
-  let throughDelete = false;
-  return {
-    next(): string | null {
-      if (cursor === null || seen.has(cursor) || seen.size >= HISTORY_MAX_PATHS || out.length >= limit) return null;
-      seen.add(cursor);
-      return `${prefix}${cursor}`;
-    },
-    take(auditRows: AuditHistoryRow[]): void {
-      const cutoff = before;
-      const rows = auditRows
-        .filter((r) => r.id < cutoff)
-        .map((r) => historyEntry(r, prefix))
-        .filter((e): e is MemoryHistoryEntry => e !== null);
-      cursor = null;
-      for (const e of rows) {
-        // Under this path, history stops at the delete that ended an earlier memory of the same name.
-        if (e.action === "memory.delete" && out.length > 0 && !throughDelete) break;
-        throughDelete = e.action === "memory.restore" || e.action === "memory.purge";
-        out.push(e);
-        if (e.movedFrom) {
-          cursor = e.movedFrom;
-          before = e.id;
-          break;
-        }
-        if (e.action === "memory.create") break;
-      }
-    },
-    entries: (): MemoryHistoryEntry[] => out.slice(0, limit),
-  };
-}
 
 /**
  * Memory events read to follow a moved memory: its newest ones only (older moves are not followed), found within
@@ -939,45 +926,39 @@ function* memoryCountsOp({ paths, within }: { paths: string[]; within: string | 
 }
 
 /** A page of categories (the children of `parent`, root when null, or all when undefined) with recursive memory and child counts. */
-function listCategories<H extends AnyStoreHandle>({ handle, parent, limit, offset, only }: { handle: H; parent: string | null | undefined; limit: number; offset: number; only?: string }): On<H, CategoryPage> {
-  return read(
-    handle,
-    (function* () {
-      const where = (c: typeof categories) =>
-        only !== undefined ? eq(c.path, only) : parent === undefined ? undefined : parent === null ? isNull(c.parentPath) : eq(c.parentPath, parent);
-      const [{ n: total }] = yield* select(memoryTables, (db, { categories: c }) => db.select({ n: count() }).from(c).where(where(c)));
-      const rows = yield* select(memoryTables, (db, { categories: c }) =>
-        db.select({ path: c.path, description: c.description }).from(c).where(where(c)).orderBy(asc(c.path)).limit(limit).offset(offset),
-      );
-      const paths = rows.map((r) => r.path);
-      const memoryCounts = yield* memoryCountsOp({ paths, within: only ?? parent ?? null });
-      const childCounts =
-        paths.length === 0
-          ? []
-          : yield* select(memoryTables, (db, { categories: c }) => db.select({ parent: c.parentPath, n: count() }).from(c).where(inArray(c.parentPath, paths)).groupBy(c.parentPath));
-      const children = new Map(childCounts.map((g) => [g.parent, Number(g.n)]));
-      const listed = rows.map((r) => ({ path: r.path, name: r.path.slice(r.path.lastIndexOf("/") + 1), description: r.description, memories: memoryCounts.get(r.path) ?? 0, children: children.get(r.path) ?? 0 }));
-      return { categories: listed, total: Number(total) };
-    })(),
-    { snapshot: true },
+function* categoriesPageOp({ parent, limit, offset, only }: { parent: string | null | undefined; limit: number; offset: number; only?: string }): Op<CategoryPage> {
+  const where = (c: typeof categories) =>
+    only !== undefined ? eq(c.path, only) : parent === undefined ? undefined : parent === null ? isNull(c.parentPath) : eq(c.parentPath, parent);
+  const [{ n: total }] = yield* select(memoryTables, (db, { categories: c }) => db.select({ n: count() }).from(c).where(where(c)));
+  const rows = yield* select(memoryTables, (db, { categories: c }) =>
+    db.select({ path: c.path, description: c.description }).from(c).where(where(c)).orderBy(asc(c.path)).limit(limit).offset(offset),
   );
+  const paths = rows.map((r) => r.path);
+  const memoryCounts = yield* memoryCountsOp({ paths, within: only ?? parent ?? null });
+  const childCounts =
+    paths.length === 0
+      ? []
+      : yield* select(memoryTables, (db, { categories: c }) => db.select({ parent: c.parentPath, n: count() }).from(c).where(inArray(c.parentPath, paths)).groupBy(c.parentPath));
+  const children = new Map(childCounts.map((g) => [g.parent, Number(g.n)]));
+  const listed = rows.map((r) => ({ path: r.path, name: r.path.slice(r.path.lastIndexOf("/") + 1), description: r.description, memories: memoryCounts.get(r.path) ?? 0, children: children.get(r.path) ?? 0 }));
+  return { categories: listed, total: Number(total) };
 }
 
 /** A page of the children of `parent` (root when null), within DUALMIND_LIST_MAX_BYTES, with `next_offset` to continue. */
 export async function listCategoryChildren({ handle, parent, limit, offset }: { handle: AnyStoreHandle; parent: string | null; limit: number; offset: number }): Promise<CategoryPage & { next_offset: number | null }> {
-  return pageWithinBudget({ page: await listCategories({ handle, parent, limit, offset }), key: "categories", offset });
+  return pageWithinBudget({ page: await read(handle, categoriesPageOp({ parent, limit, offset }), { snapshot: true }), key: "categories", offset });
 }
 
 /** A page of all categories in path order (the dashboard's tree). */
 export function listAllCategories<H extends AnyStoreHandle>({ handle, limit, offset = 0 }: { handle: H; limit: number; offset?: number }): On<H, CategoryPage> {
-  return listCategories({ handle, parent: undefined, limit, offset });
+  return read(handle, categoriesPageOp({ parent: undefined, limit, offset }), { snapshot: true });
 }
 
 /** One category with its counts, or null when it has no row. */
 export function getCategory<H extends AnyStoreHandle>({ handle, path: category }: { handle: H; path: string }): On<H, CategoryChild | null> {
-  const pick = (page: CategoryPage) => page.categories[0] ?? null;
-  const found = listCategories({ handle, parent: undefined, limit: 1, offset: 0, only: category });
-  return (found instanceof Promise ? found.then(pick) : pick(found as CategoryPage)) as On<H, CategoryChild | null>;
+  return read(handle, function* () {
+    return (yield* categoriesPageOp({ parent: undefined, limit: 1, offset: 0, only: category })).categories[0] ?? null;
+  }, { snapshot: true });
 }
 
 export const setCategorySchema = z.object({ path: categoryPathSchema, description: z.string().trim().max(2000) }).strict();
@@ -1013,7 +994,8 @@ export function* describeCategoryOp({ store, input, actor }: { store: string; in
 
 /** A category as the listing shows it after a describe (an empty one pruned: no memories, no description). */
 export function describedCategory<H extends AnyStoreHandle>({ handle, path: category }: { handle: H; path: string }): On<H, CategoryChild> {
-  const pick = (found: CategoryChild | null) => found ?? { path: category, name: category.slice(category.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
-  const found = getCategory({ handle, path: category });
-  return (found instanceof Promise ? found.then(pick) : pick(found as CategoryChild | null)) as On<H, CategoryChild>;
+  return read(handle, function* () {
+    const [found] = (yield* categoriesPageOp({ parent: undefined, limit: 1, offset: 0, only: category })).categories;
+    return found ?? { path: category, name: category.slice(category.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  }, { snapshot: true });
 }

@@ -116,7 +116,7 @@ export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): Unind
 function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Generator<void, ReindexResult> {
   const started = performance.now();
   const { sqlite, db, store } = handle;
-  const listing = listIndexableFiles({ handle });
+  const listing = listIndexableFiles({ store: handle.store });
   const known = new Map(
     (
       sqlite
@@ -315,16 +315,25 @@ function claim(store: string): void {
 export function reindexStore({ handle, onProgress, keepUnlisted }: ReindexOptions): ReindexResult {
   claim(handle.store);
   try {
-    return drive(reindexSteps({ handle, onProgress, keepUnlisted }));
+    return runSteps(reindexSteps({ handle, onProgress, keepUnlisted }));
   } finally {
     running().delete(handle.store);
   }
 }
 
-function drive(steps: Generator<void, ReindexResult>): ReindexResult {
+/** Run a generator of synchronous steps (reindex, verify) to its result at once. */
+export function runSteps<T>(steps: Generator<void, T>): T {
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
+  }
+}
+
+/** The same, letting other work (requests, timers) run between steps. */
+export async function runStepsYielding<T>(steps: Generator<void, T>): Promise<T> {
+  for (let step = steps.next(); ; step = steps.next()) {
+    if (step.done) return step.value;
+    await letOthersRun();
   }
 }
 
@@ -340,13 +349,7 @@ export async function reindexStoreAsync({ handle, onProgress, background = false
   claim(handle.store);
   const work = (async () => {
     try {
-      const steps = reindexSteps({ handle, onProgress });
-      let step = steps.next();
-      while (!step.done) {
-        await letOthersRun();
-        step = steps.next();
-      }
-      return step.value;
+      return await runStepsYielding(reindexSteps({ handle, onProgress }));
     } finally {
       running().delete(handle.store);
     }

@@ -26,6 +26,7 @@ import {
   rrfTerm,
   similarityFloorFor,
   snippetFor,
+  snippetsOf,
   vectorNeighbours,
   type Bm25Row,
   type ConfidenceBand,
@@ -39,7 +40,7 @@ import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestIn
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
-import { chunkFilterSql, chunkSnippets, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
+import { chunkFilterSql, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
 
 /** Search a store in any mode over chunks or grouped by document: the one entry point (docs/search-and-retrieval.md). */
@@ -92,9 +93,6 @@ export const searchInputSchema = z
   .strict();
 
 export type SearchInput = z.output<typeof searchInputSchema>;
-
-/** Vector neighbours less similar than this are not hits (per provider, measured: lib/retrieval/floor.ts). */
-export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
 
 /**
  * How a document's evidence makes its score (group=document): the best chunk's bm25 (or a damped sum), × a boost for
@@ -516,7 +514,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         }
       }
     } catch (e) {
-      // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
+      // The lexical leg is the one that grows with common words (a few OR-ed stopwords over a large store):
       // past the budget, hybrid answers from its vectors and says so, rather than failing the whole search.
       if (!(input.mode === "hybrid" && vectors && isAppError(e) && e.code === "query_too_expensive")) throw e;
       ftsRanked.length = 0;
@@ -565,7 +563,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       const raws = new Map<string, string>();
       for (const [store, tokenize] of snippetTokenizers) {
         const rows = shown.filter((c) => c.store === store).map((c) => c.detail);
-        if (match && rows.length) for (const [id, raw] of chunkSnippets({ tokenize, match, rows })) raws.set(`${store}:${id}`, raw);
+        if (match && rows.length) for (const [id, raw] of snippetsOf({ tokenize, match, rows })) raws.set(`${store}:${id}`, raw);
       }
       return raws;
     },

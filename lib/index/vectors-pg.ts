@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { SqlRunner } from "../db/pg-store";
+import { rowsOf, type SqlRunner } from "../db/pg-store";
 
 /**
  * Vectors on PostgreSQL, stored L2-normalized as real[] (cosine = dot
@@ -17,10 +17,6 @@ export const EXACT_SCAN_LIMIT = 5_000;
 export const HNSW_MAX_DIMENSION = 2_000;
 
 
-async function rows<T>(db: SqlRunner, query: SQL): Promise<T[]> {
-  return (await db.execute(query)).rows as T[];
-}
-
 /** A table of vectors: chunks' own, or the kind-generic one (trace, learning, ...). */
 export type VectorTable = "chunk_embeddings" | "embeddings";
 
@@ -37,11 +33,11 @@ export type PgVectorSupport = { pgvector: string | null; iterativeScan: boolean;
 
 /** pgvector's version when the `vector` extension is created in this database (else null), and this store's HNSW indexes on `table`. */
 export async function pgvectorSupportPg({ db, table = "chunk_embeddings" }: { db: SqlRunner; table?: VectorTable }): Promise<PgVectorSupport> {
-  const [ext] = await rows<{ extversion: string }>(db, sql`select extversion from pg_extension where extname = 'vector'`);
+  const [ext] = await rowsOf<{ extversion: string }>({ tx: db, query: sql`select extversion from pg_extension where extname = 'vector'` });
   const pgvector = ext?.extversion ?? null;
   const prefix = hnswIndexName({ dimension: 0, table }).slice(0, -1);
   const idx = pgvector
-    ? await rows<{ relname: string }>(db, sql`select c.relname from pg_class c where c.relnamespace = (select oid from pg_namespace where nspname = current_schema()) and c.relkind = 'i' and starts_with(c.relname, ${prefix})`)
+    ? await rowsOf<{ relname: string }>({ tx: db, query: sql`select c.relname from pg_class c where c.relnamespace = (select oid from pg_namespace where nspname = current_schema()) and c.relkind = 'i' and starts_with(c.relname, ${prefix})` })
     : [];
   const hnswDimensions = idx.map((r) => Number(r.relname.slice(prefix.length))).filter(hnswDimension).sort((a, b) => a - b);
   return { pgvector, iterativeScan: pgvector !== null && versionAtLeast(pgvector, [0, 8]), hnswDimensions };
@@ -60,7 +56,7 @@ function versionAtLeast(version: string, [major, minor]: [number, number]): bool
  */
 export async function ensureHnswIndexPg({ db, dimension, table = "chunk_embeddings" }: { db: SqlRunner; dimension: number; table?: VectorTable }): Promise<boolean> {
   if (!hnswDimension(dimension)) return false;
-  const [row] = await rows<{ ext: boolean; idx: boolean }>(db, sql`select exists (select 1 from pg_extension where extname = 'vector') as ext, to_regclass(${hnswIndexName({ dimension, table })}) is not null as idx`);
+  const [row] = await rowsOf<{ ext: boolean; idx: boolean }>({ tx: db, query: sql`select exists (select 1 from pg_extension where extname = 'vector') as ext, to_regclass(${hnswIndexName({ dimension, table })}) is not null as idx` });
   if (!row?.ext) return false;
   if (row.idx) return true;
   // The chunk table's lock key is the one it always had (replicas of older builds build the same index).
@@ -68,7 +64,7 @@ export async function ensureHnswIndexPg({ db, dimension, table = "chunk_embeddin
   // The dimension is a checked integer: it is part of a type and an index predicate, which cannot be parameters.
   const d = sql.raw(String(dimension));
   // Building over vectors written before pgvector was created can outlast the statement limit: lift it for the build only.
-  const [{ limit }] = await rows<{ limit: string }>(db, sql`select current_setting('statement_timeout') as limit`);
+  const [{ limit }] = await rowsOf<{ limit: string }>({ tx: db, query: sql`select current_setting('statement_timeout') as limit` });
   await db.execute(sql`select set_config('statement_timeout', '0', true)`);
   await db.execute(sql`create index if not exists ${sql.identifier(hnswIndexName({ dimension, table }))} on ${sql.identifier(table)} using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dimension = ${d}`);
   await db.execute(sql`select set_config('statement_timeout', ${limit}, true)`);
@@ -142,12 +138,12 @@ export async function forgetKindEmbeddingsPg({ tx, kind, refIds }: { tx: SqlRunn
 
 /** Chunks with no vector of this model yet (oldest first): what an embedder works through. */
 export async function listChunksWithoutEmbeddingPg({ tx, fingerprintId, limit }: { tx: SqlRunner; fingerprintId: string; limit: number }): Promise<{ id: number; chunkSha256: string; text: string }[]> {
-  const found = await rows<{ id: string | number; chunkSha256: string; text: string }>(
+  const found = await rowsOf<{ id: string | number; chunkSha256: string; text: string }>({
     tx,
-    sql`select c.id, c.chunk_sha256 as "chunkSha256", c.text from chunks c
+    query: sql`select c.id, c.chunk_sha256 as "chunkSha256", c.text from chunks c
       where not exists (select 1 from chunk_embeddings e where e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId})
       order by c.id limit ${limit}`,
-  );
+  });
   return found.map((r) => ({ ...r, id: Number(r.id) }));
 }
 
@@ -197,7 +193,7 @@ export async function vectorNeighboursPg({ where, ...rest }: { tx: SqlRunner; fi
 
 /** The same KNN over any VectorSpace (a kind's vectors: kindVectorSpace); hits carry the space's id. */
 export async function spaceNeighboursPg({ tx, space, fingerprintId, query, k, limit = EXACT_SCAN_LIMIT, efSearch: ef }: { tx: SqlRunner; space: VectorSpace; fingerprintId: string; query: ArrayLike<number>; k: number; limit?: number; efSearch?: number }): Promise<PgVectorNeighbours> {
-  const [stored] = await rows<{ dimension: number }>(tx, sql`select e.dimension from ${sql.identifier(space.table)} e where ${sql.join([sql`e.fingerprint_id = ${fingerprintId}`, ...(space.table === "embeddings" ? space.where : [])], sql` and `)} limit 1`);
+  const [stored] = await rowsOf<{ dimension: number }>({ tx, query: sql`select e.dimension from ${sql.identifier(space.table)} e where ${sql.join([sql`e.fingerprint_id = ${fingerprintId}`, ...(space.table === "embeddings" ? space.where : [])], sql` and `)} limit 1` });
   if (stored && stored.dimension !== query.length) {
     return { ok: false, reason: "vectors_unavailable", message: `the query vector has ${query.length} dimensions but this model's stored vectors have ${stored.dimension}: re-embed the store or query with the same model` };
   }
@@ -228,13 +224,13 @@ async function hnswNeighbours({ tx, space, fingerprintId, query, k, limit, itera
   await tx.execute(sql`select set_config('hnsw.ef_search', ${String(Math.min(1_000, Math.max(1, Math.round(ef))))}, true)`);
   if (iterative) await tx.execute(sql`select set_config('hnsw.iterative_scan', 'strict_order', true)`);
   const asHits = (found: { id: string | number; distance: number | string }[]) => found.map((r) => ({ id: Number(r.id), similarity: 1 - Number(r.distance) }));
-  let hits = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where: space.where, space })));
+  let hits = asHits(await rowsOf({ tx, query: hnswKnnSql({ fingerprintId, query, k, where: space.where, space }) }));
   if (hits.length < k) {
     // The walk can stop short under selective filters (or past hnsw.max_scan_tuples): if more rows pass them, rank those
     // exactly — but only up to `limit` of them, as without pgvector: past that the walk's own answer stands.
     const passing = await countPassing({ tx, space, fingerprintId, dimension: query.length, limit });
     if (passing > hits.length && passing <= limit) {
-      const all = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where: space.where, space, exact: true })));
+      const all = asHits(await rowsOf({ tx, query: hnswKnnSql({ fingerprintId, query, k, where: space.where, space, exact: true }) }));
       if (all.length > hits.length) hits = all;
     }
   }
@@ -251,7 +247,7 @@ function passingRows({ space, fingerprintId, dimension }: { space: VectorSpace; 
 
 /** How many rows pass, counted up to limit + 1 (enough to tell "over the limit"). */
 async function countPassing({ tx, limit, ...of }: { tx: SqlRunner; space: VectorSpace; fingerprintId: string; dimension: number; limit: number }): Promise<number> {
-  const [{ n }] = await rows<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from ${passingRows(of)} limit ${limit + 1}) s`);
+  const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (select 1 from ${passingRows(of)} limit ${limit + 1}) s` });
   return n;
 }
 
@@ -263,10 +259,10 @@ async function exactNeighbours({ tx, space, fingerprintId, query, k, limit }: { 
   }
   if (n === 0) return { ok: true, method: "exact", scanned: 0, hits: [] };
   const q = arrayLiteral(normalizeVector(query));
-  const found = await rows<{ id: string | number; similarity: number | string }>(
+  const found = await rowsOf<{ id: string | number; similarity: number | string }>({
     tx,
-    sql`select ${space.id} as id, (select sum(a::float8 * b) from unnest(e.embedding, ${q}::real[]) as t(a, b)) as similarity
+    query: sql`select ${space.id} as id, (select sum(a::float8 * b) from unnest(e.embedding, ${q}::real[]) as t(a, b)) as similarity
       from ${from} order by similarity desc, ${space.id} limit ${k}`,
-  );
+  });
   return { ok: true, method: "exact", scanned: n, hits: found.map((r) => ({ id: Number(r.id), similarity: Number(r.similarity) })) };
 }

@@ -6,7 +6,8 @@ import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles, type UnindexableFile } from "./files";
 import { memoryTextProblem } from "./frontmatter";
 import { decodeText } from "./ingest";
-import { sha256Hex, letOthersRun } from "../common";
+import { runSteps, runStepsYielding } from "./reindex";
+import { sha256Hex } from "../common";
 import { getConfig } from "../config";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { isAppError } from "../errors";
@@ -61,11 +62,7 @@ const integrityOk = (integrity: string) => integrity === "ok" || integrity.start
 
 /** Compare files with the index without writing anything (synchronously: tests, restore). Lists are capped at 100 paths each. */
 export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
-  const steps = verifySteps({ handle });
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runSteps(verifySteps({ handle }));
 }
 
 const g = globalThis as unknown as { __dualmindVerifying?: Map<string, Promise<VerifyReport>> };
@@ -75,15 +72,7 @@ const verifying = (g.__dualmindVerifying ??= new Map());
 export function verifyStoreAsync({ handle }: { handle: StoreHandle }): Promise<VerifyReport> {
   const running = verifying.get(handle.store);
   if (running) return running;
-  const run = (async () => {
-    const steps = verifySteps({ handle });
-    let step = steps.next();
-    while (!step.done) {
-      await letOthersRun();
-      step = steps.next();
-    }
-    return step.value;
-  })().finally(() => verifying.delete(handle.store));
+  const run = runStepsYielding(verifySteps({ handle })).finally(() => verifying.delete(handle.store));
   verifying.set(handle.store, run);
   return run;
 }
@@ -114,7 +103,7 @@ function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, Veri
   const countOf = (rows: { n: number } | undefined) => rows?.n ?? 0;
 
   const docs = new Map(db.select({ path: documents.path, sha256: documents.sha256 }).from(documents).where(eq(documents.origin, "file")).all().map((r) => [r.path, r.sha256]));
-  const listing = listIndexableFiles({ handle });
+  const listing = listIndexableFiles({ store: handle.store });
   const hashMismatches: string[] = [];
   const notIndexed: string[] = [];
   const unindexable: UnindexableFile[] = [...listing.unindexable];

@@ -46,10 +46,7 @@ export function startMemoryWatch({ scanMs = getConfig().memoryWatch.scanMs, batc
     const active = activeStoreNames(listStoreNames());
     // An archived (or deleted) store is not watched: its watcher is closed, and its index is left as it is.
     for (const [store, w] of state.stores) {
-      if (active.includes(store) || w.running) continue;
-      closeAll(w);
-      if (w.timer) clearTimeout(w.timer);
-      state.stores.delete(store);
+      if (!active.includes(store) && !w.running) forget(state, store, w);
     }
     for (const store of active) {
       const w = watching(state, store);
@@ -202,8 +199,10 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
   if (w.dirty) schedule(state, store, w, state.batchMs);
 }
 
+/** Stop watching a store (archived, deleted): its watchers and timer go. */
 function forget(state: State, store: string, w: Watching): void {
   closeAll(w);
+  if (w.timer) clearTimeout(w.timer);
   state.stores.delete(store);
 }
 

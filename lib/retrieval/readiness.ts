@@ -30,8 +30,6 @@ export async function vectorReadiness({ handle }: { handle: StoreHandle }): Prom
       return { ok: false, fallback: { reason: "backlog", message: ready.message, count: getEmbedBacklog({ handle }).pending } };
     case "drifted":
       return { ok: false, fallback: { reason: "model_mismatch", message: ready.message } };
-    case "vectors_index_unavailable":
-      return { ok: false, fallback: { reason: "vectors_unavailable", message: ready.message } };
     default:
       return { ok: false, fallback: { reason: "provider_error", message: ready.message } };
   }

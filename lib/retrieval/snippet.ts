@@ -69,19 +69,19 @@ function splitMarks(raw: string): { snippet: string; highlights: [number, number
 }
 
 /**
- * snippet() of FTS5 for rows given by text: the same function over the same
- * tokens gives the same snippet, and FTS5 cannot look up a few rows of a
- * broad MATCH by rowid without walking the whole match. A private in-memory
- * FTS5 table per tokenizer holds the rows for one transaction, which is
- * rolled back: nothing to delete, and the table is empty again for the next call.
+ * The marked snippets of rows given by text, by id, as `snippet(t, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` of FTS5 gives
+ * them (made for a page's shown rows only): the same function over the same tokens gives the same snippet, and FTS5
+ * cannot look up a few rows of a broad MATCH by rowid without walking the whole match. A private in-memory FTS5 table
+ * per tokenizer holds the rows for one transaction, which is rolled back: nothing to delete, and the table is empty
+ * again for the next call.
  */
-export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, tokens }: { tokenize: string; match: string; rows: { id: number; text: string }[]; open: string; close: string; ellipsis: string; tokens: number }): Map<number, string> {
+export function snippetsOf({ tokenize, match, rows }: { tokenize: string; match: string; rows: { id: number; text: string }[] }): Map<number, string> {
   if (rows.length === 0) return new Map();
   const t = snippetTable(tokenize);
   t.begin.run();
   try {
     for (const r of rows) t.insert.run(r.id, r.text);
-    return new Map((t.read.all(open, close, ellipsis, tokens, match) as { id: number; s: string }[]).map((r) => [r.id, r.s]));
+    return new Map((t.read.all(match) as { id: number; s: string }[]).map((r) => [r.id, r.s]));
   } finally {
     t.rollback.run();
   }
@@ -98,7 +98,7 @@ function snippetTable(tokenize: string): SnippetTable {
   const made = {
     begin: db.prepare("begin"),
     insert: db.prepare(`insert into ${table}(rowid, text) values (?, ?)`),
-    read: db.prepare(`select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`),
+    read: db.prepare(`select rowid as id, snippet(${table}, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as s from ${table} where ${table} match ?`),
     rollback: db.prepare("rollback"),
   };
   snippetTables.set(tokenize, made);

@@ -16,7 +16,7 @@ import { enqueueEmbeddings, enqueueEmbeddingsOp } from "../embed/queue";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit";
 import { inCallerTx } from "../db/port";
-import { ingestDocument, ingestDocumentsInTx } from "../index/ingest";
+import { ingestDocument, ingestDocumentsOp } from "../index/ingest";
 import { pgEmbeddableKinds } from "../index/embed-kinds-pg";
 import { importMemoryFolderPg, exportMemoriesPg } from "../index/memories-pg";
 import { ensureIndexBuilt, reindexStore } from "../index/reindex";
@@ -187,7 +187,7 @@ export async function migrateStoresToPg({ pg, replace = false, actor = "cli:migr
         if (imported && imported.skipped.length > 0) throw new AppError("conflict", `store ${store}: ${imported.skipped.length} file(s) under memory/ are not memories and would not be copied: ${imported.skipped.map((f) => f.path).join(", ")}`);
         for (let i = 0; i < apiDocs.length; i += 500) {
           const batch = apiDocs.slice(i, i + 500).map((d) => ({ path: d.path, origin: "api" as const, kind: d.kind, text: d.content ?? "", mtime: d.mtime }));
-          await ingestDocumentsInTx({ tx, docs: batch });
+          await inCallerTx(tx, ingestDocumentsOp({ docs: batch }));
         }
         assertSameDigest(store, sourceDigest, await pgDigest(tx));
         const tables = await copyTables({ source: sqliteSide(source), target: pgSide(tx), tables: PRIMARY_TABLES, replace, where: `store ${store} in PostgreSQL` });

@@ -72,8 +72,7 @@ function tableCounts({ handle }: { handle: StoreHandle }): Record<string, number
   return counts;
 }
 
-/** A store's database file and its WAL, in bytes (what the metrics report; no row counts, no memory walk). */
-/** The sizes of a store's files, read without opening it (a scrape of every store must not keep every store open). */
+/** A store's database file and its WAL, in bytes, read without opening it (a scrape of every store must not keep every store open). */
 export function storeFileBytes({ store }: { store: string }): { index_bytes: number; wal_bytes: number } {
   const file = storeIndexPath(store);
   return { index_bytes: fileSize(file), wal_bytes: fileSize(file + "-wal") };

@@ -1,4 +1,4 @@
-import { l2Normalize, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
+import { l2Normalize, providerInfo, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
 
 /**
  * The built-in, offline, deterministic embedder. It is lexical-semantic, not
@@ -45,14 +45,7 @@ export class BuiltinProvider implements EmbeddingProvider {
   readonly info: ProviderInfo;
 
   constructor(opts: { model?: string; dimension?: number; documentPrefix?: string; queryPrefix?: string } = {}) {
-    this.info = {
-      provider: "builtin",
-      model: opts.model ?? "dualmind-hash-v1",
-      dimension: opts.dimension ?? 384,
-      metric: "cosine",
-      document_prefix: opts.documentPrefix ?? "",
-      query_prefix: opts.queryPrefix ?? "",
-    };
+    this.info = providerInfo({ ...opts, provider: "builtin", model: opts.model ?? "dualmind-hash-v1", dimension: opts.dimension ?? 384 });
   }
 
   embedOne(text: string): Float32Array {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EmbeddingError, l2Normalize, type EmbedCallOptions, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
+import { EmbeddingError, l2Normalize, providerInfo, type EmbedCallOptions, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
 import { readStreamAtMost } from "../../http/body";
 
 export type OpenAIProviderOptions = {
@@ -28,15 +28,8 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
 
   constructor(private readonly opts: OpenAIProviderOptions) {
     this.dimension = opts.dimension;
-    this.info = {
-      provider: "openai",
-      model: opts.model,
-      // Learned from the first response when not configured.
-      dimension: opts.dimension ?? 0,
-      metric: "cosine",
-      document_prefix: opts.documentPrefix ?? "",
-      query_prefix: opts.queryPrefix ?? "",
-    };
+    // The dimension is learned from the first response when not configured.
+    this.info = providerInfo({ ...opts, provider: "openai" });
   }
 
   /** Texts sent to the provider by this process (what a paid API bills), for the worker's counters and tests. */

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { EmbeddingError, l2Normalize, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
+import { EmbeddingError, l2Normalize, providerInfo, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
 
 export type TransformersProviderOptions = {
   /** A local model directory, or a hub model id (used only when allowRemote). */
@@ -23,14 +23,7 @@ export class TransformersProvider implements EmbeddingProvider {
   private extractor: Promise<Extractor> | undefined;
 
   constructor(private readonly opts: TransformersProviderOptions) {
-    this.info = {
-      provider: "transformers",
-      model: opts.model,
-      dimension: opts.dimension ?? 0,
-      metric: "cosine",
-      document_prefix: opts.documentPrefix ?? "",
-      query_prefix: opts.queryPrefix ?? "",
-    };
+    this.info = providerInfo({ ...opts, provider: "transformers" });
   }
 
   private load(): Promise<Extractor> {

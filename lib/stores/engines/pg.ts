@@ -260,7 +260,10 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
       // A reindex of this store whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
       const takeOver = () => takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store });
       for (let row = await takeOver(); row; row = await takeOver()) void runReindexJobPg({ pg, handle, jobId: row.id });
-      return startReindexJobOnPg({ pg, handle, actor });
+      // The ask that claims the job runs it; an ask while one runs gets that job, as it is now.
+      const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, owner: JOB_OWNER });
+      if (claimed.run) void runReindexJobPg({ pg, handle, jobId: claimed.row.id });
+      return jobFromRow(claimed.row);
     },
     // The PostgreSQL rebuild reports no progress (one transaction over the memories): its counts come with the finished job.
     runReindex: async ({ store, actor, reason }) => {
@@ -330,13 +333,11 @@ export type ClaimedJob = { row: AdminJobRow; run: boolean };
 
 export async function startReindexJobPg({ db, store, actor, reason, owner, now = Date.now() }: { db: PgGovernanceExecutor; store: string; actor: string; reason?: string; owner: string; now?: number }): Promise<ClaimedJob> {
   // The job that won the insert can finish between this ask's conflict and its read: then it is asked again (a new job).
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
     const claimed = await claimReindexJobPg({ db, store, actor, reason, owner, now });
-    if (claimed || attempt >= 3) {
-      if (!claimed) throw new Error(`reindex of ${store}: no running job after a conflicting insert`);
-      return claimed;
-    }
+    if (claimed) return claimed;
   }
+  throw new Error(`reindex of ${store}: no running job after a conflicting insert`);
 }
 
 async function claimReindexJobPg({ db, store, actor, reason, owner, now }: { db: PgGovernanceExecutor; store: string; actor: string; reason?: string; owner: string; now: number }): Promise<ClaimedJob | null> {
@@ -365,14 +366,14 @@ async function claimReindexJobPg({ db, store, actor, reason, owner, now }: { db:
  * free. A job that has already died MAX_ATTEMPTS times is closed as failed
  * instead (audited), and the next one is looked at.
  */
-export async function takeOverStaleJobPg({ db, owner, store, now = Date.now(), staleMs = JOB_STALE_MS }: { db: PgGovernanceExecutor; owner: string; /** Only this store's stale jobs (a request for one store takes over nothing of another's). */ store?: string; now?: number; staleMs?: number }): Promise<AdminJobRow | null> {
+export async function takeOverStaleJobPg({ db, owner, store, now = Date.now() }: { db: PgGovernanceExecutor; owner: string; /** Only this store's stale jobs (a request for one store takes over nothing of another's). */ store?: string; now?: number }): Promise<AdminJobRow | null> {
   for (;;) {
     const outcome = await db.transaction(async (tx): Promise<AdminJobRow | "abandoned" | null> => {
       const [stale] = await tx
         .select()
         .from(adminJobs)
         // An archived store's job is left as it is: it resumes once the store is unarchived (as on SQLite).
-        .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store), storeNotArchivedSql(adminJobs.store)))
+        .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - JOB_STALE_MS), store === undefined ? undefined : eq(adminJobs.store, store), storeNotArchivedSql(adminJobs.store)))
         .orderBy(asc(adminJobs.startedAt))
         .limit(1)
         .for("update", { skipLocked: true });
@@ -503,17 +504,6 @@ export function runReindexJobPg({ pg, handle, jobId }: { pg: PgHandle; handle: P
     })
     .finally(() => clearInterval(beat))
     .then(() => undefined);
-}
-
-/**
- * Start (or join) the store's reindex job: the ask that claims the job runs
- * it (runReindexJobPg); an ask while one runs gets that job. Answers the job
- * as it is now.
- */
-export async function startReindexJobOnPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
-  const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
-  if (claimed.run) void runReindexJobPg({ pg, handle, jobId: claimed.row.id });
-  return jobFromRow(claimed.row);
 }
 
 /**
