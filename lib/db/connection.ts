@@ -14,7 +14,7 @@ import { withinWorkScope, workScope, type Holds } from "./work-scope";
 import { installStoreUsage } from "./store-usage";
 import { closeNotingStamps } from "./file-stamp";
 import { assertSqliteDataDir } from "./deployment-marker";
-import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
+import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
@@ -87,9 +87,42 @@ function lastMigrationTag(folder: string): string {
   return journal.entries.at(-1)?.tag ?? "none";
 }
 
-function runMigrations(sqlite: Database.Database, db: BetterSQLite3Database<Record<string, unknown>>, which: "governance" | "index") {
+type Kind = "governance" | "index";
+
+/**
+ * The first database of each kind this process migrates from nothing, as it stood after the migrations (before any
+ * row of the app's own): a later new file of that kind starts as a copy of it, the same schema for a fraction of
+ * the work of migrating again (a test run makes many). The migrations still run on the copy and find
+ * themselves applied. Kept per process, so an upgrade's new migrations make a new image.
+ */
+const migratedImages = new Map<Kind, Buffer>();
+
+/**
+ * Before a new database file is opened: write the kind's migrated image there, when this process has one. Written
+ * beside it and linked into place (never over a file another process made meanwhile, never half-written); on any
+ * failure (a full disk, a read-only folder) the file is left absent and the open makes and migrates it as before.
+ */
+function startFromImage(file: string, which: Kind): boolean {
+  const image = migratedImages.get(which);
+  if (!image || fs.existsSync(file)) return false;
+  const tmp = `${file}.image-${process.pid}`;
+  try {
+    fs.writeFileSync(tmp, image, { mode: PRIVATE_FILE_MODE });
+    fs.linkSync(tmp, file);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+function runMigrations(sqlite: Database.Database, db: BetterSQLite3Database<Record<string, unknown>>, which: Kind, { fresh, copied }: { fresh: boolean; copied: boolean }) {
   const folder = path.join(MIGRATIONS_ROOT, which);
   migrate(db, { migrationsFolder: folder });
+  if (fresh && !copied && !migratedImages.has(which)) migratedImages.set(which, sqlite.serialize());
+  // Each index database has its own ann_db_id (migration 0011: an ANN file is served only to its own database).
+  if (copied && which === "index") sqlite.prepare("update meta set value = lower(hex(randomblob(16))) where key = 'ann_db_id'").run();
   const now = Date.now();
   const upsert = sqlite.prepare(
     "insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value",
@@ -209,13 +242,15 @@ export function getGovernance(): GovernanceHandle {
     return reg.governance;
   }
   mkdirPrivate(path.dirname(file));
+  const fresh = !fs.existsSync(file);
+  const copied = fresh && startFromImage(file, "governance");
   const sqlite = new Database(file);
   chmodPrivate(file, `${file}-wal`, `${file}-shm`);
   applyPragmas(sqlite);
   // The activity explorer's reads of the audit log run within the query budget.
   loadQueryBudget({ sqlite });
   const db = drizzle(sqlite, { schema: governanceSchema });
-  runMigrations(sqlite, db as never, "governance");
+  runMigrations(sqlite, db as never, "governance", { fresh, copied });
   reg.governance = { kind: "governance", file, sqlite, db };
   return reg.governance;
 }
@@ -270,6 +305,8 @@ export function getStoreDb({ store, create = true, use = true }: { store: string
     if (create) mkdirPrivate(path.join(dir, "memory"));
     else mkdirInsideExistingStore(store, path.join(dir, "memory"));
   }
+  const fresh = !readOnly && !fs.existsSync(file);
+  const copied = fresh && startFromImage(file, "index");
   const sqlite = readOnly ? openReadOnly(file, "index", readOnly) : new Database(file);
   let handle: StoreHandle;
   try {
@@ -281,7 +318,7 @@ export function getStoreDb({ store, create = true, use = true }: { store: string
     loadQueryBudget({ sqlite });
     const db = drizzle(sqlite, { schema: indexSchema });
     if (!readOnly) {
-      runMigrations(sqlite, db as never, "index");
+      runMigrations(sqlite, db as never, "index", { fresh, copied });
       installStoreUsage(sqlite);
     }
     handle = { kind: "index", store, file, sqlite, db, vectors, ...(readOnly ? { readOnly } : {}) };

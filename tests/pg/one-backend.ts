@@ -25,6 +25,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/search-url.test.ts": "no database: the search page's URLs",
   // SQLite's own machinery; PostgreSQL's counterpart named.
   "tests/backend-selection.test.ts": "choosing the backend from DATABASE_URL, and `migrate` without it (with it: tests/pg/migrate.test.ts)",
+  "tests/store-new-database.test.ts": "a new index.db copied from the process's first migrated one (SQLite files); PostgreSQL makes each store's schema by migrating (tests/pg/store-layout.test.ts)",
   "tests/bm25-rows.test.ts": "FTS5's bm25 internals (fts5vocab, %_docsize); PostgreSQL ranks with ts_rank_cd (tests/pg/store-search.test.ts)",
   "tests/fts-same-answers.test.ts": "SQLite's word lists held to FTS5 over real text; PostgreSQL ranks with ts_rank (tests/pg/store-search.test.ts)",
   "tests/word-lists.test.ts": "SQLite's word lists derived from FTS5's index (counts, lengths, change log); PostgreSQL ranks with ts_rank (tests/pg/store-search.test.ts)",
