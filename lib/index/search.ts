@@ -22,13 +22,13 @@ import {
   matchTerms,
   planQueryVector,
   recencyDecay,
+  rankedByBm25,
   RRF_K,
   rrfTerm,
   similarityFloorFor,
   snippetFor,
   snippetsOf,
   vectorNeighbours,
-  type Bm25Row,
   type ConfidenceBand,
   type Explain,
   type FusionPolicy,
@@ -731,7 +731,7 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
     const top = broad
       ? broad.top(depth)
-      : runWithinBudget({ sqlite: h.sqlite, budget, fn: () => preparedOnce({ sqlite: h.sqlite, sql: "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?" }).all(match, depth) as Bm25Row[] });
+      : runWithinBudget({ sqlite: h.sqlite, budget, fn: () => rankedByBm25({ db: h.sqlite, schema: "main", table: "documents_fts", match, m: depth }) });
     for (const r of top) {
       const path = pathOf.get(r.rowid);
       if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);
