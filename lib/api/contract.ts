@@ -74,48 +74,76 @@ export type WireOptions = { undeclared: "keep" | "strip" };
 
 /** The wire form of a domain value: each object's declared keys, undeclared ones kept or stripped by `opts`, values as they were. */
 export function toWire({ schema, value, opts = { undeclared: "strip" } }: { schema: ZodType; value: unknown; opts?: WireOptions }): unknown {
-  if (value === null || value === undefined) return value;
+  return converterOf(schema)(value, opts.undeclared === "keep");
+}
+
+/** One schema's wire conversion; `keep`: undeclared keys stay (WireOptions "keep"). */
+type Converter = (value: unknown, keep: boolean) => unknown;
+
+/** Schemas are built once at module load, so each one's conversion is worked out once (toWire runs on every answer). */
+const converters = new WeakMap<ZodType, Converter>();
+
+function converterOf(schema: ZodType): Converter {
+  const known = converters.get(schema);
+  if (known) return known;
+  // Set before the children are built: a recursive schema (z.lazy) reaches itself through this entry.
+  let built: Converter | null = null;
+  const converter: Converter = (value, keep) => (value === null || value === undefined ? value : (built ??= buildConverter(schema))(value, keep));
+  converters.set(schema, converter);
+  return converter;
+}
+
+function buildConverter(schema: ZodType): Converter {
   const def = defOf(schema);
   const inner = wrappedSchema(def);
-  if (inner) return toWire({ schema: inner, value, opts });
+  if (inner) return converterOf(inner);
   switch (def.type) {
     case "object": {
-      if (!isPlainObject(value)) return value;
-      const out: Record<string, unknown> = {};
       const { fields, keepsUndeclared } = objectFields(schema, def);
-      // Undeclared keys go out only where the schema allows extra keys (a catchall or a loose object); a strict or
-      // plain object strips them, so a domain field nobody declared (a hash, an internal id) never leaks in production.
-      // Under test the response check refuses them instead, naming the field.
-      const keep = opts.undeclared === "keep" || keepsUndeclared;
-      for (const { key, child } of fields) if (key in value) out[key] = toWire({ schema: child, value: value[key], opts });
-      if (keep) for (const [key, v] of Object.entries(value)) if (!(key in out)) out[key] = v;
-      return out;
+      const children = fields.map(({ key, child }) => ({ key, convert: converterOf(child) }));
+      return (value, keep) => {
+        if (!isPlainObject(value)) return value;
+        const out: Record<string, unknown> = {};
+        // Undeclared keys go out only where the schema allows extra keys (a catchall or a loose object); a strict or
+        // plain object strips them, so a domain field nobody declared (a hash, an internal id) never leaks in production.
+        // Under test the response check refuses them instead, naming the field.
+        for (const { key, convert } of children) if (key in value) out[key] = convert(value[key], keep);
+        if (keep || keepsUndeclared) for (const [key, v] of Object.entries(value)) if (!(key in out)) out[key] = v;
+        return out;
+      };
     }
-    case "array":
-      return Array.isArray(value) && def.element ? value.map((v) => toWire({ schema: def.element!, value: v, opts })) : value;
-    case "tuple":
-      return Array.isArray(value) ? value.map((v, i) => { const s = def.items?.[i] ?? def.rest; return s ? toWire({ schema: s, value: v, opts }) : v; }) : value;
+    case "array": {
+      const element = def.element ? converterOf(def.element) : null;
+      return (value, keep) => (Array.isArray(value) && element ? value.map((v) => element(v, keep)) : value);
+    }
+    case "tuple": {
+      const items = (def.items ?? []).map(converterOf);
+      const rest = def.rest ? converterOf(def.rest) : null;
+      return (value, keep) => (Array.isArray(value) ? value.map((v, i) => { const c = items[i] ?? rest; return c ? c(v, keep) : v; }) : value);
+    }
     case "record": {
-      if (!isPlainObject(value) || !def.valueType) return value;
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire({ schema: def.valueType!, value: v, opts })]));
+      const valueType = def.valueType ? converterOf(def.valueType) : null;
+      return (value, keep) => (!isPlainObject(value) || !valueType ? value : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, valueType(v, keep)])));
     }
     case "lazy":
-      return def.getter ? toWire({ schema: def.getter(), value, opts }) : value;
+      return (value, keep) => (def.getter ? converterOf(def.getter())(value, keep) : value);
     case "pipe":
-      return def.in ? toWire({ schema: def.in, value, opts }) : value;
+      return def.in ? converterOf(def.in) : (value) => value;
     case "union": {
       const options = def.options ?? [];
-      let best: ZodType | null = null;
-      let bestScore = -1;
-      for (const option of options) {
-        const score = branchScore(option, value);
-        if (score > bestScore) [best, bestScore] = [option, score];
-      }
-      return best ? toWire({ schema: best, value, opts }) : value;
+      return (value, keep) => {
+        let best: ZodType | null = null;
+        let bestScore = -1;
+        for (const option of options) {
+          const score = branchScore(option, value);
+          if (score > bestScore) [best, bestScore] = [option, score];
+        }
+        return best ? converterOf(best)(value, keep) : value;
+      };
     }
     default:
       // Scalars, enums, literals, unknown: nothing to rename.
-      return value;
+      return (value) => value;
   }
 }
 

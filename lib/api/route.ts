@@ -47,6 +47,8 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   archivedStores?: "allowed";
   params?: P;
   query?: Q;
+  /** The query's parse for its common shape without the schema (the same output), or null: the schema parses it. */
+  commonQuery?: (raw: Record<string, string | string[]>) => z.output<Q> | null;
   body?: B;
   maxBodyBytes?: number;
   /** Status for a successful JSON answer; a handler that decides per call returns respondCreated(...). */
@@ -149,7 +151,8 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       const named = spec.params ? storesReferenced({ schema: spec.params, value: params }) : typeof rawParams.store === "string" ? [rawParams.store] : [];
       // Each part is checked as soon as it is parsed, so a forbidden store is refused before the body is read.
       if (principal) assertStoresAllowed({ principal, stores: named });
-      const query = spec.query ? parseWith(spec.query, queryObject(new URL(request.url)), "query") : ({} as z.output<Q>);
+      const rawQuery = spec.query ? queryObject(new URL(request.url)) : null;
+      const query = spec.query ? (spec.commonQuery?.(rawQuery!) ?? parseWith(spec.query, rawQuery, "query")) : ({} as z.output<Q>);
       named.push(...storesReferenced({ schema: spec.query, value: query }));
       if (principal) assertStoresAllowed({ principal, stores: named });
       let body = undefined as z.output<B>;

@@ -3,7 +3,7 @@ import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
 import { preparedOnce } from "../db/statements";
-import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, type Bm25Plan, type Bm25Row } from "../retrieval";
+import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, rankedByBm25, type Bm25Plan, type Bm25Row } from "../retrieval";
 import type { SearchInput } from "./search";
 
 /** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
@@ -236,8 +236,7 @@ export function runFts({
     if (!hasExplicitFilters(input)) {
       // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
       // Joining chunks and documents and testing the filter for every match costs several times the ranking itself.
-      const ranked = preparedOnce({ sqlite: reader.sqlite, sql: `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?` });
-      return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }) });
+      return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => rankedByBm25({ db: reader.sqlite, schema, table: "chunks_fts", match, m }) }) });
     }
     const where = ["chunks_fts match ?", ...filters.where];
     const args: unknown[] = [match, ...filters.args];

@@ -22,13 +22,13 @@ import {
   matchTerms,
   planQueryVector,
   recencyDecay,
+  rankedByBm25,
   RRF_K,
   rrfTerm,
   similarityFloorFor,
   snippetFor,
   snippetsOf,
   vectorNeighbours,
-  type Bm25Row,
   type ConfidenceBand,
   type Explain,
   type FusionPolicy,
@@ -93,6 +93,38 @@ export const searchInputSchema = z
   .strict();
 
 export type SearchInput = z.output<typeof searchInputSchema>;
+
+/** The values each key of the common query shape may take as written (enums; the rest are q, limit and offset). */
+const COMMON_SEARCH_ENUMS: Record<string, readonly string[]> = { mode: ["fts", "vector", "hybrid"], match: ["all", "any"], group: ["chunk", "document"], syntax: ["plain", "fts5"] };
+const SMALL_INT = /^(0|[1-9][0-9]{0,4})$/;
+
+/**
+ * searchInputSchema's answer for the common query shape (q with any of mode, match, group, syntax, limit and offset,
+ * each once and plainly valid), without zod; null for anything else, which the schema parses (and refuses with its
+ * 4xx). The same object, key for key and in the schema's order (tests/search-query.test.ts holds the two equal).
+ */
+export function commonSearchQuery(raw: Record<string, string | string[]>): SearchInput | null {
+  const q = raw.q;
+  if (typeof q !== "string" || q.length > 2000 || q.trim().length === 0) return null;
+  for (const key in raw) {
+    const v = raw[key];
+    if (typeof v !== "string") return null;
+    if (key === "q") continue;
+    if (key === "limit" || key === "offset") {
+      if (!SMALL_INT.test(v)) return null;
+      const n = Number(v);
+      if (key === "limit" ? n < 1 || n > 100 : n > 10_000) return null;
+    } else if (!Object.hasOwn(COMMON_SEARCH_ENUMS, key) || !COMMON_SEARCH_ENUMS[key].includes(v)) return null;
+  }
+  const out = { q, mode: (raw.mode ?? DEFAULT_SEARCH_MODE) as SearchInput["mode"], exact: false, explain: false, syntax: (raw.syntax ?? "plain") as SearchInput["syntax"] } as SearchInput;
+  if (raw.match !== undefined) out.match = raw.match as SearchInput["match"];
+  out.include_core = false;
+  out.include_expired = false;
+  out.group = (raw.group ?? DEFAULT_GROUP) as SearchInput["group"];
+  out.limit = raw.limit === undefined ? 20 : Number(raw.limit);
+  out.offset = raw.offset === undefined ? 0 : Number(raw.offset);
+  return out;
+}
 
 /**
  * How a document's evidence makes its score (group=document): the best chunk's bm25 (or a damped sum), × a boost for
@@ -494,6 +526,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor({ input, match: matchMode, stopwords: tuning.stopwords }) : null;
   const ftsRanked: LexicalHit[] = [];
+  // The query's content words, read once: the written-forms factor and the document scoring weigh by them.
+  const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
   /** Each store's chunks_fts tokenizer: the shown lexical hits get their snippets at the end (withShownSnippets). */
   const snippetTokenizers = new Map<string, string>();
   let lexicalOverBudget: string | null = null;
@@ -510,7 +544,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, nearPairs: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
         }
         if ((boost > 0 || proximity.weight > 0) && input.syntax === "plain") {
-          weighWrittenForms({ ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost, proximity });
+          weighWrittenForms({ ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms, boost, proximity });
         }
       }
     } catch (e) {
@@ -556,7 +590,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   return finishSearch({
     input, rec, now, answeredBy, weights, policy, handles, ranking: "bm25", lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key),
-    terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring: tuning.document,
+    terms, scoring: tuning.document,
     // Plain queries only: an advanced expression may name chunk columns the document index does not have.
     wholeDocument: (candidates) => (match && input.syntax === "plain" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null),
     lexicalSnippets: (shown) => {
@@ -731,7 +765,7 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
     const top = broad
       ? broad.top(depth)
-      : runWithinBudget({ sqlite: h.sqlite, budget, fn: () => preparedOnce({ sqlite: h.sqlite, sql: "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?" }).all(match, depth) as Bm25Row[] });
+      : runWithinBudget({ sqlite: h.sqlite, budget, fn: () => rankedByBm25({ db: h.sqlite, schema: "main", table: "documents_fts", match, m: depth }) });
     for (const r of top) {
       const path = pathOf.get(r.rowid);
       if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);

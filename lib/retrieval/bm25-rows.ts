@@ -11,7 +11,7 @@ import { plainPhrases } from "./match";
  * 'instance', %_docsize) with the tokens the table's own tokenizer makes (the scratch table): FTS5's score to the last
  * bit (fts5-bm25.ts), at a cost that follows the query tokens' instances. A broad query (more than `maxInstances`
  * instances) takes each row's counts from its own text (`texts`) instead: a cost that follows the rows' size. A
- * selective one (at most FEW_MATCHES rows can match) is ranked by FTS5 itself, every match in one statement.
+ * selective one (at most FEW_MATCHES rows match) is ranked by FTS5 itself, every match in one statement.
  * Null (the caller ranks its own way) when the expression is not plain, a phrase is not one token, the vocabulary
  * tables cannot be made, or a broad query has no texts.
  */
@@ -22,7 +22,7 @@ const MAX_KNOWN_ROWS = 20_000;
 /** Instances of the query's tokens past which scanning them costs more than ranking every match (each costs about what ranking one matching row costs). */
 export const MAX_SCANNED_INSTANCES = 20_000;
 
-/** Rows a query can match (its words' row counts) up to which FTS5 itself ranks them all (fewer statements than the index's numbers). */
+/** Rows a query matches up to which FTS5 itself ranks them all (one capped statement, read before any of the index's numbers). */
 export const FEW_MATCHES = 32;
 
 /**
@@ -41,6 +41,16 @@ export function bm25OfRows({ db, schema, table, match, rowids, maxInstances = MA
   // Each phrase's tokens as the table's tokenizer makes them: exactly one each, or FTS5's phrase semantics are not a sum of single tokens.
   const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
   if (!tokens) return null;
+  // At most FEW_MATCHES rows match: FTS5 ranks them all in one statement, read one row past so that more say so
+  // (then the numbers below). No count is read first: the capped read costs what the counts would.
+  if (maxInstances > 0) {
+    const few = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? limit ${FEW_MATCHES + 1}` }).all(match) as { rowid: number; rank: number }[];
+    if (few.length <= FEW_MATCHES) {
+      const wanted = new Set(rowids);
+      for (const r of few) if (wanted.has(r.rowid)) out.set(r.rowid, -r.rank);
+      return out;
+    }
+  }
   const perToken = new Map<string, { rows: number; instances: number }>();
   let instances = 0;
   for (const t of new Set(tokens)) {
@@ -48,16 +58,6 @@ export function bm25OfRows({ db, schema, table, match, rowids, maxInstances = MA
     if (!r) return null;
     perToken.set(t, r);
     instances += r.instances;
-  }
-  // A selective query (at most FEW_MATCHES rows can match): FTS5 ranks every match in one statement for less than
-  // the numbers below cost to read, and its score is the one they reproduce. (maxInstances 0 asks for the rows' text: not here.)
-  const counts = [...perToken.values()].map((r) => r.rows);
-  const matchable = plain.mode === "all" ? Math.min(...counts) : counts.reduce((a, b) => a + b, 0);
-  if (matchable <= FEW_MATCHES && maxInstances > 0) {
-    const wanted = new Set(rowids);
-    const ranked = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ?` }).all(match) as { rowid: number; rank: number }[];
-    for (const r of ranked) if (wanted.has(r.rowid)) out.set(r.rowid, -r.rank);
-    return out;
   }
   const totals = ftsTotals({ db, schema, table, columns });
   if (!totals) return null;

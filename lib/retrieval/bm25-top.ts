@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
 import { runWithinBudget, type QueryBudget } from "../db/query-budget";
-import { preparedOnce } from "../db/statements";
 import { BoundedMemo } from "./bounded-memo";
 import { clearIndexStateMemos, databaseFileOf } from "./fts-tokens";
 import { clearSelectiveMatchCaches } from "./selective-match";
+import { matchCountUpTo } from "./fts5-bm25";
 import { clearWordListMemos, hasReadyWordLists, wordListAnswerState, wordListScores, type RowScores } from "./word-lists";
 
 /**
@@ -74,8 +74,7 @@ function planOf(matches: number, how?: string): Bm25Plan {
 }
 
 function broadTopComputed({ db, schema, table, match, state, memoKey }: { db: Database.Database; schema: string; table: string; match: string; state: string | null; memoKey: string }): ReturnType<typeof broadTopByBm25> {
-  const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
-  if ((countUpTo.get(match, BROAD_MATCH_ROWS + 1) as number) <= BROAD_MATCH_ROWS) return null;
+  if (matchCountUpTo({ db, schema, table, match, limit: BROAD_MATCH_ROWS + 1 }) <= BROAD_MATCH_ROWS) return null;
   const listed = wordListScores({ db, schema, table, match });
   if (!listed) return null;
   const matches = listed.ids.length;
@@ -94,6 +93,8 @@ function broadTopComputed({ db, schema, table, match, state, memoKey }: { db: Da
 
 /** broadTopByBm25 under a request's query budget. */
 export function broadTopWithinBudget(args: { db: Database.Database; schema: string; table: string; match: string; budget: QueryBudget }): ReturnType<typeof broadTopByBm25> {
+  // A table without ready lists has nothing to rank from them: one indexed read tells, with no budget to arm for it.
+  if (!hasReadyWordLists(args)) return null;
   return runWithinBudget({ sqlite: args.db, budget: args.budget, fn: () => broadTopByBm25(args) });
 }
 

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { Bm25Row } from "./bm25-top";
 import { preparedOnce } from "../db/statements";
 
 /**
@@ -71,4 +72,22 @@ export function ftsTotals({ db, schema, table, columns }: { db: Database.Databas
 export function indexStateOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string | null {
   const block = preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 10`, mode: "pluck" }).get() as Buffer | undefined;
   return block ? block.toString("base64") : null;
+}
+
+/**
+ * The best `m` rows of `match` as FTS5 ranks them (`order by rank, rowid limit m`). FTS5 reads a LIMIT while the
+ * statement is planned, so a bound `limit ?` makes SQLite plan the statement again on every run (about what a
+ * selective MATCH itself costs): the limit is written into the SQL instead, rounded up to a power of two so a
+ * connection keeps a few such statements, and the rows past `m` are dropped (the order is total: the same rows).
+ */
+export function rankedByBm25({ db, schema, table, match, m }: { db: Database.Database; schema: string; table: string; match: string; m: number }): Bm25Row[] {
+  if (m <= 0) return [];
+  const limit = 2 ** Math.ceil(Math.log2(m));
+  const rows = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ${limit}` }).all(match) as Bm25Row[];
+  return rows.length > m ? rows.slice(0, m) : rows;
+}
+
+/** How many rows `match` holds, counted up to `limit` (FTS5 stops there); `limit` is a constant of the caller's, written into the SQL (see rankedByBm25). */
+export function matchCountUpTo({ db, schema, table, match, limit }: { db: Database.Database; schema: string; table: string; match: string; limit: number }): number {
+  return preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ${Math.trunc(limit)})`, mode: "pluck" }).get(match) as number;
 }

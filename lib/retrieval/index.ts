@@ -9,6 +9,7 @@ export { bandHits, CONFIDENCE_BANDS, confidenceBand, termCoverage, weakAnswerRea
 export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
 export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, snippetText, stripMarkup } from "./snippet";
 export { ftsTokenizerOf } from "./fts-tokens";
+export { rankedByBm25 } from "./fts5-bm25";
 export { BROAD_MATCH_ROWS, broadTopByBm25, broadTopWithinBudget, clearFullTextMemos, type Bm25Plan, type Bm25Row } from "./bm25-top";
 export { clearSelectiveMatchCaches, SELECTIVE_ROWS, selectiveTopByBm25, type SelectiveTop } from "./selective-match";
 export { bm25OfRows, MAX_SCANNED_INSTANCES } from "./bm25-rows";

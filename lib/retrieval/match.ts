@@ -71,8 +71,12 @@ export function matchExpression(terms: string[], match: "all" | "any"): string |
   return terms.map(quote).join(match === "any" ? " OR " : " ");
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** A word as the unicode61 tokenizer (remove_diacritics 2) folds it: NFKC, lowercased, accents removed. */
 export function foldWord(word: string): string {
+  // ASCII is its own NFKC, NFD and NFC and has no marks: lower-casing is the whole fold.
+  if (ASCII.test(word)) return word.toLowerCase();
   return word.normalize("NFKC").toLowerCase().normalize("NFD").replace(/\p{M}/gu, "").normalize("NFC");
 }
 

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 import type { Bm25Row } from "./bm25-top";
-import { bm25Bound, bm25Part, ftsIdf, ftsTotals, indexStateOf, type Totals } from "./fts5-bm25";
+import { bm25Bound, bm25Part, ftsIdf, ftsTotals, indexStateOf, matchCountUpTo, rankedByBm25, type Totals } from "./fts5-bm25";
 import { databaseFileOf, ftsColumnsOf, ftsTokenizerOf, phraseRowCount, phraseTokens, scratchCounts } from "./fts-tokens";
 import { BoundedMemo } from "./bounded-memo";
 import { matchExpression } from "./match";
@@ -98,14 +98,14 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
   const counts = rowCountsFor({ db, schema, table, rows: totals.rows });
-  const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
+  const countUpTo = (phrase: string, limit: number) => matchCountUpTo({ db, schema, table, match: phrase, limit });
   const rowCount = (t: string, limit = Number.MAX_SAFE_INTEGER): number => {
     const known = counts.get(t);
     if (known !== undefined) return known;
     const phrase = matchExpression([t], "any")!;
     // A full count from the index's vocabulary (cheaper for a common word); up to a limit, FTS5 stops at it.
     const full = limit === Number.MAX_SAFE_INTEGER ? phraseRowCount({ db, schema, table, phrase }) : null;
-    const n = full ?? (countUpTo.get(phrase, limit) as number);
+    const n = full ?? countUpTo(phrase, limit);
     // Long words are not kept: the cache is bounded in words, and a query may be thousands of characters.
     if (n < limit && t.length <= MAX_CACHED_WORD) counts.set(t, n);
     return n;
@@ -129,14 +129,14 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const selectiveMatch = matchExpression(selective, "any")!;
   const m = CANDIDATES_PER_K * k;
   // FTS5 finds the rows that hold them now, even a word counted in no row before a write (counts are reused within 1%).
-  const seeds = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` }).all(selectiveMatch, m) as Bm25Row[];
+  const seeds = rankedByBm25({ db, schema, table, match: selectiveMatch, m });
   // Fewer than k: every row a rare word holds is a seed, and the rest of the list is FTS5's own ranking of the common
   // words (withCommonRows); the seeds' scores are merged with those, so their idf is counted under this index state.
   const fresh = seeds.length < k;
   // Every statement on the store's connection runs before the work on the private scratch database below, so the
   // caller's time budget (one interrupt of this connection) still covers all of them: the full row counts of the
   // common words (their idf) included.
-  const freshCount = (phrase: string) => phraseRowCount({ db, schema, table, phrase }) ?? (countUpTo.get(phrase, Number.MAX_SAFE_INTEGER) as number);
+  const freshCount = (phrase: string) => phraseRowCount({ db, schema, table, phrase }) ?? countUpTo(phrase, Number.MAX_SAFE_INTEGER);
   const rowsOfTerm = terms.map((t) => (fresh ? freshCount(matchExpression([t], "any")!) : rowCount(t)));
 
   // Whole-query scores of the candidates, from FTS5's own numbers, a batch of k at a time in the seeds' order: once
@@ -214,11 +214,10 @@ function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals,
  * words' idf. Otherwise the best rows holding every word, for recall and remember also those of the highest coverage.
  */
 function rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; totals: Totals; /** Each word's row count, counted up to a limit: at least this many. */ rowsAtLeast: { t: string; n: number }[] }): SelectiveTop | null {
-  const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
-  const best = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
+  const countUpTo = (match: string) => matchCountUpTo({ db, schema, table, match, limit: SELECTIVE_ROWS + 1 });
   // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.
   const sets = [terms];
-  const every = countUpTo.get(matchExpression(terms, "all")!, SELECTIVE_ROWS + 1) as number;
+  const every = countUpTo(matchExpression(terms, "all")!);
   if (every > SELECTIVE_ROWS) return null;
   if (every < k) {
     if (terms.length < 3) return null;
@@ -229,8 +228,8 @@ function rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeas
   const scores = new Map<number, number>();
   for (const set of sets) {
     const and = matchExpression(set, "all")!;
-    if (set !== terms && (countUpTo.get(and, SELECTIVE_ROWS + 1) as number) > SELECTIVE_ROWS) return null;
-    for (const r of best.all(and, k) as Bm25Row[]) scores.set(r.rowid, Math.min(scores.get(r.rowid) ?? 0, r.rank));
+    if (set !== terms && countUpTo(and) > SELECTIVE_ROWS) return null;
+    for (const r of rankedByBm25({ db, schema, table, match: and, m: k })) scores.set(r.rowid, Math.min(scores.get(r.rowid) ?? 0, r.rank));
   }
   if (scores.size < k) return null;
   const rows = [...scores].map(([rowid, rank]) => ({ rowid, rank })).sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
@@ -254,16 +253,16 @@ function rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeas
  * merge by (score, rowid) is the exhaustive answer.
  */
 function topOfTwoWords({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows, m }: { db: Database.Database; schema: string; table: string; a: string; b: string; rowsOfA: number; rowsOfB: number; totalRows: number; m: number }): Bm25Row[] {
-  const ranked = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
+  const ranked = (match: string, n: number) => rankedByBm25({ db, schema, table, match, m: n });
   const oneWord = [
     { match: `${a} NOT ${b}`, bound: bm25Bound(ftsIdf(db, totalRows, rowsOfA)) },
     { match: `${b} NOT ${a}`, bound: bm25Bound(ftsIdf(db, totalRows, rowsOfB)) },
   ].sort((x, y) => y.bound - x.bound);
-  let rows = ranked.all(`${a} ${b}`, m) as Bm25Row[];
+  let rows = ranked(`${a} ${b}`, m);
   for (const one of oneWord) {
     // Scores agree with FTS5's own to the last bit; the margin keeps a row at the bound from being decided by rounding.
     if (rows.length >= m && -rows[m - 1].rank > one.bound + 1e-9) continue;
-    rows = [...rows, ...(ranked.all(one.match, m) as Bm25Row[])].sort((x, y) => x.rank - y.rank || x.rowid - y.rowid).slice(0, m);
+    rows = [...rows, ...ranked(one.match, m)].sort((x, y) => x.rank - y.rank || x.rowid - y.rowid).slice(0, m);
   }
   return rows;
 }

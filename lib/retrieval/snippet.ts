@@ -15,6 +15,8 @@ export const MARK_CLOSE = "\uE001";
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", "#39": "'" };
 
 export function stripMarkup(text: string): string {
+  // Each step below changes only text holding its own trigger character; a snippet of plain words skips them all.
+  if (!MARKUP_TRIGGERS.test(text)) return text.replace(/\s+/g, " ").trim();
   return (
     stripTableSyntax(text)
       // Whole elements whose content is not prose.
@@ -38,6 +40,9 @@ export function stripMarkup(text: string): string {
       .trim()
   );
 }
+
+/** Characters one of stripMarkup's steps needs to find anything: table pipes, tags, entities, links, headings, emphasis. */
+const MARKUP_TRIGGERS = /[|<>&[#*_`]/;
 
 /** Clean a marked snippet, then split it into text and [start, end) highlight offsets. */
 export function snippetText(raw: string): { snippet: string; highlights: [number, number][] } {

@@ -22,6 +22,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/memory-markdown.test.ts": "no database: markdown rendering",
   "tests/ledger-verdict-label.test.ts": "no database: the verdict badge's words",
   "tests/search-docs-queries.test.ts": "no database: the search bench's query-set builder",
+  "tests/search-query.test.ts": "no database: the search route's query parse against its schema",
   "tests/search-url.test.ts": "no database: the search page's URLs",
   // SQLite's own machinery; PostgreSQL's counterpart named.
   "tests/backend-selection.test.ts": "choosing the backend from DATABASE_URL, and `migrate` without it (with it: tests/pg/migrate.test.ts)",

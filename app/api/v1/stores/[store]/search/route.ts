@@ -2,7 +2,7 @@ import { z } from "zod";
 import { searchResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { stores } from "@/lib/stores/backend";
-import { searchInputSchema } from "@/lib/index/search";
+import { commonSearchQuery, searchInputSchema } from "@/lib/index/search";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { callerOf } from "@/lib/api/respond";
 import { countedRetrieval } from "@/lib/governance/retrieval-counts";
@@ -16,6 +16,7 @@ export const GET = defineRoute({
   response: searchResponse,
   params,
   query: searchInputSchema,
+  commonQuery: commonSearchQuery,
   handler: ({ params, query, principal }) => countedRetrieval({ kind: "search", agentId: callerOf(principal).agentId, store: params.store, work: () => stores().search({ store: params.store, input: query }) }),
 });
 
