@@ -3,7 +3,7 @@ import { openStoreReaderWithCore, type StoreHandle } from "../../db/connection";
 import { runWithinBudget } from "../../db/query-budget";
 import { preparedOnce } from "../../db/statements";
 import type { KnnSource } from "../../embed/vector-index";
-import { broadTopWithinBudget, matchExpression, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours } from "../../retrieval";
+import { broadTopWithinBudget, matchExpression, planQueryVector, rankedByBm25, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
 import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
 
@@ -71,7 +71,7 @@ function readerOf(src: Source): RememberReader {
         ? pruned.rows.map((r) => ({ seq: r.rowid, rank: r.rank }))
         : broad
           ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank }))
-          : runWithinBudget({ sqlite: src.db, budget, fn: () => all<{ seq: number; rank: number }>(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`, match, k) });
+          : runWithinBudget({ sqlite: src.db, budget, fn: () => rankedByBm25({ db: src.db, schema: src.schema, table, match, m: k }).map((r) => ({ seq: r.rowid, rank: r.rank })) });
       // bm25 is better when more negative.
       return { hits: relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank }))), note: { words: pruned?.common ?? [], tsRank: false } };
     },
