@@ -64,6 +64,14 @@ export const JOIN_COMMON = 400_000;
 export const TOGETHER_SAMPLE = 200;
 export const TOGETHER = 0.36;
 
+/**
+ * The sample looks at the query's SAMPLE_WORDS rarest words only: each of their first postings is looked up in the
+ * others of them by key, so a query of many words costs at most SAMPLE_WORDS × TOGETHER_SAMPLE × (SAMPLE_WORDS − 1)
+ * lookups. The rarest words say most of where the rows holding every word are (the commonest are in most rows
+ * whichever way); and the share only chooses between two exact paths: a wrong guess costs time, never answers.
+ */
+export const SAMPLE_WORDS = 3;
+
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
 
@@ -375,6 +383,8 @@ export async function bm25TopPg({
     const { hits, matched: n, first } = await scoreAll({ matched });
     return { kind: "ranked", hits, plan: plan("by-key", dfOf.get(rarest)!, 1, `exact bm25 of every chunk holding every word (${n}), the rarest word's postings (${dfOf.get(rarest)!}) joined to the others' by key`), stats, first };
   }
+  // What the together sample found, when it ran (for the plan's detail).
+  let sampledNote = "";
   // Every word's postings read (index-only) and joined on the chunk, so only the rows holding every word are scored.
   const joinAll = async (): Promise<Bm25TopAnswer> => {
     // `+ 0`: the commoner words' chunk is not an index key then, so the planner cannot look each of the rarest's rows
@@ -386,7 +396,7 @@ export async function bm25TopPg({
     // to set it off, and its compilation (paid per statement) costs more than the statement's own work.
     await tx.execute(sql`select set_config('jit', 'off', true)`);
     const { hits, matched: n, first } = await scoreAll({ matched });
-    return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined`), stats, first };
+    return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined${sampledNote}`), stats, first };
   };
   // All of two or more words, too many postings to group but not to read, the rarest not rare enough to look the
   // others up by key: joined.
@@ -399,12 +409,16 @@ export async function bm25TopPg({
   // All of two or more common words: joined, unless they go together at the head of their postings (one statement:
   // of each word's first postings by impact, the share holding every other word).
   if (mode === "all" && live.length > 1 && allPostings <= joinCommon) {
-    const holdsOthers = (t: string) => sql.join(live.filter((o) => o !== t).map((o) => sql`exists (select 1 from fts_postings o where o.chunk_id = s.chunk_id and o.term = ${o})`), sql` and `);
+    // The rarest first (`others` goes from the rarest up): a row's lookups stop at the first word it lacks.
+    const sampled = [rarest, ...others].slice(0, SAMPLE_WORDS);
+    const holdsOthers = (t: string) => sql.join(sampled.filter((o) => o !== t).map((o) => sql`exists (select 1 from fts_postings o where o.chunk_id = s.chunk_id and o.term = ${o})`), sql` and `);
     const [sample] = await rowsOf<{ share: number[] }>({
       tx,
-      query: sql`select array[${sql.join(live.map((t) => sql`(select coalesce(avg((${holdsOthers(t)})::int), 0)::float8 from (select chunk_id from fts_postings where term = ${t} order by imp desc, chunk_id desc limit ${TOGETHER_SAMPLE}) s)`), sql`, `)}] as share`,
+      query: sql`select array[${sql.join(sampled.map((t) => sql`(select coalesce(avg((${holdsOthers(t)})::int), 0)::float8 from (select chunk_id from fts_postings where term = ${t} order by imp desc, chunk_id desc limit ${TOGETHER_SAMPLE}) s)`), sql`, `)}] as share`,
     });
-    if (Math.min(...sample.share.map(Number)) < together) return joinAll();
+    const least = Math.min(...sample.share.map(Number));
+    sampledNote = `, the ${sampled.length} rarest words' first ${TOGETHER_SAMPLE} postings ${least < together ? "seldom" : "often"} together (${least.toFixed(2)})`;
+    if (least < together) return joinAll();
   }
 
   // Impact-ordered heads with a proven bound (no random access but for a few rows), one statement a try: the first
@@ -467,7 +481,7 @@ export async function bm25TopPg({
     const hits = hitsOf(got);
     const allRead = live.map((_, i) => took[i] < heads);
     const unseen = live.reduce((sum, t, i) => sum + (allRead[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
-    const detail = (extra: string) => `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored${extra})`;
+    const detail = (extra: string) => `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored${extra}${sampledNote})`;
     if (hits.length >= k ? unseen * SLACK < hits[k - 1].score && open.length <= OPEN_ROWS : depth >= scored && allRead.every(Boolean)) {
       if (open.length === 0) return { kind: "ranked", hits: hits.slice(0, k), plan: plan("impact-ordered", read, rounds, detail("")), stats, first: got[0] };
       // The few partly met rows that can still reach θ, scored by key beside the best k found.
