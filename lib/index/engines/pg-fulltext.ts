@@ -329,14 +329,14 @@ export async function bm25TopPg({
 
   // The statement's end, either path: the best rows with whether they pass the filters, their rank among those that
   // pass (rn), and for the best k that pass the caller's columns (c = chunks, d = documents, r.rn); one row with a null
-  // id when none.
+  // id when none. `after`: more statements over `ranked`; `gate`: when the caller's columns are wanted (else null).
   type Judged = { id: string | null; score: number | null; pass: boolean | null; rn: string | null } & Record<string, unknown>;
-  const judgedBest = ({ ctes, head, from }: { ctes: SQL; head: SQL; from: SQL }) =>
+  const judgedBest = ({ ctes, head, from, after, gate }: { ctes: SQL; head: SQL; from: SQL; after?: SQL; gate?: SQL }) =>
     sql`with ${ctes},
       judged as (select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id),
-      ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)
+      ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)${after ? sql`, ${after}` : sql``}
       select ${head}, r.id, r.score, r.pass, r.rn${columns ? sql`, ${columns}` : sql``}
-      from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+      from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id${gate ? sql` and ${gate}` : sql``}) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
   const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
@@ -427,10 +427,13 @@ export async function bm25TopPg({
   // those, with whether they pass the filters, give the k-th score θ. A row met in some heads only can score at most
   // its met tokens' parts plus, for each unmet token, impactBound at that token's frontier (the last impact read); a
   // row met in none at most Σ impactBound. When that sum is below θ and few partly met rows can still reach θ, the
-  // top k is exact once those few are scored by key (a second statement); else the heads go deeper.
+  // top k is exact once those few are scored by key (a second statement); else the heads go deeper. Each token's
+  // frontier and count come from a second index-only read of its head: cheaper than aggregating the heads' rows,
+  // which are then read once (by the grouping).
   const SLACK = 1 + 1e-9;
   const c = Math.min(1, REF_AVGDL / avgdl);
   const tfOf = tfColumn;
+  const tfList = (of: SQL) => sql.join(live.map((t) => sql`${of}${tfOf(t)}`), sql`, `);
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
   // All words: deep enough that, were the tokens independent of each other, HEAD_OVERLAP × k rows would be met in every
@@ -459,24 +462,30 @@ export async function bm25TopPg({
       }),
       sql` + `,
     );
-    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: (number | null)[][] | null }>({
+    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: (number | null)[][] | null; bestCounts: (number | null)[][] | null }>({
       tx,
       query: judgedBest({
         ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
-          h as (select t.term, x.chunk_id, x.tf, x.len, x.imp from t cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
-          f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select term, min(imp) as imp, count(*)::int as n from h group by term) y on y.term = t.term),
+          h as (select t.term, x.chunk_id, x.tf, x.len from t cross join lateral (select chunk_id, tf, len from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
+          f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(y.n order by t.i) as took from t cross join lateral (select min(imp) as imp, count(*)::int as n from (select imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) z) y),
           m as (select chunk_id, len, ${pivot} from h group by chunk_id, len),
           s as (select m.chunk_id as id, ${score} as score from m, f where ${full}),
           o as (select m.chunk_id as id, m.len, ${sql.join(live.map((t) => tfOf(t)), sql`, `)}, ${most} as ub from m, f where not (${full}) and ${possible}),
           best as (select id, score from s order by score desc, id limit ${depth})`,
-        head: sql`f.frontier, f.took, (select count(*)::int from s) as n,
-          (select json_agg(json_build_array(x.id, x.len, ${sql.join(live.map((t) => sql`x.${tfOf(t)}`), sql`, `)})) from (select o.* from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open`,
+        // The partly met rows that can still reach θ and, when there are any, the best k's counts (they are scored
+        // again beside them); the caller's columns only when there are none (else the second statement sends them).
+        after: sql`op as (select (select json_agg(json_build_array(x.id, x.len, ${tfList(sql`x.`)})) from (select o.* from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open),
+          bk as (select case when (select open from op) is not null then (select json_agg(json_build_array(m.chunk_id, m.len, ${tfList(sql`m.`)})) from ranked q join m on m.chunk_id = q.id where q.rn <= ${k}) end as best)`,
+        head: sql`f.frontier, f.took, (select count(*)::int from s) as n, (select open from op) as open, (select best from bk) as "bestCounts"`,
+        gate: sql`(select open from op) is null`,
         from: sql`f`,
       }),
     });
     const [{ frontier, took, n: scored }] = got;
-    // Each partly met row: [id, len, its count of each live token read in the heads (null: not met)].
+    // Each partly met row, and each of the best k when there are any: [id, len, its count of each live token read in
+    // the heads (null: not met, or for a best row none: its postings were all read)].
     const open = got[0].open ?? [];
+    const bestCounts = got[0].bestCounts ?? [];
     read = took.reduce((a, b) => a + b, 0);
     const hits = hitsOf(got);
     const allRead = live.map((_, i) => took[i] < heads);
@@ -492,7 +501,15 @@ export async function bm25TopPg({
         wanted.ids.push(id);
         wanted.terms.push(t);
       };
-      for (const h of hits.slice(0, k)) for (const t of live) want(h.id, t);
+      for (const [id, len, ...tfs] of bestCounts) {
+        live.forEach((t, i) => {
+          if (tfs[i] === null) return;
+          met.ids.push(id!);
+          met.terms.push(t);
+          met.tfs.push(tfs[i]!);
+          met.lens.push(len!);
+        });
+      }
       for (const [id, len, ...tfs] of open) {
         live.forEach((t, i) => {
           if (tfs[i] === null) return want(id!, t);
