@@ -337,6 +337,8 @@ export async function bm25TopPg({
       ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)${after ? sql`, ${after}` : sql``}
       select ${head}, r.id, r.score, r.pass, r.rn${columns ? sql`, ${columns}` : sql``}
       from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id${gate ? sql` and ${gate}` : sql``}) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+  // Whether a row of judgedBest's is its first (its order by).
+  const firstRow = sql`row_number() over (order by r.score desc, r.id) = 1`;
   const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
@@ -476,7 +478,8 @@ export async function bm25TopPg({
         // again beside them); the caller's columns only when there are none (else the second statement sends them).
         after: sql`op as (select (select json_agg(json_build_array(x.id, x.len, ${tfList(sql`x.`)})) from (select o.* from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open),
           bk as (select case when (select open from op) is not null then (select json_agg(json_build_array(m.chunk_id, m.len, ${tfList(sql`m.`)})) from ranked q join m on m.chunk_id = q.id where q.rn <= ${k}) end as best)`,
-        head: sql`f.frontier, f.took, (select count(*)::int from s) as n, (select open from op) as open, (select best from bk) as "bestCounts"`,
+        // The two lists on the first row only (the statement's order): every row would carry them otherwise.
+        head: sql`f.frontier, f.took, (select count(*)::int from s) as n, case when ${firstRow} then (select open from op) end as open, case when ${firstRow} then (select best from bk) end as "bestCounts"`,
         gate: sql`(select open from op) is null`,
         from: sql`f`,
       }),
