@@ -448,7 +448,19 @@ export async function bm25TopPg({
   let depth = filterOf ? k + Math.max(16, k >> 2) : k;
   for (;;) {
     rounds++;
-    const readAll = (t: string) => sql`f.took[${at(t)}] < ${heads}`;
+    // Per token, once a statement (fb: one row): whether its postings were all read, and the most it adds to a row
+    // that does not hold it in the heads (impactBound at its frontier; 0 when all were read).
+    const allOf = (t: string) => sql.raw(`a${at(t)}`);
+    const unmetOf = (t: string) => sql.raw(`u${at(t)}`);
+    const perToken = sql.join(
+      live.map((t) => {
+        const frontier = sql`f.frontier[${at(t)}]`;
+        return sql`f.took[${at(t)}] < ${heads} as ${allOf(t)},
+          (case when f.took[${at(t)}] < ${heads} or ${frontier} <= 0 then 0 else ${f8(weight.get(t)! * SLACK * (K1 + 1))} / (1 + ${f8(c)} * (1 / least(1, ${frontier} * ${f8(1 + 2 ** -20)}) - 1)) end)::float8 as ${unmetOf(t)}`;
+      }),
+      sql`, `,
+    );
+    const readAll = (t: string) => sql`fb.${allOf(t)}`;
     const full = sql.join(
       live.map((t) => (mode === "all" ? sql`${tfOf(t)} is not null` : sql`(${tfOf(t)} is not null or ${readAll(t)})`)),
       sql` and `,
@@ -458,9 +470,7 @@ export async function bm25TopPg({
     const most = sql.join(
       live.map((t) => {
         const w = weight.get(t)! * SLACK;
-        const frontier = sql`f.frontier[${at(t)}]`;
-        return sql`(case when ${tfOf(t)} is not null then ${f8(w)} * ((${tfOf(t)} * ${f8(K1 + 1)}) / (${tfOf(t)} + ${f8(K1)} * (${f8(1 - B)} + (${f8(B)} * len) / ${f8(avgdl)})))
-          when ${readAll(t)} or ${frontier} <= 0 then 0 else ${f8(w * (K1 + 1))} / (1 + ${f8(c)} * (1 / least(1, ${frontier} * ${f8(1 + 2 ** -20)}) - 1)) end)`;
+        return sql`(case when ${tfOf(t)} is not null then ${f8(w)} * ((${tfOf(t)} * ${f8(K1 + 1)}) / (${tfOf(t)} + ${f8(K1)} * (${f8(1 - B)} + (${f8(B)} * len) / ${f8(avgdl)}))) else fb.${unmetOf(t)} end)`;
       }),
       sql` + `,
     );
@@ -470,9 +480,10 @@ export async function bm25TopPg({
         ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
           h as (select t.term, x.chunk_id, x.tf, x.len from t cross join lateral (select chunk_id, tf, len from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
           f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(y.n order by t.i) as took from t cross join lateral (select min(imp) as imp, count(*)::int as n from (select imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) z) y),
+          fb as (select ${perToken} from f),
           m as (select chunk_id, len, ${pivot} from h group by chunk_id, len),
-          s as (select m.chunk_id as id, ${score} as score from m, f where ${full}),
-          o as (select m.chunk_id as id, m.len, ${sql.join(live.map((t) => tfOf(t)), sql`, `)}, ${most} as ub from m, f where not (${full}) and ${possible}),
+          s as (select m.chunk_id as id, ${score} as score from m, fb where ${full}),
+          o as (select m.chunk_id as id, m.len, ${sql.join(live.map((t) => tfOf(t)), sql`, `)}, ${most} as ub from m, fb where not (${full}) and ${possible}),
           best as (select id, score from s order by score desc, id limit ${depth})`,
         // The partly met rows that can still reach θ and, when there are any, the best k's counts (they are scored
         // again beside them); the caller's columns only when there are none (else the second statement sends them).
