@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     process.stdout.write(`group=${group}, load average (1 min) at the end ${os.loadavg()[0].toFixed(1)}\n`);
     for (const s of sides) {
       process.stdout.write(
-        `${s.name}: ${s.twoWord.length} ${given.length ? "given" : "two-word"} p50 ${f(percentile(s.twoWord, 50))} / p95 ${f(percentile(s.twoWord, 95))} ms${s.broad.length ? `; broad "${broad}" (${s.broad.length}) p50 ${f(percentile(s.broad, 50))} / p95 ${f(percentile(s.broad, 95))} ms` : ""}; statements a search (median) ${percentile(s.statements, 50)}; refused ${s.refused}\n`,
+        `${s.name}: ${s.twoWord.length} ${given.length ? "given" : "two-word"}${s.twoWord.length ? ` p50 ${f(percentile(s.twoWord, 50))} / p95 ${f(percentile(s.twoWord, 95))} ms` : ""}${s.broad.length ? `; broad "${broad}" (${s.broad.length}) p50 ${f(percentile(s.broad, 50))} / p95 ${f(percentile(s.broad, 95))} ms` : ""}; statements a search (median) ${percentile(s.statements, 50)}; refused ${s.refused}\n`,
       );
     }
     process.stdout.write(`same answers (ids and scores): ${same}/${queries.length}\n`);

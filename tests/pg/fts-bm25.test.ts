@@ -6,6 +6,7 @@ import { rowsOf, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { backfillChunkTermsPg, bm25TopPg, chunkTermsOf, rowTermsOf } from "@/lib/index/engines/pg-fulltext";
 import { backfillDocumentTermsPg, DOCUMENT_WORDS, documentWordValues } from "@/lib/index/engines/pg-words";
 import { putDocumentsSchema } from "@/lib/index/ingest";
+import { runWithinBudgetPg, startQueryBudget } from "@/lib/db/query-budget";
 import { verifyStorePg } from "@/lib/stores/engines/pg";
 import { searchInputSchema, type SearchResult } from "@/lib/index/search";
 import { bm25Part, ftsIdf } from "@/lib/retrieval/fts5-bm25";
@@ -242,6 +243,26 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     }
     expect(plans.some((p) => /more by key/.test(p))).toBe(true);
     expect(joinedQueries).toBe(4);
+  });
+
+  it("answers all of 32 words, each in every note, with the exhaustive top 10 within the default query budget: the together sample looks at the rarest 3 only", async () => {
+    // 32 words in every note (1 to 3 times each, notes of different lengths), so every sampled posting holds every other word.
+    const long = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basalt cobalt dune ember fjord".split(" ");
+    const documents = Array.from({ length: 300 }, (_, i) => ({
+      path: `long/n${String(i).padStart(3, "0")}.md`,
+      content: `${long.map((w, j) => Array<string>(1 + ((i * 7 + j * 3) % 3)).fill(w).join(" ")).join(" ")} ${Array<string>(i % 40).fill("filler").join(" ")}\n`,
+    }));
+    await post.createStore({ input: { name: "long" }, actor: "test" });
+    await post.putDocuments({ store: "long", input: putDocumentsSchema.parse({ documents }), actor: "test" });
+    const longHandle = await openStorePg({ pg, store: "long" });
+    // The store is small: the exhaustive, joined and by-key paths are put out of reach, so the sample runs as on a large one.
+    const sampled = await withStoreTx({ handle: longHandle, readOnly: true, work: (tx) =>
+      runWithinBudgetPg({ tx, budget: startQueryBudget({ hint: "test" }), fn: () => bm25TopPg({ tx, words: long, mode: "all", where: [], k: 10, exhaustiveUpTo: 0, joinUpTo: 0, lookupCost: Infinity }) }),
+    });
+    const exhaustive = await withStoreTx({ handle: longHandle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: long, mode: "all", where: [], k: 10, exhaustiveUpTo: 1e9 }) });
+    expect(exhaustive.kind === "ranked" && exhaustive.hits.length).toBe(10);
+    expect(sampled.kind === "ranked" && sampled.hits).toEqual(exhaustive.kind === "ranked" && exhaustive.hits);
+    expect(sampled.kind === "ranked" && sampled.plan.detail).toMatch(/the 3 rarest words' first 200 postings often together/);
   });
 
   it("backfills a store from before the statistics (resumable, a batch per transaction), answering by ts_rank meanwhile", async () => {

@@ -64,6 +64,14 @@ export const JOIN_COMMON = 400_000;
 export const TOGETHER_SAMPLE = 200;
 export const TOGETHER = 0.36;
 
+/**
+ * The sample looks at the query's SAMPLE_WORDS rarest words only: each of their first postings is looked up in the
+ * others of them by key, so a query of many words costs at most SAMPLE_WORDS × TOGETHER_SAMPLE × (SAMPLE_WORDS − 1)
+ * lookups. The rarest words say most of where the rows holding every word are (the commonest are in most rows
+ * whichever way); and the share only chooses between two exact paths: a wrong guess costs time, never answers.
+ */
+export const SAMPLE_WORDS = 3;
+
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
 
@@ -321,14 +329,16 @@ export async function bm25TopPg({
 
   // The statement's end, either path: the best rows with whether they pass the filters, their rank among those that
   // pass (rn), and for the best k that pass the caller's columns (c = chunks, d = documents, r.rn); one row with a null
-  // id when none.
+  // id when none. `after`: more statements over `ranked`; `gate`: when the caller's columns are wanted (else null).
   type Judged = { id: string | null; score: number | null; pass: boolean | null; rn: string | null } & Record<string, unknown>;
-  const judgedBest = ({ ctes, head, from }: { ctes: SQL; head: SQL; from: SQL }) =>
+  const judgedBest = ({ ctes, head, from, after, gate }: { ctes: SQL; head: SQL; from: SQL; after?: SQL; gate?: SQL }) =>
     sql`with ${ctes},
       judged as (select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id),
-      ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)
+      ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)${after ? sql`, ${after}` : sql``}
       select ${head}, r.id, r.score, r.pass, r.rn${columns ? sql`, ${columns}` : sql``}
-      from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+      from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id${gate ? sql` and ${gate}` : sql``}) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+  // Whether a row of judgedBest's is its first (its order by).
+  const firstRow = sql`row_number() over (order by r.score desc, r.id) = 1`;
   const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
@@ -375,6 +385,8 @@ export async function bm25TopPg({
     const { hits, matched: n, first } = await scoreAll({ matched });
     return { kind: "ranked", hits, plan: plan("by-key", dfOf.get(rarest)!, 1, `exact bm25 of every chunk holding every word (${n}), the rarest word's postings (${dfOf.get(rarest)!}) joined to the others' by key`), stats, first };
   }
+  // What the together sample found, when it ran (for the plan's detail).
+  let sampledNote = "";
   // Every word's postings read (index-only) and joined on the chunk, so only the rows holding every word are scored.
   const joinAll = async (): Promise<Bm25TopAnswer> => {
     // `+ 0`: the commoner words' chunk is not an index key then, so the planner cannot look each of the rarest's rows
@@ -386,7 +398,7 @@ export async function bm25TopPg({
     // to set it off, and its compilation (paid per statement) costs more than the statement's own work.
     await tx.execute(sql`select set_config('jit', 'off', true)`);
     const { hits, matched: n, first } = await scoreAll({ matched });
-    return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined`), stats, first };
+    return { kind: "ranked", hits, plan: plan("joined", allPostings, 1, `exact bm25 of every chunk holding every word (${n}), the words' postings (${allPostings}) joined${sampledNote}`), stats, first };
   };
   // All of two or more words, too many postings to group but not to read, the rarest not rare enough to look the
   // others up by key: joined.
@@ -399,12 +411,16 @@ export async function bm25TopPg({
   // All of two or more common words: joined, unless they go together at the head of their postings (one statement:
   // of each word's first postings by impact, the share holding every other word).
   if (mode === "all" && live.length > 1 && allPostings <= joinCommon) {
-    const holdsOthers = (t: string) => sql.join(live.filter((o) => o !== t).map((o) => sql`exists (select 1 from fts_postings o where o.chunk_id = s.chunk_id and o.term = ${o})`), sql` and `);
+    // The rarest first (`others` goes from the rarest up): a row's lookups stop at the first word it lacks.
+    const sampled = [rarest, ...others].slice(0, SAMPLE_WORDS);
+    const holdsOthers = (t: string) => sql.join(sampled.filter((o) => o !== t).map((o) => sql`exists (select 1 from fts_postings o where o.chunk_id = s.chunk_id and o.term = ${o})`), sql` and `);
     const [sample] = await rowsOf<{ share: number[] }>({
       tx,
-      query: sql`select array[${sql.join(live.map((t) => sql`(select coalesce(avg((${holdsOthers(t)})::int), 0)::float8 from (select chunk_id from fts_postings where term = ${t} order by imp desc, chunk_id desc limit ${TOGETHER_SAMPLE}) s)`), sql`, `)}] as share`,
+      query: sql`select array[${sql.join(sampled.map((t) => sql`(select coalesce(avg((${holdsOthers(t)})::int), 0)::float8 from (select chunk_id from fts_postings where term = ${t} order by imp desc, chunk_id desc limit ${TOGETHER_SAMPLE}) s)`), sql`, `)}] as share`,
     });
-    if (Math.min(...sample.share.map(Number)) < together) return joinAll();
+    const least = Math.min(...sample.share.map(Number));
+    sampledNote = `, the ${sampled.length} rarest words' first ${TOGETHER_SAMPLE} postings ${least < together ? "seldom" : "often"} together (${least.toFixed(2)})`;
+    if (least < together) return joinAll();
   }
 
   // Impact-ordered heads with a proven bound (no random access but for a few rows), one statement a try: the first
@@ -413,10 +429,13 @@ export async function bm25TopPg({
   // those, with whether they pass the filters, give the k-th score θ. A row met in some heads only can score at most
   // its met tokens' parts plus, for each unmet token, impactBound at that token's frontier (the last impact read); a
   // row met in none at most Σ impactBound. When that sum is below θ and few partly met rows can still reach θ, the
-  // top k is exact once those few are scored by key (a second statement); else the heads go deeper.
+  // top k is exact once those few are scored by key (a second statement); else the heads go deeper. Each token's
+  // frontier and count come from a second index-only read of its head: cheaper than aggregating the heads' rows,
+  // which are then read once (by the grouping).
   const SLACK = 1 + 1e-9;
   const c = Math.min(1, REF_AVGDL / avgdl);
   const tfOf = tfColumn;
+  const tfList = (of: SQL) => sql.join(live.map((t) => sql`${of}${tfOf(t)}`), sql`, `);
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
   // All words: deep enough that, were the tokens independent of each other, HEAD_OVERLAP × k rows would be met in every
@@ -429,7 +448,19 @@ export async function bm25TopPg({
   let depth = filterOf ? k + Math.max(16, k >> 2) : k;
   for (;;) {
     rounds++;
-    const readAll = (t: string) => sql`f.took[${at(t)}] < ${heads}`;
+    // Per token, once a statement (fb: one row): whether its postings were all read, and the most it adds to a row
+    // that does not hold it in the heads (impactBound at its frontier; 0 when all were read).
+    const allOf = (t: string) => sql.raw(`a${at(t)}`);
+    const unmetOf = (t: string) => sql.raw(`u${at(t)}`);
+    const perToken = sql.join(
+      live.map((t) => {
+        const frontier = sql`f.frontier[${at(t)}]`;
+        return sql`f.took[${at(t)}] < ${heads} as ${allOf(t)},
+          (case when f.took[${at(t)}] < ${heads} or ${frontier} <= 0 then 0 else ${f8(weight.get(t)! * SLACK * (K1 + 1))} / (1 + ${f8(c)} * (1 / least(1, ${frontier} * ${f8(1 + 2 ** -20)}) - 1)) end)::float8 as ${unmetOf(t)}`;
+      }),
+      sql`, `,
+    );
+    const readAll = (t: string) => sql`fb.${allOf(t)}`;
     const full = sql.join(
       live.map((t) => (mode === "all" ? sql`${tfOf(t)} is not null` : sql`(${tfOf(t)} is not null or ${readAll(t)})`)),
       sql` and `,
@@ -439,35 +470,41 @@ export async function bm25TopPg({
     const most = sql.join(
       live.map((t) => {
         const w = weight.get(t)! * SLACK;
-        const frontier = sql`f.frontier[${at(t)}]`;
-        return sql`(case when ${tfOf(t)} is not null then ${f8(w)} * ((${tfOf(t)} * ${f8(K1 + 1)}) / (${tfOf(t)} + ${f8(K1)} * (${f8(1 - B)} + (${f8(B)} * len) / ${f8(avgdl)})))
-          when ${readAll(t)} or ${frontier} <= 0 then 0 else ${f8(w * (K1 + 1))} / (1 + ${f8(c)} * (1 / least(1, ${frontier} * ${f8(1 + 2 ** -20)}) - 1)) end)`;
+        return sql`(case when ${tfOf(t)} is not null then ${f8(w)} * ((${tfOf(t)} * ${f8(K1 + 1)}) / (${tfOf(t)} + ${f8(K1)} * (${f8(1 - B)} + (${f8(B)} * len) / ${f8(avgdl)}))) else fb.${unmetOf(t)} end)`;
       }),
       sql` + `,
     );
-    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: (number | null)[][] | null }>({
+    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: (number | null)[][] | null; bestCounts: (number | null)[][] | null }>({
       tx,
       query: judgedBest({
         ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
-          h as (select t.term, x.chunk_id, x.tf, x.len, x.imp from t cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
-          f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select term, min(imp) as imp, count(*)::int as n from h group by term) y on y.term = t.term),
+          h as (select t.term, x.chunk_id, x.tf, x.len from t cross join lateral (select chunk_id, tf, len from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
+          f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(y.n order by t.i) as took from t cross join lateral (select min(imp) as imp, count(*)::int as n from (select imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) z) y),
+          fb as (select ${perToken} from f),
           m as (select chunk_id, len, ${pivot} from h group by chunk_id, len),
-          s as (select m.chunk_id as id, ${score} as score from m, f where ${full}),
-          o as (select m.chunk_id as id, m.len, ${sql.join(live.map((t) => tfOf(t)), sql`, `)}, ${most} as ub from m, f where not (${full}) and ${possible}),
+          s as (select m.chunk_id as id, ${score} as score from m, fb where ${full}),
+          o as (select m.chunk_id as id, m.len, ${sql.join(live.map((t) => tfOf(t)), sql`, `)}, ${most} as ub from m, fb where not (${full}) and ${possible}),
           best as (select id, score from s order by score desc, id limit ${depth})`,
-        head: sql`f.frontier, f.took, (select count(*)::int from s) as n,
-          (select json_agg(json_build_array(x.id, x.len, ${sql.join(live.map((t) => sql`x.${tfOf(t)}`), sql`, `)})) from (select o.* from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open`,
+        // The partly met rows that can still reach θ and, when there are any, the best k's counts (they are scored
+        // again beside them); the caller's columns only when there are none (else the second statement sends them).
+        after: sql`op as (select (select json_agg(json_build_array(x.id, x.len, ${tfList(sql`x.`)})) from (select o.* from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open),
+          bk as (select case when (select open from op) is not null then (select json_agg(json_build_array(m.chunk_id, m.len, ${tfList(sql`m.`)})) from ranked q join m on m.chunk_id = q.id where q.rn <= ${k}) end as best)`,
+        // The two lists on the first row only (the statement's order): every row would carry them otherwise.
+        head: sql`f.frontier, f.took, (select count(*)::int from s) as n, case when ${firstRow} then (select open from op) end as open, case when ${firstRow} then (select best from bk) end as "bestCounts"`,
+        gate: sql`(select open from op) is null`,
         from: sql`f`,
       }),
     });
     const [{ frontier, took, n: scored }] = got;
-    // Each partly met row: [id, len, its count of each live token read in the heads (null: not met)].
+    // Each partly met row, and each of the best k when there are any: [id, len, its count of each live token read in
+    // the heads (null: not met, or for a best row none: its postings were all read)].
     const open = got[0].open ?? [];
+    const bestCounts = got[0].bestCounts ?? [];
     read = took.reduce((a, b) => a + b, 0);
     const hits = hitsOf(got);
     const allRead = live.map((_, i) => took[i] < heads);
     const unseen = live.reduce((sum, t, i) => sum + (allRead[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
-    const detail = (extra: string) => `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored${extra})`;
+    const detail = (extra: string) => `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored${extra}${sampledNote})`;
     if (hits.length >= k ? unseen * SLACK < hits[k - 1].score && open.length <= OPEN_ROWS : depth >= scored && allRead.every(Boolean)) {
       if (open.length === 0) return { kind: "ranked", hits: hits.slice(0, k), plan: plan("impact-ordered", read, rounds, detail("")), stats, first: got[0] };
       // The few partly met rows that can still reach θ, scored by key beside the best k found.
@@ -478,7 +515,15 @@ export async function bm25TopPg({
         wanted.ids.push(id);
         wanted.terms.push(t);
       };
-      for (const h of hits.slice(0, k)) for (const t of live) want(h.id, t);
+      for (const [id, len, ...tfs] of bestCounts) {
+        live.forEach((t, i) => {
+          if (tfs[i] === null) return;
+          met.ids.push(id!);
+          met.terms.push(t);
+          met.tfs.push(tfs[i]!);
+          met.lens.push(len!);
+        });
+      }
       for (const [id, len, ...tfs] of open) {
         live.forEach((t, i) => {
           if (tfs[i] === null) return want(id!, t);
