@@ -1,11 +1,6 @@
 import { defineConfig, devices } from "@playwright/test";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { E2E } from "./e2e/fixtures";
-
-// One temp DATA_DIR per run, shared with the workers through the environment.
-process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-e2e-"));
+import { E2E, E2E_WORKERS, e2eServer } from "./e2e/fixtures";
 
 const chromium = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
 if (!chromium) throw new Error("Chromium not found: install Debian's chromium (apt-get install chromium) or run bash .ci/run");
@@ -13,13 +8,16 @@ if (!chromium) throw new Error("Chromium not found: install Debian's chromium (a
 export default defineConfig({
   testDir: "e2e",
   fullyParallel: false,
-  workers: 1,
+  // Much of a spec waits on the browser and the server: two workers, each with its own server and DATA_DIR
+  // (e2e/fixtures.ts), so a spec's stores and counts are its worker's alone. A worker runs one spec at a time.
+  workers: E2E_WORKERS,
   retries: 0,
   forbidOnly: !!process.env.CI,
   reporter: [["list"]],
   timeout: 60_000,
   expect: { timeout: 15_000 },
   use: {
+    // This worker's server (Playwright loads this config again in each worker, where E2E is that worker's).
     baseURL: E2E.baseURL,
     trace: "off",
     launchOptions: {
@@ -28,17 +26,17 @@ export default defineConfig({
     },
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
-  webServer: {
+  webServer: Array.from({ length: E2E_WORKERS }, (_, slot) => e2eServer(slot)).map(({ port, baseURL, dataDir }) => (fs.mkdirSync(dataDir, { recursive: true }), {
     // The build is made by `npm run test:e2e` before this runs (when stale: scripts/build-if-stale.ts).
-    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${E2E.port}`,
-    url: `${E2E.baseURL}/api/v1/health`,
+    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
+    url: `${baseURL}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,
     stdout: "ignore",
     stderr: "pipe",
     env: {
-      DATA_DIR: process.env.E2E_DATA_DIR,
-      NEXTAUTH_URL: E2E.baseURL,
+      DATA_DIR: dataDir,
+      NEXTAUTH_URL: baseURL,
       DUALMIND_ADMIN_PASSWORD: E2E.adminPassword,
       DUALMIND_BOOTSTRAP_TOKEN: E2E.bootstrapToken,
       NEXT_TELEMETRY_DISABLED: "1",
@@ -48,5 +46,5 @@ export default defineConfig({
       // tests/limits-stores.test.ts) is raised so the suite's stores fit.
       DUALMIND_MAX_STORES_PER_TOKEN: "500",
     },
-  },
+  })),
 });

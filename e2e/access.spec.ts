@@ -73,15 +73,13 @@ async function probe(request: APIRequestContext, url: string, shape: Pick<Shape,
 
 /** A session cookie signed with the server's own secret, carrying whatever claims the test chooses. */
 async function signedSessionCookie(claims: Record<string, unknown>): Promise<string> {
-  const dataDir = process.env.E2E_DATA_DIR;
-  if (!dataDir) throw new Error("E2E_DATA_DIR is not set (playwright.config.ts sets it)");
-  const secret = process.env.NEXTAUTH_SECRET ?? fs.readFileSync(path.join(dataDir, ".auth-secret"), "utf8").trim();
+  const secret = process.env.NEXTAUTH_SECRET ?? fs.readFileSync(path.join(E2E.dataDir, ".auth-secret"), "utf8").trim();
   return `next-auth.session-token=${await encode({ token: claims, secret })}`;
 }
 
 /** A user's id and session version, read from the server's governance.db. */
 function userRow(username: string): { id: number; sessionVersion: number } {
-  const db = new Database(path.join(process.env.E2E_DATA_DIR!, "governance.db"), { readonly: true, fileMustExist: true });
+  const db = new Database(path.join(E2E.dataDir, "governance.db"), { readonly: true, fileMustExist: true });
   try {
     return db.prepare("SELECT id, session_version AS sessionVersion FROM users WHERE username = ?").get(username) as { id: number; sessionVersion: number };
   } finally {

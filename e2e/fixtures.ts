@@ -1,12 +1,28 @@
 import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { expect, type Browser, type Page } from "@playwright/test";
 
-/** Fixed credentials for the e2e server (a throwaway temp DATA_DIR per run). */
-const port = Number(process.env.E2E_PORT ?? 3107);
+// One temp dir per run (made where playwright.config.ts loads this first), shared with the workers through the environment.
+process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-e2e-"));
 
+/** How many Playwright workers run the specs; each has its own e2e server (playwright.config.ts). */
+export const E2E_WORKERS = 2;
+
+/**
+ * Worker `slot`'s e2e server: its port and its DATA_DIR, a directory of the run's E2E_DATA_DIR (a throwaway
+ * temp dir). The specs of one worker share one server, one spec at a time;
+ * the two workers' servers share nothing, so no spec sees the stores or counts of a spec running beside it.
+ */
+export function e2eServer(slot: number): { port: number; baseURL: string; dataDir: string } {
+  const port = Number(process.env.E2E_PORT ?? 3107) + slot;
+  return { port, baseURL: `http://127.0.0.1:${port}`, dataDir: path.join(process.env.E2E_DATA_DIR!, `server-${slot}`) };
+}
+
+/** This worker's server (Playwright numbers its running workers 0, 1, …) and the fixed credentials of every e2e server. */
 export const E2E = {
-  port,
-  baseURL: `http://127.0.0.1:${port}`,
+  ...e2eServer(Number(process.env.TEST_PARALLEL_INDEX ?? 0)),
   adminPassword: "e2e-admin-password",
   bootstrapToken: "e2e-bootstrap-token-0123456789abcdef-XYZ",
 };
@@ -66,7 +82,7 @@ export async function ensureEditor(admin: Page): Promise<void> {
 /** Seed a day of demo metrics into the server's DATA_DIR the way an operator would: the CLI. */
 export function seedDemoMetrics(stores: string[]): void {
   execFileSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "metrics", "demo", ...stores, "--hours", "24"], {
-    env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR, DUALMIND_LOG_LEVEL: "warn" },
+    env: { ...process.env, DATA_DIR: E2E.dataDir, DUALMIND_LOG_LEVEL: "warn" },
     stdio: "pipe",
   });
 }

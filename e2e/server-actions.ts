@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { identitySnapshot } from "../tests/reliability/identity-snapshot";
+import { E2E } from "./fixtures";
 
 /** One server action of the build, as Next's manifest names it. */
 export type ServerAction = { id: string; name: string; file: string };
@@ -55,9 +56,7 @@ export async function postServerAction(
 
 /** What an action could have changed (see identitySnapshot), read from the server's governance.db without disturbing its writes. */
 export function governanceSnapshot(): string {
-  const dataDir = process.env.E2E_DATA_DIR;
-  if (!dataDir) throw new Error("E2E_DATA_DIR is not set (playwright.config.ts sets it)");
-  const db = new Database(path.join(dataDir, "governance.db"), { readonly: true, fileMustExist: true });
+  const db = new Database(path.join(E2E.dataDir, "governance.db"), { readonly: true, fileMustExist: true });
   try {
     return identitySnapshot(db);
   } finally {

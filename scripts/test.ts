@@ -31,27 +31,28 @@ const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-sta
 /**
  * The stages, in order. A stage is lanes that run side by side; the phases of
  * one lane run one after another. Two lanes keep 2 cores busy: every suite
- * after the build either runs two files at a time (unit, pg) or spends much of
- * it waiting (reliability and e2e: servers starting, timed load, the browser).
- * After the build there is no barrier: the lanes are balanced by their phases'
- * summed seconds — the PostgreSQL suite (the longest) with unit, the type check
- * with e2e and both reliability suites — so neither lane waits for the other
- * (`npm test -- --timings` shows each phase's seconds and slowest files).
+ * after the build runs two files (e2e: two specs) at a time, and much of each
+ * waits (PostgreSQL, servers starting, timed load, the browser). After the
+ * build there is no barrier: the lanes are balanced by their phases' summed
+ * seconds — the PostgreSQL suite (the longest) then the reliability suite on
+ * PostgreSQL (one cluster serves both), beside the type check, e2e, unit and the
+ * reliability suite — so neither lane waits for the other (`npm test -- --timings`
+ * shows each phase's seconds and slowest files).
  */
 const STAGES: Phase[][][] = [
   [[BUILD], [{ name: "lint", args: npm("lint") }]],
   [
     [
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
-      // Route handlers are called in-process: no server, no bundle.
-      { name: "unit", args: npm("test:unit") },
+      { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
     ],
     [
       // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
       { name: "typecheck", args: npm("typecheck"), needsBuild: true },
       { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+      // Route handlers are called in-process: no server, no bundle.
+      { name: "unit", args: npm("test:unit") },
       { name: "reliability", args: npm("test:reliability"), needsBuild: true },
-      { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
     ],
   ],
 ];
