@@ -4,6 +4,7 @@ import { recordRequest } from "@/lib/http/request-timer";
 import { flushLatencyRollups } from "@/lib/metrics/rollups";
 import { getLatestSnapshotsByStore } from "@/lib/metrics/snapshots";
 import { metricsBackend } from "@/lib/metrics/backend";
+import { runMetricsPass } from "@/lib/metrics/loop";
 import { generateDemoSnapshots } from "@/lib/metrics/demo";
 import { getOverviewNumbers, loadHealthDashboard, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { listLatencyBucketsByWindow, listRouteTotalsByWindow } from "@/lib/metrics/series";
@@ -185,6 +186,20 @@ describe("store snapshots and the Health page data", () => {
     expect(gaps).toBeGreaterThan(0); // the demo outage
     expect(d.series.some((p) => p.backlog === 0 || (p.backlog ?? 0) > 0)).toBe(true);
     expect(d.modelChanges.map((m) => m.store).sort()).toEqual(["behind", "ok"]);
+  });
+
+  it("`metrics demo` changes model once, to the store's own: the live snapshots after it draw no second change", async () => {
+    await seedStore("demo");
+    // A store with vectors: its live snapshots carry its model.
+    await seedDocument("demo", "a.md", "# A\n\nSomething worth embedding.");
+    await drainEmbeddings(["demo"]);
+    const { runCli } = await import("@/scripts/cli-kit");
+    const { healthCommands } = await import("@/scripts/commands/health-commands");
+    expect(await runCli(healthCommands, ["metrics", "demo", "demo", "--hours", "2", "--json"])).toBe(0);
+    // What the server's once-a-minute pass records next: the store as it is, with its real model.
+    await runMetricsPass({ now: Date.now() + MIN });
+    const d = await loadHealthDashboard({ store: "demo", range: "24h", now: Date.now() + MIN });
+    expect(d.modelChanges.filter((m) => m.store === "demo")).toHaveLength(1);
   });
 
   it("a 24h chart takes the worst backlog of each quarter-hour per store, never the sum of its minutes", async () => {

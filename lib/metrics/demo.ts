@@ -1,7 +1,9 @@
 /**
  * Deterministic demo metrics (CLI `metrics demo`, e2e, bench): smooth daily
  * waves with a deliberate outage so charts show a gap, and one model change
- * per store half-way through so the drift chart has a marker.
+ * per store half-way through so the drift chart has a marker: to the store's
+ * current model when given, so the live snapshots that follow do not draw a
+ * second change.
  */
 import { LATENCY_BUCKET_BOUNDS_MS, latencyBucketIndex, type MinuteRollup } from "../http/request-timer";
 import type { StoreSnapshot } from "./snapshots";
@@ -38,7 +40,7 @@ export function generateDemoRollups({ routes = DEMO_ROUTES, from, to, stepMs }: 
   return out;
 }
 
-export function generateDemoSnapshots({ stores, from, to, stepMs, watermark = 1000 }: { stores: string[]; from: number; to: number; stepMs: number; watermark?: number }): StoreSnapshot[] {
+export function generateDemoSnapshots({ stores, from, to, stepMs, watermark = 1000, currentModels = {} }: { stores: string[]; from: number; to: number; stepMs: number; watermark?: number; /** A store's model now (its live snapshots' `modelId`): the demo's model after its change. */ currentModels?: Record<string, string | null> }): StoreSnapshot[] {
   const out: StoreSnapshot[] = [];
   const mid = from + (to - from) / 2;
   for (let ts = from - (from % stepMs); ts < to; ts += stepMs) {
@@ -61,7 +63,7 @@ export function generateDemoSnapshots({ stores, from, to, stepMs, watermark = 10
         coveragePct: 100 - (100 * drifted) / artifacts,
         degraded: backlog > watermark,
         vectorsAvailable: true,
-        modelId: afterChange ? `demo-model-v2-${store}` : `demo-model-v1-${store}`,
+        modelId: afterChange ? (currentModels[store] ?? `demo-model-v2-${store}`) : `demo-model-v1-${store}`,
         embedded: artifacts - drifted,
         recallCount: 10 + Math.round(20 * wave(ts, 86_400_000, i)),
         hitRate: 0.55 + 0.35 * wave(ts, 12 * 3_600_000, i),

@@ -49,13 +49,18 @@ export const healthCommands: Command[] = [
     summary: "write demo metrics (latency rollups and health snapshots, with a gap and a model change) for the last N hours (default 24)",
     run: async ({ args, flags, out }) => {
       if (args.length === 0) throw new UsageError("name at least one store");
-      for (const s of args) await stores().describeStore({ store: s });
+      // The demo's model change ends at each store's model now, so the live snapshots that follow draw no second change.
+      const currentModels: Record<string, string | null> = {};
+      for (const s of args) {
+        await stores().describeStore({ store: s });
+        currentModels[s] = (await storeHealthReportFor({ store: s, principal: "operator" })).drift?.active_fingerprint_id ?? null;
+      }
       const hours = Number(flagString(flags, "hours") ?? 24);
       if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 30) throw new UsageError("--hours must be a whole number from 1 to 720");
       const to = Date.now();
       const from = to - hours * HOUR_MS;
       const rows = generateDemoRollups({ from, to, stepMs: 60_000 });
-      const snapshots = generateDemoSnapshots({ stores: args, from, to, stepMs: 60_000 });
+      const snapshots = generateDemoSnapshots({ stores: args, from, to, stepMs: 60_000, currentModels });
       const rollups = await metricsBackend().saveRollups({ rows });
       await metricsBackend().saveStoreSnapshots({ snapshots });
       out(`wrote ${rollups} minute rollups and ${snapshots.length} snapshots for ${args.join(", ")}`, { rollups, snapshots: snapshots.length });
