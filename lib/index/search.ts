@@ -50,16 +50,20 @@ export const DEFAULT_SEARCH_MODE = "hybrid" as "fts" | "vector" | "hybrid";
 /** Set by measurement: bench/search-docs.bench.ts (see DOCUMENT_SCORING). */
 export const DEFAULT_GROUP = "document" as "chunk" | "document";
 
+/** The search input's bounds and choices, for the schema and the common query shape's parse alike. */
+const SEARCH_BOUNDS = { maxQueryChars: 2000, maxLimit: 100, defaultLimit: 20, maxOffset: 10_000 } as const;
+const SEARCH_CHOICES = { mode: ["fts", "vector", "hybrid"], match: ["all", "any"], group: ["chunk", "document"], syntax: ["plain", "fts5"] } as const;
+
 /** One schema for GET query strings and POST JSON bodies (strings are coerced). */
 export const searchInputSchema = z
   .object({
     /** What to search for; browsing without a query has its own routes (documents, memories, categories). */
     q: z
       .string()
-      .max(2000)
+      .max(SEARCH_BOUNDS.maxQueryChars)
       .refine((q) => q.trim().length > 0, { message: "q must not be empty: give the words to search for (list documents or memories to browse)" }),
     /** Default chosen by measurement (bench/search-quality): see DEFAULT_SEARCH_MODE. */
-    mode: z.enum(["fts", "vector", "hybrid"]).default(DEFAULT_SEARCH_MODE),
+    mode: z.enum(SEARCH_CHOICES.mode).default(DEFAULT_SEARCH_MODE),
     /** Vector modes: scan every vector instead of the SimHash prefilter. */
     exact: boolParam.default(false),
     /** Add per-signal ranks, scores, fusion and model details to every hit. */
@@ -70,9 +74,9 @@ export const searchInputSchema = z
     /** Hybrid/vector: multiply by exp(-age/τ) with τ in days (off when absent). */
     recency_tau_days: z.coerce.number().positive().max(36500).optional(),
     /** `fts5` passes the query to MATCH as written (advanced syntax) within FTS5_LIMITS; errors become 400. */
-    syntax: z.enum(["plain", "fts5"]).default("plain"),
+    syntax: z.enum(SEARCH_CHOICES.syntax).default("plain"),
     /** `all` terms or `any` term. Default: `all` for mode=fts, `any` for the lexical leg of hybrid (measured better there). */
-    match: z.enum(["all", "any"]).optional(),
+    match: z.enum(SEARCH_CHOICES.match).optional(),
     prefix: z.string().max(512).optional(),
     // Each distinct, and bounded: the filter's shape picks a cached statement, so repeats must not make new shapes.
     kind: csvParam.transform((v) => [...new Set(v)]).pipe(z.array(z.enum(["memory", "markdown", "code", "text"])).max(4)).optional(),
@@ -86,16 +90,16 @@ export const searchInputSchema = z
      * `chunk`: every matching passage is a hit. `document`: each document once, ranked by
      * the evidence of all its matching chunks, with its best passages (default: see DEFAULT_GROUP).
      */
-    group: z.enum(["chunk", "document"]).default(DEFAULT_GROUP),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(10_000).default(0),
+    group: z.enum(SEARCH_CHOICES.group).default(DEFAULT_GROUP),
+    limit: z.coerce.number().int().min(1).max(SEARCH_BOUNDS.maxLimit).default(SEARCH_BOUNDS.defaultLimit),
+    offset: z.coerce.number().int().min(0).max(SEARCH_BOUNDS.maxOffset).default(0),
   })
   .strict();
 
 export type SearchInput = z.output<typeof searchInputSchema>;
 
-/** The values each key of the common query shape may take as written (enums; the rest are q, limit and offset). */
-const COMMON_SEARCH_ENUMS: Record<string, readonly string[]> = { mode: ["fts", "vector", "hybrid"], match: ["all", "any"], group: ["chunk", "document"], syntax: ["plain", "fts5"] };
+/** The values each key of the common query shape may take as written (the schema's choices; the rest are q, limit and offset). */
+const COMMON_SEARCH_ENUMS: Record<string, readonly string[]> = SEARCH_CHOICES;
 const SMALL_INT = /^(0|[1-9][0-9]{0,4})$/;
 
 /**
@@ -105,7 +109,7 @@ const SMALL_INT = /^(0|[1-9][0-9]{0,4})$/;
  */
 export function commonSearchQuery(raw: Record<string, string | string[]>): SearchInput | null {
   const q = raw.q;
-  if (typeof q !== "string" || q.length > 2000 || q.trim().length === 0) return null;
+  if (typeof q !== "string" || q.length > SEARCH_BOUNDS.maxQueryChars || q.trim().length === 0) return null;
   for (const key in raw) {
     const v = raw[key];
     if (typeof v !== "string") return null;
@@ -113,7 +117,7 @@ export function commonSearchQuery(raw: Record<string, string | string[]>): Searc
     if (key === "limit" || key === "offset") {
       if (!SMALL_INT.test(v)) return null;
       const n = Number(v);
-      if (key === "limit" ? n < 1 || n > 100 : n > 10_000) return null;
+      if (key === "limit" ? n < 1 || n > SEARCH_BOUNDS.maxLimit : n > SEARCH_BOUNDS.maxOffset) return null;
     } else if (!Object.hasOwn(COMMON_SEARCH_ENUMS, key) || !COMMON_SEARCH_ENUMS[key].includes(v)) return null;
   }
   const out = { q, mode: (raw.mode ?? DEFAULT_SEARCH_MODE) as SearchInput["mode"], exact: false, explain: false, syntax: (raw.syntax ?? "plain") as SearchInput["syntax"] } as SearchInput;
@@ -121,7 +125,7 @@ export function commonSearchQuery(raw: Record<string, string | string[]>): Searc
   out.include_core = false;
   out.include_expired = false;
   out.group = (raw.group ?? DEFAULT_GROUP) as SearchInput["group"];
-  out.limit = raw.limit === undefined ? 20 : Number(raw.limit);
+  out.limit = raw.limit === undefined ? SEARCH_BOUNDS.defaultLimit : Number(raw.limit);
   out.offset = raw.offset === undefined ? 0 : Number(raw.offset);
   return out;
 }
