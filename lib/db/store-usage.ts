@@ -22,7 +22,7 @@ import type { SqlRunner } from "./pg-store";
  * learnings), count a derived row's overhead, their text again for its
  * full-text and word-list entries, and one vector at the configured
  * dimension (DERIVED_COST, per engine; PostgreSQL's full-text rows count per
- * row, by statement triggers). They count when the
+ * row). They count when the
  * row is written, before the embed worker runs, so the worker's writes are
  * never refused and a write that would not fit is refused whole. The
  * constants were measured (SECURITY.md states the bound: the store's files
@@ -281,41 +281,47 @@ function pgApply(q: (table: string) => string): string {
   return null;`;
 }
 
+/**
+ * A store schema's counting triggers: one statement trigger per insert, update and delete of each table, reading the
+ * statement's rows from its transition tables. Row triggers would update the one usage row once per written row, and
+ * PostgreSQL keeps every version of a row its own transaction updated, each update walking past the ones before: a
+ * statement that wrote n rows cost n² steps (twenty thousand thoughts in one insert: seconds of the server's time).
+ */
 function pgStatements(schema: string): string[] {
   const q = (table: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
   const declare = "declare delta bigint := 0; docs integer := 0; total bigint; most bigint;";
-  const perRow = COUNTED.flatMap((c) => {
-    const fn = q(`store_usage_${c.table}`);
+  const trigger = ({ table, op, body }: { table: string; op: "insert" | "update" | "delete"; body: string }) => {
+    const fn = q(`store_usage_${table}_${op}`);
+    const tables = { insert: "new table as new_rows", update: "old table as old_rows new table as new_rows", delete: "old table as old_rows" }[op];
     return [
       `create or replace function ${fn}() returns trigger language plpgsql as $f$
 ${declare}
 begin
-  if tg_op <> 'DELETE' then delta := delta + ${sizeOf("pg", c, "new")}; docs := docs + ${isDocuments(c)}; end if;
-  if tg_op <> 'INSERT' then delta := delta - ${sizeOf("pg", c, "old")}; docs := docs - ${isDocuments(c)}; end if;
+  ${body}
   ${pgApply(q)}
 end $f$`,
+      `drop trigger if exists store_usage_${op} on ${q(table)}`,
+      `create trigger store_usage_${op} after ${op} on ${q(table)} referencing ${tables} for each statement execute function ${fn}()`,
+    ];
+  };
+  const counted = COUNTED.flatMap((c) => {
+    const sum = (rows: string) => `(select coalesce(sum(${sizeOf("pg", c, "r")}), 0) from ${rows} r)`;
+    const count = (rows: string) => (isDocuments(c) ? `(select count(*) from ${rows})` : "0");
+    return [
+      // The row triggers of earlier versions.
       `drop trigger if exists store_usage on ${q(c.table)}`,
-      `create trigger store_usage after insert or update or delete on ${q(c.table)} for each row execute function ${fn}()`,
+      `drop function if exists ${q(`store_usage_${c.table}`)}()`,
+      ...trigger({ table: c.table, op: "insert", body: `delta := ${sum("new_rows")}; docs := ${count("new_rows")};` }),
+      ...trigger({ table: c.table, op: "update", body: `delta := ${sum("new_rows")} - ${sum("old_rows")};` }),
+      ...trigger({ table: c.table, op: "delete", body: `delta := -${sum("old_rows")}; docs := -${count("old_rows")};` }),
     ];
   });
-  // Posting tables: one statement trigger per insert and per delete, counting the statement's rows.
-  const perStatement = Object.entries(DERIVED_COST.pg.postings).flatMap(([table, each]) =>
-    (["insert", "delete"] as const).flatMap((op) => {
-      const fn = q(`store_usage_${table}_${op}`);
-      const rows = op === "insert" ? "new_rows" : "old_rows";
-      return [
-        `create or replace function ${fn}() returns trigger language plpgsql as $f$
-${declare}
-begin
-  select ${op === "insert" ? "" : "-"}count(*) * ${each} into delta from ${rows};
-  ${pgApply(q)}
-end $f$`,
-        `drop trigger if exists store_usage_${op} on ${q(table)}`,
-        `create trigger store_usage_${op} after ${op} on ${q(table)} referencing ${op === "insert" ? "new" : "old"} table as ${rows} for each statement execute function ${fn}()`,
-      ];
-    }),
-  );
-  return [...perRow, ...perStatement];
+  // Posting tables: their rows count per row, since their number follows the words, not the bytes.
+  const postings = Object.entries(DERIVED_COST.pg.postings).flatMap(([table, each]) => [
+    ...trigger({ table, op: "insert", body: `select count(*) * ${each} into delta from new_rows;` }),
+    ...trigger({ table, op: "delete", body: `select -count(*) * ${each} into delta from old_rows;` }),
+  ]);
+  return [...counted, ...postings];
 }
 
 /** The version of the triggers as this process counts (they hold the configured dimension's vector bytes). */
