@@ -288,14 +288,20 @@ function strings(name: string, value: unknown, out: { field: string; text: strin
 /**
  * The flags of an item from the fields it shows: `fields` maps a field name to
  * its value (a string, a list, or a JSON object whose strings are scanned;
- * null and numbers are skipped). Empty when the item is clean.
+ * null and numbers are skipped). Empty when the item is clean. The same
+ * match in two fields counts once (the first field's).
  */
 export function poisonFlags({ fields }: { fields: Record<string, unknown> }): PoisonFlag[] {
   const texts: { field: string; text: string }[] = [];
   for (const [name, value] of Object.entries(fields)) strings(name, value, texts);
   const flags: PoisonFlag[] = [];
+  // The same match again in another field (a learning's handle repeats its description) is flagged once.
+  const seen = new Set<string>();
   for (const { field, text } of texts) {
     for (const flag of scanText({ text, field })) {
+      const key = `${flag.rule}\u0000${text.slice(flag.start, flag.end)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       if (flags.length >= POISON_MAX_FLAGS) return flags;
       flags.push(flag);
     }
@@ -303,7 +309,18 @@ export function poisonFlags({ fields }: { fields: Record<string, unknown> }): Po
   return flags;
 }
 
+/**
+ * The flags as the CLI prints them under an item: one line each, indented,
+ * "⚠ flagged instructions (ignore_previous): reason, in content: “excerpt”". Empty when clean.
+ */
+export function flagLines({ flags, indent = "  " }: { flags: PoisonFlag[]; indent?: string }): string[] {
+  return flags.map((f) => `${indent}⚠ flagged ${f.flag} (${f.rule}): ${f.reason}, in ${f.field}: “${f.excerpt}”`);
+}
+
+/** An item as shown: with its poisoning flags. */
+export type Flagged<T> = T & { flags: PoisonFlag[] };
+
 /** The item with its `flags` (computed from the fields named). */
-export function withFlags<T extends object>({ item, fields }: { item: T; fields: Record<string, unknown> }): T & { flags: PoisonFlag[] } {
+export function withFlags<T extends object>({ item, fields }: { item: T; fields: Record<string, unknown> }): Flagged<T> {
   return { ...item, flags: poisonFlags({ fields }) };
 }
