@@ -68,7 +68,7 @@ const INSTRUCTION_RULES: Rule[] = [
     flag: "instructions",
     reason: "tells the reader to ignore or forget what it was told before",
     pattern:
-      /\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|drop)\s+(?:(?:all|any|every|each|of|the|your|my|our|these|those|everything|anything|that|was|which|you|were|have|been|said|told|given)\s+){0,4}(?:previous|prior|preceding|earlier|above|foregoing|former|original|initial|system|existing)\s+(?:\w+\s+){0,2}(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|constraints|messages?|context|commands?|orders|programming|restrictions|policies)\b/gi,
+      /\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|drop)\s+(?:(?:all|any|every|each|of|the|your|my|our|these|those|everything|anything|that|was|which|you|were|have|been|said|told|given)\s+){0,4}(?:previous|prior|preceding|earlier|above|foregoing|former|original|initial|system|existing)\s+(?:\w+\s+){0,2}(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|constraints|messages?|context|commands?|orders|programming|restrictions|policies)\b|\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|these|those)\s+){0,2}(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|constraints|restrictions)\s+(?:above|before\s+this|so\s+far|you\s+(?:were|have\s+been)\s+given|given\s+(?:to\s+you|earlier|before))\b|\b(?:stop|quit|cease)\s+(?:following|obeying|applying)\s+(?:(?:all|any|the|your|these|those)\s+){0,2}(?:instructions?|prompts?|directives?|rules|guidelines|guidance|constraints|restrictions|policies|programming)\b/gi,
   },
   {
     name: "disregard_above",
@@ -81,7 +81,7 @@ const INSTRUCTION_RULES: Rule[] = [
     flag: "instructions",
     reason: "tries to give the reader a new identity or mode",
     pattern:
-      /\b(?:you\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+|the\s+|my\s+|in\s+)?(?:\w+\s+){0,2}?(?:ai|assistant|model|bot|chatbot|agent|DAN|persona|character|mode|unrestricted|unfiltered|jailbroken|free|evil|uncensored|hacker|admin|administrator|developer|root)\b|from\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall|should|can|may)|act|respond|answer|behave|pretend|ignore|always|never)\b|(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|DAN)\b|pretend\s+(?:that\s+)?you\s+(?:are|have)\s+(?:no|an?\s+(?:unrestricted|unfiltered|uncensored))\b)/gi,
+      /\b(?:you\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+|the\s+|my\s+|in\s+)?(?:\w+\s+){0,2}?(?:ai|assistant|model|bot|chatbot|agent|DAN|persona|character|mode|unrestricted|unfiltered|jailbroken|free|evil|uncensored|hacker|admin|administrator|developer|root)\b|(?:from\s+now\s+on|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)|from\s+here\s+on),?\s+(?:you\s+(?:are|will|must|shall|should|can|may)|act|respond|answer|behave|pretend|ignore|always|never)\b|(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|DAN)\b|pretend\s+(?:that\s+)?you\s+(?:are|have)\s+(?:no|an?\s+(?:unrestricted|unfiltered|uncensored))\b)/gi,
   },
   {
     name: "system_prompt",
@@ -95,7 +95,7 @@ const INSTRUCTION_RULES: Rule[] = [
     flag: "instructions",
     reason: "asks the reader to hide something from its user",
     pattern:
-      /\b(?:do\s+not|don't|dont|never|must\s+not)\s+(?:tell|inform|notify|alert|warn|mention\s+(?:this|it|that)\s+to|reveal\s+(?:this|it|that)\s+to|let)\s+(?:the|your|any)\s+(?:user|human|operator|owner|developer)s?\b|\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the|your)\s+(?:user|human|operator)s?\b|\bkeep\s+(?:this|it|that)\s+(?:secret|hidden|confidential)\s+from\s+(?:the|your)\s+(?:user|human|operator)s?\b/gi,
+      /\b(?:do\s+not|don't|dont|never|must\s+not)\s+(?:tell|inform|notify|alert|warn|mention\s+(?:this|it|that)\s+to|reveal\s+(?:this|it|that)\s+to|let)\s+(?:the|your|any)\s+(?:user|human|operator|owner|developer)s?\b|\b(?:do\s+not|don't|dont|never|must\s+not)\s+(?:mention|reveal|disclose|show|report|explain)\b[^.\n]{0,60}?\bto\s+(?:the|your|any)\s+(?:user|human|operator|owner)s?\b|\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the|your)\s+(?:user|human|operator)s?\b|\bkeep\s+(?:this|it|that)\s+(?:secret|hidden|confidential)\s+from\s+(?:the|your)\s+(?:user|human|operator)s?\b/gi,
   },
   {
     name: "new_instructions",
@@ -160,7 +160,7 @@ const LINK_RULES: Rule[] = [
     flag: "links",
     reason: "tells the reader to open a link and do what it says",
     pattern:
-      /\b(?:open|visit|fetch|read|load|browse\s+to|go\s+to|navigate\s+to|check)\b[^\n]{0,40}?\b(?:https?|ftp):\/\/\S{1,300}?[^\n]{0,80}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out|do\s+(?:what|as|everything)|apply|comply\s+with)\s+(?:the\s+|its\s+|any\s+|all\s+)?(?:instructions?|commands?|steps|directions|orders|it|them|what|everything|as)\b/gi,
+      /\b(?:open|visit|fetch|read|load|browse\s+to|go\s+to|navigate\s+to|check)\b[^\n]{0,40}?\b(?:https?|ftp):\/\/\S{1,300}?[^\n]{0,80}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out|do\s+(?:what|as|everything)|apply|comply\s+with)\s+(?:the\s+|its\s+|any\s+|all\s+)?(?:instructions?|commands?|steps|directions|orders|scripts?|code|files?|payloads?|programs?|it|them|what|everything|as)\b/gi,
   },
 ];
 
