@@ -53,7 +53,30 @@ export const poisonFlagSchema = z.strictObject({
 export type PoisonFlag = z.infer<typeof poisonFlagSchema>;
 export const poisonFlagsSchema = z.array(poisonFlagSchema);
 
-type Rule = { name: string; flag: PoisonFlagName; reason: string; pattern: RegExp; keep?: (m: RegExpExecArray) => boolean };
+/**
+ * A rule's pattern, and what its text must hold for the pattern to match at all (tested on the lowercased
+ * text with `includes`, which is far cheaper than a pattern's alternatives tried at every position): a
+ * necessary condition only, so skipping on it never changes an answer.
+ */
+type Rule = { name: string; flag: PoisonFlagName; reason: string; pattern: RegExp; needs?: (lower: string) => boolean };
+
+/**
+ * Every match of a global pattern, from its own lastIndex (reset first): unlike matchAll, no copy of the
+ * pattern per call. An empty match moves on one character, so the loop always ends.
+ */
+function* matchesOf(pattern: RegExp, text: string): Generator<RegExpExecArray> {
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    if (m[0].length === 0) pattern.lastIndex++;
+    yield m;
+  }
+}
+
+/** Needs any of these substrings. */
+const anyOf =
+  (...words: string[]) =>
+  (lower: string) =>
+    words.some((w) => lower.includes(w));
 
 const HIDDEN_CHARS = "\\u200B\\u2060-\\u2064\\u202A-\\u202E\\u2066-\\u2069\\u180E";
 const HIDDEN = new RegExp(`[${HIDDEN_CHARS}]|(?<!^)\\uFEFF`, "gu");
@@ -65,6 +88,7 @@ const TAG_CHARS = /[\u{E0000}-\u{E007F}]/gu;
 const INSTRUCTION_RULES: Rule[] = [
   {
     name: "ignore_previous",
+    needs: anyOf("ignor", "disregard", "forget", "overr", "bypass", "abandon", "drop", "stop", "quit", "cease"),
     flag: "instructions",
     reason: "tells the reader to ignore or forget what it was told before",
     pattern:
@@ -72,12 +96,14 @@ const INSTRUCTION_RULES: Rule[] = [
   },
   {
     name: "disregard_above",
+    needs: anyOf("disregard", "ignor", "forget"),
     flag: "instructions",
     reason: "tells the reader to disregard what came before",
     pattern: /\b(?:disregard|ignore|forget)\s+(?:all\s+|everything\s+|anything\s+)?(?:of\s+)?(?:the\s+|that\s+)?(?:above|before\s+this|previous|prior)(?:\s+(?:text|content|conversation|discussion|lines?|messages?))?\s*(?:[.!;:]|$|\s+(?:and|then)\s)/gim,
   },
   {
     name: "role_reassignment",
+    needs: (l) => (l.includes("you") && anyOf("now", "longer", "pretend", " as")(l)) || l.includes("from") || (l.includes(" as") && anyOf("act", "behave", "respond")(l)),
     flag: "instructions",
     reason: "tries to give the reader a new identity or mode",
     pattern:
@@ -85,6 +111,7 @@ const INSTRUCTION_RULES: Rule[] = [
   },
   {
     name: "system_prompt",
+    needs: anyOf("system", "instructions", "prompt"),
     flag: "instructions",
     reason: "asks to reveal, replace or override the reader's system prompt",
     pattern:
@@ -92,6 +119,7 @@ const INSTRUCTION_RULES: Rule[] = [
   },
   {
     name: "conceal_from_user",
+    needs: (l) => anyOf("user", "human", "operator", "owner", "developer")(l) && anyOf("not", "n't", "dont", "never", "without", "keep")(l),
     flag: "instructions",
     reason: "asks the reader to hide something from its user",
     pattern:
@@ -99,6 +127,7 @@ const INSTRUCTION_RULES: Rule[] = [
   },
   {
     name: "new_instructions",
+    needs: anyOf("your", "instruction", "ai", "llm", "assistant", "model", "chatbot", "agent"),
     flag: "instructions",
     reason: "announces new instructions that replace the reader's",
     pattern:
@@ -106,6 +135,7 @@ const INSTRUCTION_RULES: Rule[] = [
   },
   {
     name: "jailbreak_marker",
+    needs: anyOf("<|", "inst]", "sys>>", "system", "instructions>", "dan", "developer", "anything", "jailbreak"),
     flag: "instructions",
     reason: "carries a known jailbreak or chat-template marker",
     pattern:
@@ -120,36 +150,42 @@ const INSTRUCTION_RULES: Rule[] = [
 const LINK_RULES: Rule[] = [
   {
     name: "pipe_to_shell",
+    needs: anyOf("|"),
     flag: "links",
     reason: "downloads a script and pipes it into a shell or interpreter",
     pattern: /\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|;&]{0,200}\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|c|tc|fi)?sh|iex|invoke-expression|python[23]?|node|perl|ruby|php)\b/gi,
   },
   {
     name: "shell_substitution",
+    needs: anyOf("<(", "$(", "iex", "invoke-expression"),
     flag: "links",
     reason: "runs what a download prints (process or command substitution)",
     pattern: /(?:<\(|\$\()\s*(?:curl|wget|iwr|irm|invoke-webrequest)\b|\b(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+net\.webclient|\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b)/gi,
   },
   {
     name: "powershell_encoded",
+    needs: anyOf("powershell", "pwsh"),
     flag: "links",
     reason: "runs an encoded PowerShell command",
     pattern: /\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,80}?\s[-/](?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{16,}/gi,
   },
   {
     name: "script_url",
+    needs: anyOf("script:"),
     flag: "links",
     reason: "a javascript:/vbscript: URL runs code when opened",
     pattern: /(?:\]\(\s*|(?:href|src|action|url)\s*=\s*["']?\s*|<\s*)(?:javascript|vbscript|livescript):|\b(?:javascript|vbscript):[A-Za-z_$][\w$.]*\s*\(/gi,
   },
   {
     name: "data_url",
+    needs: anyOf("data:"),
     flag: "links",
     reason: "a data: URL carrying a page or script runs when opened",
     pattern: /\bdata:(?:text\/(?:html|javascript|x-javascript|ecmascript|vbscript)|application\/(?:javascript|x-javascript|ecmascript|x-sh|x-msdownload|hta|xhtml\+xml))[;,]/gi,
   },
   {
     name: "run_link",
+    needs: anyOf("://"),
     flag: "links",
     reason: "tells the reader to download and run a program from a link",
     pattern:
@@ -157,6 +193,7 @@ const LINK_RULES: Rule[] = [
   },
   {
     name: "follow_link",
+    needs: anyOf("://"),
     flag: "links",
     reason: "tells the reader to open a link and do what it says",
     pattern:
@@ -188,17 +225,28 @@ const credentialLike = (value: string) => /\d/.test(value) || value.length >= 24
 /** A long random-looking run counts only where the words just before it name a secret (a hash in a URL does not). */
 const SECRET_CONTEXT = /(?:key|token|secret|passw(?:or)?d|credential|auth\w*|bearer|api|signature)\W{0,12}$/i;
 
+/** What a text must hold for each credential rule to match at all (a necessary condition, as a rule's `needs`). */
+const CREDENTIAL_NEEDS: Record<string, (text: string, lower: string) => boolean> = {
+  private_key: (t) => t.includes("PRIVATE KEY"),
+  url_password: (t) => t.includes("://") && t.includes("@"),
+  bearer: (t) => t.includes("Bearer") || t.includes("Token") || t.includes("Basic"),
+  jwt: (t) => t.includes("eyJ"),
+  assignment: (_t, l) => anyOf("pass", "pwd", "secret", "token", "key")(l),
+};
+const SECRET_WORDS = anyOf("key", "token", "secret", "passw", "credential", "auth", "bearer", "api", "signature");
+
 /** Every credential span of a text: the sanitizer's rules whose replacement changes the match, then high-entropy runs. */
-function credentialSpans(text: string): Hit[] {
+function credentialSpans(text: string, lower: string): Hit[] {
   const hits: Hit[] = [];
   for (const rule of CREDENTIAL_RULES) {
-    for (const m of text.matchAll(rule.pattern)) {
+    if (CREDENTIAL_NEEDS[rule.name] && !CREDENTIAL_NEEDS[rule.name](text, lower)) continue;
+    for (const m of matchesOf(rule.pattern, text)) {
       const replaced = typeof rule.replace === "string" ? rule.replace : rule.replace(...(m as unknown as string[]), String(m.index), text);
       if (replaced === m[0] || !credentialLike(removedPart(m[0], replaced))) continue;
       hits.push({ flag: "credentials", rule: rule.name, reason: CREDENTIAL_REASON, start: m.index, end: m.index + m[0].length, masked: replaced });
     }
   }
-  for (const m of text.matchAll(SECRET_RUN)) {
+  for (const m of SECRET_WORDS(lower) ? matchesOf(SECRET_RUN, text) : []) {
     if (!looksLikeSecret(m[0]) || hits.some((h) => h.start <= m.index && h.end >= m.index + m[0].length)) continue;
     if (!SECRET_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
     hits.push({ flag: "credentials", rule: "high_entropy", reason: "a long random-looking string right after a word that names a secret", start: m.index, end: m.index + m[0].length, masked: PLACEHOLDERS.secret });
@@ -224,10 +272,11 @@ function commentDirectives(text: string): Hit[] {
   }
 }
 
-function ruleHits(text: string): Hit[] {
+function ruleHits(text: string, lower: string): Hit[] {
   const hits: Hit[] = [];
   for (const rule of [...INSTRUCTION_RULES, ...LINK_RULES]) {
-    for (const m of text.matchAll(rule.pattern)) {
+    if (rule.needs && !rule.needs(lower)) continue;
+    for (const m of matchesOf(rule.pattern, text)) {
       if (m[0].length === 0) continue;
       hits.push({ flag: rule.flag, rule: rule.name, reason: rule.reason, start: m.index, end: m.index + m[0].length });
       break;
@@ -263,10 +312,11 @@ function excerptOf({ text, hit, credentials }: { text: string; hit: Hit; credent
  */
 export function scanText({ text, field = "text", maxChars = POISON_MAX_FIELD_CHARS }: { text: string; field?: string; maxChars?: number }): PoisonFlag[] {
   const scanned = text.length > maxChars ? text.slice(0, maxChars) : text;
-  const credentials = credentialSpans(scanned);
+  const lower = scanned.toLowerCase();
+  const credentials = credentialSpans(scanned, lower);
   const firstCredential = new Map<string, Hit>();
   for (const c of credentials) if (!firstCredential.has(c.rule) || firstCredential.get(c.rule)!.start > c.start) firstCredential.set(c.rule, c);
-  const others = [...ruleHits(scanned), ...commentDirectives(scanned).slice(0, 1)];
+  const others = [...ruleHits(scanned, lower), ...commentDirectives(scanned).slice(0, 1)];
   const seen = new Set<string>();
   const hits = [...others.filter((h) => h.flag === "instructions"), ...firstCredential.values(), ...others.filter((h) => h.flag === "links")].filter((h) => {
     const key = `${h.rule}`;
