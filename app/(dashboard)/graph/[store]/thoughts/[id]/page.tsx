@@ -8,6 +8,7 @@ import type { Thought } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
 import { uuidSchema } from "@/lib/common";
+import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -47,6 +48,7 @@ export default async function ThoughtPage({ params }: Props) {
         </Link>
         <h1 className="text-2xl font-semibold">Thought</h1>
       </div>
+      <PoisonFlagList flags={thought.flags} />
       <LedgerSection id="thought-heading" title="Content">
         <p className="whitespace-pre-wrap" data-testid="thought-content">
           {thought.content}

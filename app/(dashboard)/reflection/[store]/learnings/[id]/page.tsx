@@ -11,6 +11,7 @@ import { Fields } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
 import { RecallList } from "../../../_parts/recall-list";
+import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -35,6 +36,7 @@ export default async function LearningPage({ params }: Props) {
           Learning #{learning.id}: {learning.predicate}
         </h1>
       </div>
+      <PoisonFlagList flags={learning.flags} />
       <LedgerSection id="learning-fields" title="What was learned" testId="learning-fields">
         <Fields
           rows={[

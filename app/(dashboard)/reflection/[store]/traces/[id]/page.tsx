@@ -11,6 +11,7 @@ import { Chips, Fields, OutcomeBadge } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
 import { RecallList } from "../../../_parts/recall-list";
+import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -34,6 +35,7 @@ export default async function TracePage({ params }: Props) {
           Trace #{trace.id} <OutcomeBadge outcome={trace.outcome} />
         </h1>
       </div>
+      <PoisonFlagList flags={trace.flags} />
       <LedgerSection id="trace-fields" title="What happened" testId="trace-fields">
         <Fields
           rows={[
