@@ -13,6 +13,8 @@ async function drawnLine(chart: Locator): Promise<{ measured: number; runs: numb
 }
 
 test("Health shows seeded metrics as charts with gaps, and the range and store pickers live in the URL", async ({ request, page }) => {
+  // Five page loads of four charts each: on a loaded machine one minute is not enough.
+  test.slow();
   const stores = [`health-a-${RUN}`, `health-b-${RUN}`];
   for (const name of stores) expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name } })).status()).toBe(201);
   seedDemoMetrics(stores);
