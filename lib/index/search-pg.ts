@@ -475,6 +475,7 @@ async function searchStoresPg({
       input, rec, now, answeredBy, weights, policy, ranking: RANKING, lexical, vector: vectorRanked.map((r) => ({ key: r.key, similarity: r.score })), detailOf, terms,
       // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
       handles: [],
+      itemHandles: handles,
       groupingNote: "by the chunks' evidence, each document's text as a whole (whole-document bm25) and the path's words",
       wholeDocument: async (candidates) => {
         if (lexicalOverBudget !== null) return null;
