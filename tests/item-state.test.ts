@@ -190,4 +190,35 @@ describe("governed memory: invalidate, restore and history of any single item", 
     expect(((await runTool({ name: "item_restore", args: { store: "kb", kind: "memory", id: "notes/mcp", reason: "back" }, options: { principal: principal! } })) as { state: { status: string } }).state.status).toBe("active");
     expect(await storeSql("kb", "select kind, item_id, status from item_state")).toEqual([{ kind: "memory", item_id: "notes/mcp", status: "active" }]);
   });
+
+  it("supersedes keeps both: retrieval answers the new one, as_of before answers the old, history links them", async () => {
+    await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "people/bob-job", body: "Bob works as a baker in Leeds." } });
+    const before = Date.now();
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "people/bob-job-2", body: "Bob now works as a baker in York.", supersedes: "people/bob-job" } });
+    expect(newer.status, JSON.stringify(newer.json)).toBe(201);
+    expect(await searched("bob baker")).toEqual(["memory/people/bob-job-2.md"]);
+    expect((await searched("bob baker", { as_of: before }))).toContain("memory/people/bob-job.md");
+    const old = await history("memory", "people/bob-job");
+    expect(old.json.state).toMatchObject({ status: "retired", superseded_by: "people/bob-job-2" });
+    expect(old.json.history.map((t: { to: string; superseded_by?: string }) => [t.to, t.superseded_by])).toEqual([["retired", "people/bob-job-2"]]);
+    expect((await history("memory", "people/bob-job-2")).json.state).toMatchObject({ status: "active", supersedes: "people/bob-job" });
+    expect(await storeSql("kb", "select item_id from item_state order by item_id")).toEqual([{ item_id: "people/bob-job" }, { item_id: "people/bob-job-2" }]);
+
+    const first = created(await callRoute(learningsRoute.POST, { token: write, params: P, body: { predicate: "deploy_day", description: "deploy on fridays" } })).learning;
+    const second = await callRoute(learningsRoute.POST, { token: write, params: P, body: { predicate: "deploy_day", description: "never deploy on fridays, deploy on tuesdays", supersedes: String(first.id) } });
+    expect(second.status, JSON.stringify(second.json)).toBe(201);
+    expect((await callRoute(learningsRoute.GET, { token: read, params: P, url: at("learnings") })).json.learnings.map((l: { id: number }) => l.id)).toEqual([second.json.learning.id]);
+
+    // Same kind and store only; an already retired item cannot be superseded again.
+    const node = created(await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "oven", entity_type: "concept" } })).node;
+    const wrongKind = await callRoute(framesRoute.POST, { token: write, params: P, body: { node_id: node.id, column: "semantic", properties: { hot: true }, supersedes: String(first.id) } });
+    expect([wrongKind.status, wrongKind.json.error.message]).toEqual([404, expect.stringContaining("supersedes: no frame")]);
+    await callRoute(memoriesRoute.POST, { token: write, params: { store: "other" }, body: { path: "people/carol", body: "Carol" } });
+    const wrongStore = await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "people/carol", body: "Carol again", supersedes: "people/carol" } });
+    expect(wrongStore.status).toBe(404);
+    const again = await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "people/bob-job-3", body: "Bob", supersedes: "people/bob-job" } });
+    expect([again.status, again.json.error.code]).toEqual([409, "item_already_retired"]);
+    expect((await listedMemories())).toEqual(["people/bob-job-2"]);
+  });
 });

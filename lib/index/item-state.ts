@@ -8,6 +8,8 @@ import * as sqliteRecall from "../db/schema/recall";
 import * as pg from "../db/schema/pg/store";
 import { ITEM_KINDS, type ItemStateRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
+import { recordOverride } from "../governance/ledger";
+import { processLedger } from "../db/engine";
 import { boolParam } from "./query-params";
 
 /**
@@ -295,3 +297,38 @@ export function visibleWhere({ kind, id, includeRetired = false }: { kind: ItemK
 
 /** The list routes' query parameter: retired (and proposed, rejected) items listed too. */
 export const listViewQuerySchema = { include_retired: boolParam.optional() };
+
+/** The create inputs of memories, learnings, relations and frames take it: the id of the item (same kind, same store) the new one replaces. */
+export const supersedesSchema = itemIdSchema.optional();
+
+/**
+ * A create that may name `supersedes`, written once for every kind that takes it (the backends wrap their create
+ * with it): the old item must be in this store, of this kind and active (else 404 / 409, before anything is
+ * written); after the create, the old one is retired with superseded_by and the new one records supersedes, both
+ * kept, each link in the history, with the audit entry and the ledger override of any other decision.
+ */
+export function superseding<A extends { store: string; input: { supersedes?: string } }, R>({ kind, open, create, idOf, actorOf }: { kind: ItemKind; open: (store: string) => Promise<AnyStoreHandle>; create: (a: A) => Promise<R>; idOf: (r: R) => string; actorOf: (a: A) => string }): (a: A) => Promise<R> {
+  return async (a) => {
+    const { supersedes, ...input } = a.input;
+    if (supersedes === undefined) return create(a);
+    const handle = await open(a.store);
+    const current = await read(handle, function* () {
+      if (!(yield* itemExists(kind, supersedes))) throw new AppError("not_found", `supersedes: no ${kind} ${supersedes} in store ${a.store}`, [{ path: "supersedes", message: "not in this store" }]);
+      return (yield* row(itemStateTable, keyOf(kind, supersedes)))?.status ?? "active";
+    });
+    if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${supersedes} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
+    const created = await create({ ...a, input } as A);
+    const newId = idOf(created);
+    if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
+    const actor = actorOf(a);
+    const reason = `superseded by ${kind} ${newId}`;
+    await write(handle, function* () {
+      yield* decideItemOp({ store: a.store, kind, id: supersedes, to: "retired", reason, actor, link: { superseded_by: newId } });
+      const now = Date.now();
+      const values = { supersedes, reason: `supersedes ${kind} ${supersedes}`, decidedBy: actor, updatedAt: now };
+      yield* upsert(itemStateTable, { kind, itemId: newId, status: "active", recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+    });
+    await recordOverride({ handle: await processLedger(), input: { note: `item.supersede ${kind} ${supersedes} by ${newId} in store ${a.store}` }, actor, tokenLabel: actor });
+    return created;
+  };
+}

@@ -24,6 +24,7 @@ import { deleteDocumentOp, documentsLeastGrowth, ingestDocumentsOp, type IngestR
 import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withinStoreQuota } from "./store-quota";
 import { listViewQuerySchema, visibleWhere } from "./item-state";
+import { supersedesSchema } from "./item-state";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 /** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
@@ -68,6 +69,8 @@ export const createMemorySchema = z
     summary: z.string().max(1000).optional(),
     source: z.string().max(200).optional(),
     expires_at: dateInput.optional(),
+    /** Governed memory: the path of the memory this one replaces (retired, kept, linked). */
+    supersedes: supersedesSchema,
   })
   .strict();
 

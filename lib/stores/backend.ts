@@ -36,6 +36,7 @@ import { storeHasContentOp, type createStoreSchema, type StoreSummary } from "./
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
+import { superseding } from "../index/item-state";
 
 /**
  * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
@@ -149,6 +150,7 @@ export function storesOn(engine: Engine): StoresBackend {
   return refusingArchivedWrites(
     { backend: {
       ...own,
+      createMemory: superseding({ kind: "memory", open: on, create: own.createMemory, idOf: (m) => m.path, actorOf: (a) => a.actor }),
       listStores: async ({ only = () => true, memoryFiles = false } = {}) => {
         const out: StoreInfo[] = [];
         for (const store of (await own.listStoreNames()).filter(only)) {
