@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as invalidateRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
 import * as restoreRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/restore/route";
 import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
@@ -17,6 +17,15 @@ import { ITEM_STATE_LIMITS } from "@/lib/index/item-state";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
 import { governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+
+import { itemDecisionAction } from "@/app/(dashboard)/items/actions";
+import { governance } from "@/lib/backend/governance";
+
+// The dashboard's action reads its caller from the session cookie (next-auth's getServerSession); here the test says who calls.
+vi.mock("server-only", () => ({}));
+const caller = vi.hoisted(() => ({ session: null as null | { user: { id: number; role: string; sv: number; name: string } } }));
+vi.mock("next-auth", async (importOriginal) => ({ ...(await importOriginal<typeof import("next-auth")>()), getServerSession: async () => caller.session }));
+vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
 
 let env: TestEnv;
 let write: string;
@@ -220,5 +229,29 @@ describe("governed memory: invalidate, restore and history of any single item", 
     const again = await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "people/bob-job-3", body: "Bob", supersedes: "people/bob-job" } });
     expect([again.status, again.json.error.code]).toEqual([409, "item_already_retired"]);
     expect((await listedMemories())).toEqual(["people/bob-job-2"]);
+  });
+
+  it("the dashboard's Invalidate / Restore re-checks the role on every call and records the person", async () => {
+    await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "notes/dash", body: "decided from the dashboard" } });
+    const form = (to: string, reason: string) => {
+      const f = new FormData();
+      for (const [k, v] of Object.entries({ store: "kb", kind: "memory", id: "notes/dash", to, reason })) f.append(k, v);
+      return f;
+    };
+    const signInAs = async (username: string, role: "viewer" | "editor") => {
+      await governance().insertUser({ username, passwordHash: "x", role, actor: "test" });
+      const u = (await governance().getUserByUsername({ username }))!;
+      caller.session = { user: { id: u.id, role: u.role, sv: u.sessionVersion, name: u.username } };
+    };
+    caller.session = null;
+    expect(await itemDecisionAction(null, form("retired", "no session"))).toMatchObject({ ok: false, error: "sign in first" });
+    await signInAs("vera", "viewer");
+    expect(await itemDecisionAction(null, form("retired", "viewer"))).toMatchObject({ ok: false, error: "editors and admins only" });
+    expect((await history("memory", "notes/dash")).json.history).toEqual([]);
+    await signInAs("eddie", "editor");
+    expect(await itemDecisionAction(null, form("retired", "outdated"))).toMatchObject({ ok: true });
+    expect(await itemDecisionAction(null, form("active", "still true"))).toMatchObject({ ok: true });
+    expect((await history("memory", "notes/dash")).json.history.map((t: { by: string; to: string }) => [t.by, t.to])).toEqual([["user:eddie", "retired"], ["user:eddie", "active"]]);
+    caller.session = null;
   });
 });
