@@ -255,6 +255,9 @@ export async function visibleItems<T>({ handle, ...a }: { handle: AnyStoreHandle
   return read(handle, keepVisibleOp(a));
 }
 
+/** Runs a step sequence on a store: read() by default, or inside a transaction the caller already holds. */
+export type RunOn = <T>(handle: AnyStoreHandle, op: Op<T>) => Promise<T>;
+
 /** The memory a document is (`memory/<path>.md` of kind memory), or null. */
 export function memoryIdOfDocument({ path, kind }: { path: string; kind: string }): string | null {
   return kind === "memory" && path.startsWith("memory/") && path.endsWith(".md") ? path.slice(7, -3) : null;
@@ -265,12 +268,12 @@ export function memoryIdOfDocument({ path, kind }: { path: string; kind: string 
  * hides are left out (with include_retired, marked). The candidates are a pool deeper than the page, so the page
  * still fills. Candidates of other documents pass unread.
  */
-export async function visibleSearchCandidates<C extends { store: string; detail: { path: string; kind: string } }>({ handles, candidates, view }: { handles: readonly AnyStoreHandle[]; candidates: C[]; view: ItemView }): Promise<Marked<C>[]> {
+export async function visibleSearchCandidates<C extends { store: string; detail: { path: string; kind: string } }>({ handles, candidates, view, run = (handle, op) => Promise.resolve(read(handle, op)) }: { handles: readonly AnyStoreHandle[]; candidates: C[]; view: ItemView; /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */ run?: RunOn }): Promise<Marked<C>[]> {
   let out = candidates as Marked<C>[];
   for (const handle of handles) {
     const own = out.filter((c) => c.store === handle.store && memoryIdOfDocument(c.detail) !== null);
     if (own.length === 0) continue;
-    const kept = await visibleItems({ handle, kind: "memory", items: own, idOf: (c) => memoryIdOfDocument(c.detail)!, view });
+    const kept = await run(handle, keepVisibleOp({ kind: "memory", items: own, idOf: (c) => memoryIdOfDocument(c.detail)!, view }));
     if (view.includeRetired) {
       const marked = new Map(own.map((c, i) => [c, kept[i]] as const));
       out = out.map((c) => marked.get(c) ?? c);

@@ -42,7 +42,7 @@ import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
-import { itemViewOf, itemViewQuerySchema, visibleSearchCandidates, type Marked } from "./item-state";
+import { itemViewOf, itemViewQuerySchema, visibleSearchCandidates, type Marked, type RunOn } from "./item-state";
 import type { AnyStoreHandle } from "../db/port";
 
 /** Search a store in any mode over chunks or grouped by document: the one entry point (docs/search-and-retrieval.md). */
@@ -617,7 +617,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
  * Everything after the legs, one rule for both backends: fusion, grouping (with the engine's whole-document leg),
  * the page, its snippets (the engine's, for the shown hits that hold the query's words) and the answer.
  */
-export async function finishSearch({ input, rec, now, answeredBy, weights, policy, ranking, lexical, vector, detailOf, terms, scoring: tuned, handles, itemHandles, wholeDocument: wholeDocumentOf, lexicalSnippets, groupingNote, answer }: {
+export async function finishSearch({ input, rec, now, answeredBy, weights, policy, ranking, lexical, vector, detailOf, terms, scoring: tuned, handles, itemHandles, itemRun, wholeDocument: wholeDocumentOf, lexicalSnippets, groupingNote, answer }: {
   input: SearchInput;
   rec: ExplainRecorder | null;
   now: number;
@@ -635,6 +635,8 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
   handles: StoreHandle[];
   /** The searched stores, whose item state hides retired memories (lib/index/item-state.ts). */
   itemHandles: readonly AnyStoreHandle[];
+  /** Where that lookup runs (default: its own read; PostgreSQL: the search's transaction). */
+  itemRun?: RunOn;
   /** The whole-document bm25 of the candidates' documents by `store:path`, or null. */
   wholeDocument: (candidates: Candidate[]) => Map<string, number> | null | Promise<Map<string, number> | null>;
   /** The raw marked snippets of the shown candidates that hold the query's words, by key. */
@@ -643,7 +645,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
   answer: Pick<SearchResult, "match" | "stores" | "vectors" | "warnings" | "fts_rebuild"> & { vectorFallback: Fallback | null; lexicalOverBudget: string | null; hasChunks: () => boolean };
 }): Promise<SearchResult> {
   const t0 = performance.now();
-  const candidates = await visibleSearchCandidates({ handles: itemHandles, candidates: fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days }), view: itemViewOf(input) });
+  const candidates = await visibleSearchCandidates({ handles: itemHandles, candidates: fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days }), view: itemViewOf(input), run: itemRun });
   rec?.record("fusion", performance.now() - t0, {
     candidates: candidates.length,
     detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
