@@ -1,7 +1,7 @@
 import { and, eq, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { z } from "zod";
 import { AppError } from "../errors";
-import { read, row, rows, tablePair, upsert, write, type AnyStoreHandle, type On, type Op, type TablePair } from "../db/port";
+import { engineStep, read, row, rows, tablePair, upsert, write, type AnyStoreHandle, type On, type Op, type TablePair } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as sqliteGraph from "../db/schema/graph";
 import * as sqliteRecall from "../db/schema/recall";
@@ -11,6 +11,7 @@ import { auditStep } from "../governance/audit";
 import { recordOverride } from "../governance/ledger";
 import { processLedger } from "../db/engine";
 import { boolParam } from "./query-params";
+import { preparedOnce } from "../db/statements";
 
 /**
  * Governed memory's per-item state (docs/ARCHITECTURE.md, "Governed memory"),
@@ -194,6 +195,17 @@ function statusAt(r: ItemStateRow, t: number): ItemStatus {
 }
 
 /**
+ * Whether the store has any item state: on SQLite one cached statement (a store that never had a decision pays
+ * that and nothing more); on PostgreSQL the lookup itself is the one statement, so it is not asked.
+ */
+function holdsAnyState(): Op<boolean> {
+  return engineStep({
+    sqlite: (h) => preparedOnce({ sqlite: h.sqlite, sql: "select 1 from item_state limit 1" }).get() !== undefined,
+    pg: async () => true,
+  });
+}
+
+/**
  * Of the ids of each kind, the states of those retrieval must not answer with under `view` (kind → id → status;
  * with include_retired, those to mark). One statement by primary key for every kind; ids past maxIds are refused.
  */
@@ -201,6 +213,7 @@ export function* hiddenByKindOp({ ids, view = {} }: { ids: Partial<Record<ItemKi
   const out = new Map<ItemKind, Map<string, ItemStatus>>();
   const asked = (Object.entries(ids) as [ItemKind, readonly string[]][]).filter(([, list]) => list.length > 0).map(([kind, list]) => [kind, [...new Set(list)]] as const);
   if (asked.length === 0) return out;
+  if (!(yield* holdsAnyState())) return out;
   const total = asked.reduce((n, [, list]) => n + list.length, 0);
   if (total > ITEM_STATE_LIMITS.maxIds) throw new AppError("invalid_request", `at most ${ITEM_STATE_LIMITS.maxIds} items per visibility check (maxIds)`, [{ path: "ids", message: "too many", limit: "maxIds", max: ITEM_STATE_LIMITS.maxIds, found: total }]);
   const found = yield* rows(itemStateTable, { where: (t) => or(...asked.map(([kind, list]) => and(eq(t.kind, kind), inArray(t.itemId, list)))) });
