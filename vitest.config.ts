@@ -1,16 +1,16 @@
-import { configDefaults, defineConfig } from "vitest/config";
+import { defineConfig } from "vitest/config";
 import os from "node:os";
 import path from "node:path";
+import { sharedAndIsolated, testFilesUnder } from "./tests/shared-process";
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
   test: {
-    include: ["tests/**/*.test.ts"],
     // The reliability and PostgreSQL suites start real servers; each has its own config and command.
-    exclude: [...configDefaults.exclude, "tests/reliability/**", "tests/pg/**"],
+    // Files share worker processes, except those that replace modules (tests/shared-process.ts).
+    projects: sharedAndIsolated(testFilesUnder("tests").filter((f) => !f.startsWith("tests/reliability/") && !f.startsWith("tests/pg/"))),
     environment: "node",
     setupFiles: ["tests/setup.ts"],
-    // Each file gets a fresh module graph and its own temp DATA_DIR.
     pool: "forks",
     // Vitest's default is one worker fewer than the cores (one on 2 cores); most files wait on
     // child processes, servers and disk as much as on the CPU, so two keep 2 cores busy.

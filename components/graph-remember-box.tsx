@@ -3,10 +3,12 @@
 import Link from "next/link";
 import { useActionState } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
-import type { RememberResponse, RememberResult } from "@/lib/graph/remember";
+import type { FlaggedRememberResponse } from "@/lib/graph/backend";
+import type { RememberResult } from "@/lib/graph/remember";
+import { PoisonFlagBadges } from "./poison-flags";
 import { ConfidenceBadge, WeakAnswerNote } from "./confidence-band";
 
-type Action = (prev: ActionResult<RememberResponse> | null, form: FormData) => Promise<ActionResult<RememberResponse>>;
+type Action = (prev: ActionResult<FlaggedRememberResponse> | null, form: FormData) => Promise<ActionResult<FlaggedRememberResponse>>;
 
 const fmt = (x: number) => x.toFixed(3);
 
@@ -98,6 +100,7 @@ export function GraphRememberBox({ store, action }: { store: string; action: Act
                       <Link href={`${base}/${r.kind === "node" ? "nodes" : "thoughts"}/${r.id}`} className="underline">
                         {r.title}
                       </Link>
+                      <PoisonFlagBadges flags={r.flags} />
                       {r.via && <span className="text-xs text-slate-500">via {r.via.relationship_type} ({r.via.weight.toFixed(2)})</span>}
                     </div>
                     <Breakdown r={r} />

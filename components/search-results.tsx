@@ -1,5 +1,6 @@
 import Link from "next/link";
-import type { SearchResult } from "@/lib/index/search";
+import type { FlaggedSearchResult as SearchResult } from "@/lib/stores/backend";
+import { PoisonFlagBadges } from "./poison-flags";
 import { ConfidenceBadge, WeakAnswerNote } from "./confidence-band";
 import { SearchHitExplain, SearchHitLink, SearchSnippet } from "./search-hit";
 import { SEARCH_MAX_PAGE, SEARCH_PAGE_SIZE, searchHref, type SearchUrlState } from "./search-url";
@@ -85,6 +86,7 @@ export function SearchResults({ state, result, titles, pastEnd = null }: { state
           <div className="flex flex-wrap items-baseline gap-2 text-sm">
             <ConfidenceBadge band={hit.confidence} score={hit.score} />
             <SearchHitLink hit={hit} title={titles.get(`${hit.store}:${hit.path}`)} from={state} />
+            <PoisonFlagBadges flags={hit.flags} />
             <span className="text-xs text-slate-500">
               {hit.store} · {hit.kind} · chunk {hit.chunk_index}
             </span>

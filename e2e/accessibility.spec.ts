@@ -1,6 +1,6 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { DASHBOARD_ROUTES, seedDashboardContent, type RouteRow } from "./dashboard-routes";
-import { E2E, signIn } from "./fixtures";
+import { E2E, seriousViolations, signIn } from "./fixtures";
 
 /**
  * An accessibility check (axe-core, the engine behind Lighthouse's and the
@@ -9,20 +9,6 @@ import { E2E, signIn } from "./fixtures";
  * and critical violations fail: they block someone using a screen reader or a
  * keyboard, or make text unreadable.
  */
-
-const AXE_SCRIPT = require.resolve("axe-core/axe.min.js");
-
-type Violation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
-
-async function seriousViolations(page: Page): Promise<Violation[]> {
-  await page.addScriptTag({ path: AXE_SCRIPT });
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: Violation[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-}
 
 const WIDTHS = [
   { name: "desktop", width: 1440, height: 900 },

@@ -86,3 +86,18 @@ export function seedDemoMetrics(stores: string[]): void {
     stdio: "pipe",
   });
 }
+
+const AXE_SCRIPT = require.resolve("axe-core/axe.min.js");
+
+type Violation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
+
+/** The page's serious and critical accessibility violations (axe-core, the engine behind Lighthouse's audits). */
+export async function seriousViolations(page: Page): Promise<Violation[]> {
+  await page.addScriptTag({ path: AXE_SCRIPT });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: Violation[] }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ["violations"] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+  });
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}

@@ -55,7 +55,7 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** Single-file modules at the bottom: no domain, imported by everything. */
-const BASE_FILES = new Set(["config.ts", "log.ts", "errors.ts", "format.ts", "version.ts", "install-root.ts", "common.ts", "names.ts", "collections.ts", "private-fs.ts"]);
+const BASE_FILES = new Set(["config.ts", "log.ts", "errors.ts", "format.ts", "version.ts", "install-root.ts", "common.ts", "names.ts", "collections.ts", "private-fs.ts", "credentials.ts", "poison.ts"]);
 
 /**
  * lib/client is the typed HTTP client agents import: it may name the API's

@@ -7,17 +7,21 @@ import { createNode, deleteNode, listNodesByFilter, updateNode } from "./nodes";
 import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation } from "./relations";
 import { deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory } from "./working-memory";
-import { rememberByQuery, type RememberInput } from "./remember";
+import { rememberByQuery, type RememberInput, type RememberResponse, type RememberResult } from "./remember";
 import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 import { superseding } from "../index/item-state";
+import { withFlags, type Flagged } from "../poison";
 
 /**
  * Thoughts, chains, the knowledge graph and working memory behind one interface, on SQLite stores or PostgreSQL
  * (docs/ARCHITECTURE.md). Here, not in stores(), because graph sits above stores. An unknown store is a 404 on both;
  * `remember` opens core only when the request includes it, the token's right to read core checked with the request.
  */
+/** A remember answer as shown: each result with the flags of its title (lib/poison.ts). */
+export type FlaggedRememberResponse = Omit<RememberResponse, "results"> & { results: Flagged<RememberResult>[] };
+
 export type GraphBackend = ReturnType<typeof graphOn>;
 
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
@@ -68,9 +72,11 @@ export function graphOn(engine: Engine) {
     getWorkingMemory: on(getWorkingMemoryByKey),
     /** Delete the store's expired working-memory keys (never returned anyway); how many went. */
     sweepWorkingMemory: on(sweepExpiredWorkingMemory),
-    remember: async ({ store, input }: { store: string; input: RememberInput }) => {
+    remember: async ({ store, input }: { store: string; input: RememberInput }): Promise<FlaggedRememberResponse> => {
       const handle = await open(store);
-      return rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
+      const answer = await rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
+      // Each result with the flags of the title it shows (lib/poison.ts).
+      return { ...answer, results: answer.results.map((r) => withFlags({ item: r, fields: { title: r.title } })) };
     },
   };
   return refusingArchivedWrites({ backend: graph, writes: Object.keys(writes) as (keyof typeof writes)[] });

@@ -9,6 +9,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { supersedesSchema } from "../index/item-state";
+import { poisonFlags, type PoisonFlag } from "../poison";
 
 /** A node's frames, one repository over both engines (lib/db/port.ts). */
 const frames = graphTables.kgFrames;
@@ -18,10 +19,11 @@ export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
 
 /** A frame as returned: the row spelled snake_case, its properties decoded. */
-export type GraphFrame = Omit<SnakeCased<KgFrameRow>, "properties"> & { properties: Record<string, unknown> };
+export type GraphFrame = Omit<SnakeCased<KgFrameRow>, "properties"> & { properties: Record<string, unknown>; flags: PoisonFlag[] };
 
 export function toGraphFrame(r: KgFrameRow): GraphFrame {
-  return { ...snakeCased(r), properties: parseJsonColumnOr<Record<string, unknown>>({ text: r.properties, fallback: {} }) };
+  const properties = parseJsonColumnOr<Record<string, unknown>>({ text: r.properties, fallback: {} });
+  return { ...snakeCased(r), properties, flags: poisonFlags({ fields: { properties } }) };
 }
 
 export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphFrame> {

@@ -20,6 +20,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 import { hiddenSql, listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
  * Knowledge-graph nodes, one repository over both engines (lib/db/port.ts).
@@ -92,17 +93,20 @@ export const listNodesQuerySchema = z
   .strict();
 
 /** A node as returned: the row spelled snake_case (its seq and embed hash stay inside), attributes and tags decoded. */
-export type GraphNode = Omit<SnakeCased<KgNodeRow>, "seq" | "embed_hash" | "attributes" | "tags"> & { attributes: Record<string, unknown>; tags: string[] };
+export type GraphNode = Omit<SnakeCased<KgNodeRow>, "seq" | "embed_hash" | "attributes" | "tags"> & { attributes: Record<string, unknown>; tags: string[]; flags: PoisonFlag[] };
 
 const NODE_COLUMNS = `n.seq, n.id, n.name, n.display_name as displayName, n.entity_type as entityType, n.scope, n.created_at as createdAt, n.updated_at as updatedAt,
   n.created_by as createdBy, n.attributes, n.tags, n.embed_hash as embedHash, n.auto_extracted as autoExtracted`;
 
 export function toGraphNode({ seq: _seq, embedHash: _hash, ...r }: KgNodeRow): GraphNode {
+  const attributes = parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} });
+  const tags = parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] });
   return {
     ...snakeCased(r),
-    attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
-    tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
+    attributes,
+    tags,
     auto_extracted: Boolean(r.autoExtracted),
+    flags: poisonFlags({ fields: { name: r.name, display_name: r.displayName, scope: r.scope, attributes, tags } }),
   };
 }
 

@@ -10,6 +10,7 @@ import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, unitInterval, uuidSchema, type SnakeCased } from "../common";
 import { supersedesSchema } from "../index/item-state";
+import { poisonFlags, type PoisonFlag } from "../poison";
 
 /** Relations between nodes, one repository over both engines (lib/db/port.ts). */
 const relations = graphTables.kgRelations;
@@ -54,10 +55,11 @@ export const updateRelationInputSchema = z
   .refine((o) => Object.keys(o).length > 0, "nothing to update");
 
 /** A relation as returned: the row spelled snake_case, its attributes decoded. */
-export type GraphRelation = Omit<SnakeCased<KgRelationRow>, "attributes"> & { attributes: Record<string, unknown> };
+export type GraphRelation = Omit<SnakeCased<KgRelationRow>, "attributes"> & { attributes: Record<string, unknown>; flags: PoisonFlag[] };
 
 export function toGraphRelation(r: KgRelationRow): GraphRelation {
-  return { ...snakeCased(r), bidirectional: Boolean(r.bidirectional), attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }) };
+  const attributes = parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} });
+  return { ...snakeCased(r), bidirectional: Boolean(r.bidirectional), attributes, flags: poisonFlags({ fields: { relationship_type: r.relationshipType, attributes } }) };
 }
 
 export function getRelationById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphRelation> {

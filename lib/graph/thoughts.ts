@@ -21,6 +21,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 import { listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
  * Thoughts and chains, one repository over both engines (lib/db/port.ts). A write to a chain locks the chain's row
@@ -76,6 +77,8 @@ export type Thought = Omit<SnakeCased<ThoughtRow>, "seq" | "content_hash" | "tag
   tags: string[];
   /** pending: queued for a vector; ready: embedded; missing: neither (e.g. parked after errors). */
   embedding: "pending" | "ready" | "missing";
+  /** Poisoning flags of its content, tags and category (lib/poison.ts); empty when clean. */
+  flags: PoisonFlag[];
 };
 
 /**
@@ -92,7 +95,8 @@ const thoughtSelect = (t: typeof thoughts) => ({
 });
 
 function toThought({ seq: _seq, contentHash: _hash, ...r }: ThoughtSelect): Thought {
-  return { ...snakeCased(r), tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) };
+  const tags = parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] });
+  return { ...snakeCased(r), tags, flags: poisonFlags({ fields: { content: r.content, tags, category: r.category } }) };
 }
 
 function* thoughtsWhere(where: (t: typeof thoughts) => SQL | undefined, page: { order?: "chain" | "recent"; limit?: number; offset?: number } = {}): Op<Thought[]> {

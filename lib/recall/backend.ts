@@ -5,7 +5,8 @@ import { getRecallEventById, getRecallMetrics, listRatingQueue, listRecallsRetur
 import { getRecallScoreDistribution } from "./quality";
 import { getLearningById, listLearnings, recordLearning } from "./learnings";
 import { getReflectionOverview } from "./overview";
-import { recallReflections } from "./recall";
+import { recallReflections, type RecallResult } from "./recall";
+import { withFlags } from "../poison";
 import { pgRecall } from "./engines/pg";
 import { sqliteRecall } from "./engines/sqlite";
 import { updateReflectionSettings } from "./settings";
@@ -18,6 +19,20 @@ import { superseding } from "../index/item-state";
  */
 
 export type RecallBackend = ReturnType<typeof recallOn>;
+
+/** A recall answer as shown: each hit and each piece of guidance with the flags of the text it shows (lib/poison.ts). */
+function flaggedRecall(r: RecallResult) {
+  const warning = r.guidance.past_failure_warning;
+  return {
+    ...r,
+    traces: r.traces.map((h) => withFlags({ item: h, fields: { summary: h.summary, intent: h.intent, key_issue: h.key_issue } })),
+    learnings: r.learnings.map((h) => withFlags({ item: h, fields: { summary: h.summary, predicate: h.predicate, description: h.description } })),
+    guidance: {
+      past_failure_warning: warning && withFlags({ item: warning, fields: { intent: warning.intent, key_issue: warning.key_issue } }),
+      aligned_preferences: r.guidance.aligned_preferences.map((p) => withFlags({ item: p, fields: { predicate: p.predicate, description: p.description } })),
+    },
+  };
+}
 
 /**
  * Recall on one engine: the repositories take either engine's handle
@@ -36,7 +51,7 @@ export function recallOn(engine: Engine) {
     getTrace: on(getTraceById),
     listLearnings: on(listLearnings),
     getLearning: on(getLearningById),
-    recall: on((a: Omit<Parameters<typeof recallReflections>[0], "engine">) => recallReflections({ engine: recallEngine, ...a })),
+    recall: on(async (a: Omit<Parameters<typeof recallReflections>[0], "engine">) => flaggedRecall(await recallReflections({ engine: recallEngine, ...a }))),
     getReflectionOverview: on(getReflectionOverview),
     /** The recall log, as the dashboard reads and rates it. */
     listRecentRecalls: on(listRecentRecallEvents),

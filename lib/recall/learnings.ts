@@ -15,6 +15,7 @@ import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningH
 import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 import { listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { poisonFlags, type PoisonFlag } from "../poison";
 
 export const LEARNING_KIND = "learning";
 
@@ -22,7 +23,7 @@ export const LEARNING_KIND = "learning";
 type LearningRecord = Omit<LearningRow, "args"> & { args: Record<string, unknown>; vector: VectorInfo | null };
 
 /** The API's learning: the row spelled snake_case and the state of its vector. */
-export type Learning = SnakeCased<LearningRecord> & { embedding: "vector" | "pending" };
+export type Learning = SnakeCased<LearningRecord> & { embedding: "vector" | "pending"; flags: PoisonFlag[] };
 
 /**
  * Learnings, one repository over both engines (lib/db/port.ts): the same
@@ -44,7 +45,8 @@ function* learningById(id: number): Op<Learning> {
 }
 
 function learningOf(r: LearningRecord): Learning {
-  return { ...snakeCased(r), embedding: r.vector ? "vector" : "pending" };
+  const flags = poisonFlags({ fields: { predicate: r.predicate, args: r.args, description: r.description, semantic_handle: r.semanticHandle } });
+  return { ...snakeCased(r), embedding: r.vector ? "vector" : "pending", flags };
 }
 
 // Vectors are made from the stored handle, and its hash is the input hash.

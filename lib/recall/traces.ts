@@ -16,6 +16,7 @@ import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
 import { listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
  * Reasoning traces, one repository over both engines (lib/db/port.ts). Two
@@ -29,11 +30,13 @@ export const TRACE_KIND = "trace";
 type TraceRecord = Omit<ReasoningTraceRow, "keyFiles" | "errorTags"> & { keyFiles: string[]; errorTags: string[]; vector: VectorInfo | null };
 
 /** The API's trace: the row spelled snake_case, its intent as one object and the state of its vector. */
-export type Trace = Omit<SnakeCased<TraceRecord>, "intent_verb" | "intent_target" | "embed_skipped_at"> & { intent: { verb: string; target: string }; embedding: "skipped_backpressure" | "vector" | "pending" };
+export type Trace = Omit<SnakeCased<TraceRecord>, "intent_verb" | "intent_target" | "embed_skipped_at"> & { intent: { verb: string; target: string }; embedding: "skipped_backpressure" | "vector" | "pending"; flags: PoisonFlag[] };
 
 function traceOf({ id, agentId, intentVerb, intentTarget, embedSkippedAt, vector, ...r }: TraceRecord): Trace {
   const embedding = vector ? "vector" : embedSkippedAt ? "skipped_backpressure" : "pending";
-  return { id, agent_id: agentId, intent: { verb: intentVerb, target: intentTarget }, ...snakeCased(r), embedding, vector };
+  const intent = { verb: intentVerb, target: intentTarget };
+  const flags = poisonFlags({ fields: { intent, key_issue: r.keyIssue, summary_descriptor: r.summaryDescriptor, key_files: r.keyFiles, error_tags: r.errorTags } });
+  return { id, agent_id: agentId, intent, ...snakeCased(r), embedding, vector, flags };
 }
 
 // Vectors are made from the stored descriptor, and its hash is the input hash.

@@ -5,6 +5,7 @@ import { perEngine } from "../db/engine";
 import { read, type AnyStoreHandle } from "../db/port";
 import { isVanishedStore } from "../db/pg-store";
 import { isAppError } from "../errors";
+import { withFlags, type Flagged } from "../poison";
 import { deleteApiDocument, listDocumentsByPrefix, putDocuments, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
   type restoreMemorySchema,
@@ -30,7 +31,7 @@ import type { ReindexProgress } from "../index/reindex";
 import { listDocumentTitles } from "../index/titles";
 import type { UnindexableFile } from "../index/files";
 import { getChunkByChunkId, readChunkInDocument, type ChunkDetail, type ChunkReader } from "../index/reader";
-import type { SearchInput, SearchResult } from "../index/search";
+import type { SearchHit, SearchInput, SearchResult } from "../index/search";
 import type { VerifyReport } from "../index/verify";
 import { storeHasContentOp, type createStoreSchema, type StoreSummary } from "./stores";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
@@ -75,18 +76,18 @@ export type StoresBackend = {
   /** The search reader: a chunk in its document, its neighbours, metadata and vector provenance. */
   readChunk: (a: StoreArg & { chunkId: string }) => Promise<ChunkReader>;
   /** fts, vector or hybrid, core included when asked (the caller's right to read core was checked with the request). */
-  search: (a: StoreArg & { input: SearchInput }) => Promise<SearchResult>;
+  search: (a: StoreArg & { input: SearchInput }) => Promise<FlaggedSearchResult>;
   /** What a result list calls each document (heading, first line or file name), by path. */
   documentTitles: (a: StoreArg & { paths: string[] }) => Promise<Map<string, string>>;
-  getMemory: (a: StoreArg & { memoryPath: string }) => Promise<MemoryWithBody>;
-  listMemories: (a: StoreArg & { filter: MemoryFilter }) => Promise<{ total: number; memories: Memory[] }>;
-  createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
-  updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  getMemory: (a: StoreArg & { memoryPath: string }) => Promise<Flagged<MemoryWithBody>>;
+  listMemories: (a: StoreArg & { filter: MemoryFilter }) => Promise<{ total: number; memories: Flagged<Memory>[] }>;
+  createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<Flagged<MemoryWithBody>>;
+  updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<Flagged<MemoryWithBody>>;
   deleteMemory: (a: StoreArg & { memoryPath: string; actor: string }) => Promise<void>;
   /** Deleted memories kept for DUALMIND_MEMORY_TRASH_DAYS (newest first), one with its text, put back, or purged now. */
-  listMemoryTrash: (a: StoreArg) => Promise<TrashedMemory[]>;
-  getTrashedMemory: (a: StoreArg & { id: string }) => Promise<TrashedMemoryWithBody>;
-  restoreMemory: (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  listMemoryTrash: (a: StoreArg) => Promise<Flagged<TrashedMemory>[]>;
+  getTrashedMemory: (a: StoreArg & { id: string }) => Promise<Flagged<TrashedMemoryWithBody>>;
+  restoreMemory: (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => Promise<Flagged<MemoryWithBody>>;
   purgeTrashedMemory: (a: StoreArg & { id: string; actor: string }) => Promise<void>;
   /** A page of `parent`'s child categories within DUALMIND_LIST_MAX_BYTES; `next_offset` continues it. */
   listCategoryChildren: (a: StoreArg & { parent: string | null; limit: number; offset: number }) => Promise<CategoryPage & { next_offset: number | null }>;
@@ -117,6 +118,31 @@ export type StoresBackend = {
 /** The writes of a store's content: refused (409 store_archived) while it is archived, whichever surface asks. */
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
+/** A search answer as shown: each hit with the flags of its path, snippet and passages. */
+export type FlaggedSearchResult = Omit<SearchResult, "results"> & { results: Flagged<SearchHit>[] };
+
+/** Operations whose items are flagged on the way out (lib/poison.ts): the engines return them unflagged. */
+type FlaggedOps = "search" | "getMemory" | "createMemory" | "updateMemory" | "listMemoryTrash" | "getTrashedMemory" | "restoreMemory";
+type EngineShown = {
+  search: (a: StoreArg & { input: SearchInput }) => Promise<SearchResult>;
+  getMemory: (a: StoreArg & { memoryPath: string }) => Promise<MemoryWithBody>;
+  createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  listMemoryTrash: (a: StoreArg) => Promise<TrashedMemory[]>;
+  getTrashedMemory: (a: StoreArg & { id: string }) => Promise<TrashedMemoryWithBody>;
+  restoreMemory: (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+};
+
+/** A memory or trash entry with the flags of what it shows: path, tags, source, summary and the body when it has one. */
+function flaggedMemory<M extends { path: string; tags: string[]; summary: string | null; source?: string | null; body?: string }>(m: M): Flagged<M> {
+  return withFlags({ item: m, fields: { path: m.path, tags: m.tags, source: m.source, summary: m.summary, body: m.body } });
+}
+
+/** Each hit with the flags of what it shows (the snippet, not the whole chunk: a response scans only what it returns). */
+function flaggedSearch(r: SearchResult): FlaggedSearchResult {
+  return { ...r, results: r.results.map((h) => withFlags({ item: h, fields: { path: h.path, snippet: h.snippet, passages: h.passages?.map((p) => p.snippet) } })) };
+}
+
 /** Operations written once over the port: only how a store opens differs. */
 type WrittenOnce = "listStores" | "storeHasContent" | "putDocuments" | "deleteDocument" | "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories" | "getCategory" | "listMemoryHistory";
 
@@ -125,7 +151,7 @@ type WrittenOnce = "listStores" | "storeHasContent" | "putDocuments" | "deleteDo
  * reindex job), in lib/stores/engines/{sqlite,pg}.ts, and the one way to open
  * a store's handle there, which graph, recall and embeddings use too.
  */
-export type StoreEngine = Omit<StoresBackend, WrittenOnce> & {
+export type StoreEngine = Omit<StoresBackend, WrittenOnce | FlaggedOps> & EngineShown & {
   /** The store's handle (404 when unknown); `buildIndex: false` skips SQLite's rebuild on open (the reindex job is the build). */
   open: (store: string, options?: { buildIndex?: boolean }) => Promise<AnyStoreHandle>;
   /** Core's read-only handle beside `handle` when asked and `handle` is not core, else null. */
@@ -150,7 +176,13 @@ export function storesOn(engine: Engine): StoresBackend {
   return refusingArchivedWrites(
     { backend: {
       ...own,
-      createMemory: superseding({ kind: "memory", open: on, create: own.createMemory, idOf: (m) => m.path, actorOf: (a) => a.actor }),
+      search: async (a) => flaggedSearch(await own.search(a)),
+      getMemory: async (a) => flaggedMemory(await own.getMemory(a)),
+      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor }),
+      updateMemory: async (a) => flaggedMemory(await own.updateMemory(a)),
+      restoreMemory: async (a) => flaggedMemory(await own.restoreMemory(a)),
+      listMemoryTrash: async (a) => (await own.listMemoryTrash(a)).map(flaggedMemory),
+      getTrashedMemory: async (a) => flaggedMemory(await own.getTrashedMemory(a)),
       listStores: async ({ only = () => true, memoryFiles = false } = {}) => {
         const out: StoreInfo[] = [];
         for (const store of (await own.listStoreNames()).filter(only)) {
@@ -172,7 +204,10 @@ export function storesOn(engine: Engine): StoresBackend {
       getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
       readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: await on(store), ...a }),
       documentTitles: async ({ store, ...a }) => listDocumentTitles({ handle: await on(store), ...a }),
-      listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: await on(store), ...a }),
+      listMemories: async ({ store, ...a }) => {
+        const page = await listMemoriesByFilter({ handle: await on(store), ...a });
+        return { ...page, memories: page.memories.map(flaggedMemory) };
+      },
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
       listAllCategories: async ({ store, ...a }) => listAllCategories({ handle: await on(store), ...a }),
       getCategory: async ({ store, ...a }) => getCategory({ handle: await on(store), ...a }),

@@ -1,6 +1,7 @@
 import { ENTITY_TYPES, FRAMEWORKS } from "../../lib/db/schema/graph";
 import { graphBackend } from "../../lib/graph/backend";
 import { actorOf } from "../../lib/auth/actor";
+import { flagLines } from "../../lib/poison";
 import { reasonLine } from "../../lib/retrieval";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -29,9 +30,12 @@ export const graphCommands: Command[] = [
       const lines = [
         `mode ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}; score = ${r.formula}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
-        ...r.results.map((x) => {
+        ...r.results.flatMap((x) => {
           const b = x.breakdown;
-          return `${x.score.toFixed(3)}\t${x.store}\t${x.kind === "node" ? x.entity_type : "thought"}\t${x.title}\tsem=${b.semantic.toFixed(3)} rec=${b.recency.toFixed(3)} epi=${b.episodic.toFixed(2)} proc=${b.procedure_match.toFixed(2)} edge=${b.edge_weight.toFixed(2)} inc=${b.inconsistency.toFixed(2)}`;
+          return [
+            `${x.score.toFixed(3)}\t${x.store}\t${x.kind === "node" ? x.entity_type : "thought"}\t${x.title}\tsem=${b.semantic.toFixed(3)} rec=${b.recency.toFixed(3)} epi=${b.episodic.toFixed(2)} proc=${b.procedure_match.toFixed(2)} edge=${b.edge_weight.toFixed(2)} inc=${b.inconsistency.toFixed(2)}`,
+            ...flagLines({ flags: x.flags }),
+          ];
         }),
       ];
       out(lines.join("\n"), r);
@@ -47,7 +51,7 @@ export const graphCommands: Command[] = [
         input: { content: args.slice(1).join(" "), chain_id: flagString(flags, "chain"), framework: flagString(flags, "framework") as (typeof FRAMEWORKS)[number] | undefined },
         actor: actorOf("cli"),
       });
-      out(`thought ${thought.id}${thought.chain_id ? ` (${thought.chain_id} #${thought.thought_number})` : ""}`, thought);
+      out([`thought ${thought.id}${thought.chain_id ? ` (${thought.chain_id} #${thought.thought_number})` : ""}`, ...flagLines({ flags: thought.flags })].join("\n"), thought);
     },
   },
   {
@@ -59,7 +63,7 @@ export const graphCommands: Command[] = [
         store: storeArg(args),
         filter: { q: flagString(flags, "q"), entity_type: flagString(flags, "type") as (typeof ENTITY_TYPES)[number] | undefined, limit: flagString(flags, "limit") ?? 50 },
       });
-      out(r.nodes.map((n) => `${n.id}\t${n.entity_type}\t${n.display_name}`).join("\n") || "no nodes", r);
+      out(r.nodes.flatMap((n) => [`${n.id}\t${n.entity_type}\t${n.display_name}`, ...flagLines({ flags: n.flags })]).join("\n") || "no nodes", r);
     },
   },
   {

@@ -10,6 +10,7 @@ import { stores } from "../../lib/stores/backend";
 import { getSelfRecall, startEvaluation } from "../../lib/eval/self-recall";
 import { deletedStoreLeftovers, openStore } from "../../lib/stores/stores";
 import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
+import { flagLines } from "../../lib/poison";
 
 /**
  * search, reindex and verify go through stores(), as GET /stores/{store}/search,
@@ -89,7 +90,7 @@ export const indexCommands: Command[] = [
       const lines = [
         `mode ${r.effective_mode}${r.effective_mode !== r.mode ? ` (asked ${r.mode})` : ""}, group ${r.group}, ${r.results.length}${r.has_more ? "+" : ""} result(s)${r.fallback ? `; fallback ${r.fallback.reason}: ${r.fallback.message}` : ""}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
-        ...r.results.map((h) => `${h.score.toFixed(4)}\t${h.store}\t${h.path}#${h.chunk_index}${h.matched_chunks ? ` (${h.matched_chunks} chunks)` : ""}\t${h.snippet}`),
+        ...r.results.flatMap((h) => [`${h.score.toFixed(4)}\t${h.store}\t${h.path}#${h.chunk_index}${h.matched_chunks ? ` (${h.matched_chunks} chunks)` : ""}\t${h.snippet}`, ...flagLines({ flags: h.flags })]),
         ...(r.explain ? r.explain.stages.map((s) => `stage ${s.stage}: ${s.candidates} candidate(s), ${s.ms} ms: ${s.detail}`) : []),
       ];
       out(lines.join("\n"), r);

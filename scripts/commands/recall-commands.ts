@@ -4,6 +4,7 @@ import { recallInputSchema } from "../../lib/recall/recall";
 import { reflectionSettingsPatchSchema } from "../../lib/recall/settings";
 import { reasonLine } from "../../lib/retrieval";
 import { flagString, UsageError, type Command } from "../cli-kit";
+import { flagLines } from "../../lib/poison";
 
 /**
  * The reflection commands go through recallBackend(), as POST /stores/{store}/recall
@@ -55,8 +56,8 @@ export const recallCommands: Command[] = [
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
         ...(r.guidance.past_failure_warning ? [`WARNING: ${r.guidance.past_failure_warning.message}`] : []),
         ...r.guidance.aligned_preferences.map((p) => `preference: ${p.predicate} (${p.score}): ${p.description}`),
-        ...r.traces.map((t) => `trace ${t.id}\t${t.score}\t${t.outcome}\t${t.summary}`),
-        ...r.learnings.map((l) => `learning ${l.id}\t${l.score}\t${l.summary}`),
+        ...r.traces.flatMap((t) => [`trace ${t.id}\t${t.score}\t${t.outcome}\t${t.summary}`, ...flagLines({ flags: t.flags })]),
+        ...r.learnings.flatMap((l) => [`learning ${l.id}\t${l.score}\t${l.summary}`, ...flagLines({ flags: l.flags })]),
       ];
       out(lines.join("\n"), r);
     },

@@ -66,6 +66,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/memory-files.test.ts",
   "tests/memory-manage.test.ts",
   "tests/memory-trash.test.ts",
+  "tests/poison-surfaces.test.ts",
   "tests/recall-sanitize.test.ts",
   "tests/recall.test.ts",
   "tests/rating-queue.test.ts",

@@ -20,6 +20,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/health-preparers.test.ts": "no database: the charts' preparers",
   "tests/http-gate.test.ts": "no database: access rules and security headers",
   "tests/memory-markdown.test.ts": "no database: markdown rendering",
+  "tests/poison.test.ts": "no database: the poisoning scanner's rules and bounds on strings (its flags on stored items: tests/poison-surfaces.test.ts, both backends)",
   "tests/ledger-verdict-label.test.ts": "no database: the verdict badge's words",
   "tests/search-docs-queries.test.ts": "no database: the search bench's query-set builder",
   "tests/search-query.test.ts": "no database: the search route's query parse against its schema",

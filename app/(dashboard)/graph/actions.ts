@@ -3,11 +3,11 @@
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { graphBackend } from "@/lib/graph/backend";
-import type { RememberResponse } from "@/lib/graph/remember";
+import type { FlaggedRememberResponse } from "@/lib/graph/backend";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 // Server actions are public endpoints: this one re-checks the session itself. It only reads, so there is nothing to audit.
-export async function rememberAction(_prev: ActionResult<RememberResponse> | null, form: FormData): Promise<ActionResult<RememberResponse>> {
+export async function rememberAction(_prev: ActionResult<FlaggedRememberResponse> | null, form: FormData): Promise<ActionResult<FlaggedRememberResponse>> {
   try {
     await requireRoleForAction("viewer");
     assertForm(form);

@@ -16,6 +16,8 @@ import { isAppError } from "@/lib/errors";
 import { MemoryRestoreForm } from "@/components/memory-trash";
 import { getConfig } from "@/lib/config";
 import { createMemoryAction, deleteMemoryAction, moveMemoryAction, restoreMemoryAction, updateMemoryAction } from "./actions";
+import { PoisonFlagBadges, PoisonFlagList } from "@/components/poison-flags";
+import type { Flagged } from "@/lib/poison";
 
 const PAGE_SIZE = 25;
 
@@ -23,7 +25,7 @@ type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
 type Missing = { kind: "missing"; path: string; reason: string; movedTo?: MemoryRedirect | null; trashed?: TrashedMemory | null };
-type Viewed = { kind: "memory"; memory: MemoryWithBody } | Missing | null;
+type Viewed = { kind: "memory"; memory: Flagged<MemoryWithBody> } | Missing | null;
 
 /** A memory, or why there is none at that path: moved (and where to), deleted (and in the trash), or never there. */
 async function loadMemory(store: string, raw: string | undefined): Promise<Viewed> {
@@ -231,6 +233,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                 </p>
                 {viewed.memory.tags.length > 0 && <p className="text-xs">tags: {viewed.memory.tags.join(", ")}</p>}
                 {viewed.memory.summary && <p className="text-sm italic text-slate-600">{viewed.memory.summary}</p>}
+                <PoisonFlagList flags={viewed.memory.flags} />
               </header>
               <MemoryMarkdown text={viewed.memory.body} file={`memory/${viewed.memory.path}.md`} />
               {canEdit && (
@@ -371,6 +374,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                             {m.path}
                           </Link>
                           {m.summary && <div className="text-xs text-slate-500">{m.summary}</div>}
+                          <PoisonFlagBadges flags={m.flags} />
                         </td>
                         <td>{m.tags.join(", ")}</td>
                         <td>{m.source ?? "—"}</td>

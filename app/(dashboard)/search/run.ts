@@ -2,7 +2,8 @@ import "server-only";
 import type { InspectLeg } from "@/components/search-inspect";
 import { SEARCH_PAGE_SIZE, type SearchUrlState } from "@/components/search-url";
 import { actionError } from "@/lib/http/action-result";
-import { searchInputSchema, type SearchInput, type SearchResult } from "@/lib/index/search";
+import { searchInputSchema, type SearchInput } from "@/lib/index/search";
+import type { FlaggedSearchResult as SearchResult } from "@/lib/stores/backend";
 import { stores } from "@/lib/stores/backend";
 
 export type SearchOutcome = { result: SearchResult; error: null } | { result: null; error: string };

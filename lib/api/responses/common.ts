@@ -6,6 +6,7 @@
  * contract check in tests. Free-form values stay free-form (`freeForm`).
  */
 import { z } from "zod";
+import { poisonFlagsSchema } from "../../poison";
 
 export const exact = z.strictObject;
 
@@ -17,6 +18,13 @@ export const epochMs = z.number();
 export const count = z.number().int().min(0);
 
 /** DELETE of an item addressed by id, key or path: what was deleted. */
+/**
+ * Poisoning flags (lib/poison.ts): what the item's shown text carries that may be aimed at a later reader —
+ * instructions, credentials or links to run — each with its rule, reason, field, span and a masked excerpt.
+ * Computed from the stored text when the answer is made; empty when clean. A warning, not a block.
+ */
+export const flags = poisonFlagsSchema;
+
 export const deletedResponse = exact({ deleted: z.string() });
 
 /** Unknown API paths never succeed: they answer 404 with the error envelope. */

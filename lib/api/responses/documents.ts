@@ -1,7 +1,7 @@
 /** System 1 index: documents, chunks, memories, categories, search, verify, reindex jobs. */
 import { z } from "zod";
 import { CONFIDENCE_BANDS, RETRIEVAL_REASONS } from "../../retrieval";
-import { count, deletedResponse, epochMs, exact } from "./common";
+import { count, deletedResponse, epochMs, exact, flags } from "./common";
 
 /** Why a search, recall or remember answer is empty or weak (lib/retrieval/reasons.ts); null when it is neither. */
 export const retrievalReason = exact({ code: z.enum(RETRIEVAL_REASONS), message: z.string(), /** backlog: items waiting for vectors (above the watermark, or before the first vectors exist). */ count: count.optional() });
@@ -71,6 +71,8 @@ export const memory = exact({
   updated_at: epochMs,
   expires_at: epochMs.nullable(),
   summary: z.string().nullable(),
+  /** Of what this answer shows: path, tags, source and summary, and the body where it is returned. */
+  flags,
 });
 export const memoryWithBody = memory.extend({ body: z.string() });
 export const memoryListResponse = exact({ total: count, memories: z.array(memory) });
@@ -88,6 +90,8 @@ export const trashedMemory = exact({
   summary: z.string().nullable(),
   tags: z.array(z.string()),
   token_estimate: count,
+  /** Of what this answer shows: path, tags and summary, and the body where it is returned. */
+  flags,
 });
 export const trashedMemoryWithBody = trashedMemory.extend({ body: z.string() });
 export const memoryTrashResponse = exact({ retention_days: count, trash: z.array(trashedMemory) });
@@ -133,6 +137,8 @@ export const searchHit = exact({
     .optional(),
   /** group=document: how many of the document's chunks matched. */
   matched_chunks: count.optional(),
+  /** Of what the hit shows: its path, snippet and passages' snippets (offsets are within the field named). */
+  flags,
 });
 export const searchResponse = exact({
   mode: searchMode,

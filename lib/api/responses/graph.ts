@@ -5,7 +5,7 @@ import { createdOrExisting } from "../contract";
 import { ENTITY_TYPES, EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS } from "../../db/schema/graph";
 import { EVIDENCE_TARGETS } from "../../graph/evidence";
 import { rememberResultSchema } from "../../graph/remember";
-import { count, deletedResponse, epochMs, exact, freeForm } from "./common";
+import { count, deletedResponse, epochMs, exact, flags, freeForm } from "./common";
 
 const unit = z.number().min(0).max(1);
 
@@ -28,6 +28,7 @@ export const thought = exact({
   created_by: z.string(),
   /** pending: queued for a vector; ready: embedded; missing: neither (e.g. parked after errors). */
   embedding: z.enum(["pending", "ready", "missing"]),
+  flags,
 });
 export const thoughtResponse = exact({ thought });
 /** `next_offset`: where the next page starts when rows remain (past `limit` or past DUALMIND_LIST_MAX_BYTES); null at the end. */
@@ -49,6 +50,7 @@ export const graphNode = exact({
   attributes: freeForm,
   tags: z.array(z.string()),
   auto_extracted: z.boolean(),
+  flags,
 });
 export const nodeResponse = exact({ node: graphNode });
 export const nodeListResponse = exact({ nodes: z.array(graphNode), total: count, next_offset: count.nullable() });
@@ -62,6 +64,7 @@ export const graphFrame = exact({
   created_at: epochMs,
   updated_at: epochMs,
   created_by: z.string(),
+  flags,
 });
 export const frameResponse = exact({ frame: graphFrame });
 
@@ -79,6 +82,7 @@ export const graphRelation = exact({
   created_at: epochMs,
   updated_at: epochMs,
   created_by: z.string(),
+  flags,
 });
 export const relationResponse = exact({ relation: graphRelation });
 /** 201 for a new relation; 200 with merged: true when it merged into the existing one of the same type. */
@@ -125,7 +129,7 @@ export const rememberResponse = exact({
   /** The fusion policy that made `semantic`: the model it is calibrated for and the cosine's weight. */
   fusion: exact({ key: z.string(), source: z.enum(["measured", "provider", "request", "lexical"]), w_vec: z.number(), detail: z.string() }),
   /** Each result (its fields explained where it is declared). */
-  results: z.array(rememberResultSchema),
+  results: z.array(rememberResultSchema.extend({ flags })),
   /** explain=true: each stage's candidates and time. */
   explain: retrievalExplain.optional(),
 });

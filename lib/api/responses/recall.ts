@@ -2,7 +2,7 @@
 import { retrievalExplain, retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
-import { count, epochMs, exact, freeForm } from "./common";
+import { count, epochMs, exact, flags, freeForm } from "./common";
 
 const intent = exact({ verb: z.string(), target: z.string() });
 const outcome = z.enum(["success", "failure"]);
@@ -26,6 +26,7 @@ export const trace = exact({
   seen_count: count,
   created_at: epochMs,
   last_seen_at: epochMs,
+  flags,
 });
 /** 201 for a new trace, 200 when it deduplicated into an existing one (`deduped`). */
 export const traceRecordedResponse = createdOrExisting(exact({ trace, deduped: z.boolean(), embedding: z.enum(["queued", "skipped_backpressure", "unchanged"]), retained: exact({ deleted: count }) }));
@@ -48,13 +49,14 @@ export const learning = exact({
   seen_count: count,
   created_at: epochMs,
   last_seen_at: epochMs,
+  flags,
 });
 /** 201 for a new learning, 200 when it deduplicated into an existing one. */
 export const learningRecordedResponse = createdOrExisting(exact({ learning, deduped: z.boolean(), embedding: z.enum(["queued", "unchanged"]) }));
 export const learningResponse = exact({ learning });
 export const learningListResponse = exact({ learnings: z.array(learning), total: count, next_offset: count.nullable() });
 
-const hitBase = { id: z.number().int(), score: z.number(), similarity: z.number(), recency: z.number(), match: z.enum(["vector", "lexical"]), summary: z.string(), age_days: z.number() };
+const hitBase = { id: z.number().int(), score: z.number(), similarity: z.number(), recency: z.number(), match: z.enum(["vector", "lexical"]), summary: z.string(), age_days: z.number(), flags };
 export const recallResponse = exact({
   event_id: z.number().int(),
   mode: z.enum(["hybrid", "vector", "lexical"]),
@@ -66,8 +68,8 @@ export const recallResponse = exact({
   traces: z.array(exact({ ...hitBase, outcome, intent, key_issue: z.string(), seen_count: count, last_seen_at: epochMs })),
   learnings: z.array(exact({ ...hitBase, predicate: z.string(), description: z.string(), confidence: z.number() })),
   guidance: exact({
-    past_failure_warning: exact({ trace_id: z.number().int(), score: z.number(), intent, key_issue: z.string(), message: z.string() }).nullable(),
-    aligned_preferences: z.array(exact({ learning_id: z.number().int(), score: z.number(), predicate: z.string(), description: z.string(), confidence: z.number() })),
+    past_failure_warning: exact({ trace_id: z.number().int(), score: z.number(), intent, key_issue: z.string(), message: z.string(), flags }).nullable(),
+    aligned_preferences: z.array(exact({ learning_id: z.number().int(), score: z.number(), predicate: z.string(), description: z.string(), confidence: z.number(), flags })),
   }),
   latency_ms: z.number(),
   /** explain=true: each stage's candidates and time. */

@@ -9,6 +9,7 @@ import { rememberAction } from "../actions";
 import { graphStoreOr404 } from "../load";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
+import { PoisonFlagBadges } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -65,7 +66,8 @@ export default async function GraphStorePage({ params, searchParams }: Props) {
                   <td>
                     <Link href={`${base}/nodes/${n.id}`} className="underline">
                       {n.display_name}
-                    </Link>
+                    </Link>{" "}
+                    <PoisonFlagBadges flags={n.flags} />
                   </td>
                   <td>{n.entity_type}</td>
                   <td className="text-slate-600">{n.tags.join(", ")}</td>

@@ -11,11 +11,13 @@ import { formatTime } from "@/lib/format";
 import { trashIdSchema, type TrashedMemoryWithBody } from "@/lib/index/memories";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { purgeTrashedMemoryAction, restoreMemoryAction } from "../actions";
+import { PoisonFlagBadges, PoisonFlagList } from "@/components/poison-flags";
+import type { Flagged } from "@/lib/poison";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
-async function loadEntry(store: string, raw: string | undefined): Promise<TrashedMemoryWithBody | "missing" | null> {
+async function loadEntry(store: string, raw: string | undefined): Promise<Flagged<TrashedMemoryWithBody> | "missing" | null> {
   if (!raw) return null;
   if (!trashIdSchema.safeParse(raw).success) return "missing";
   try {
@@ -67,6 +69,7 @@ export default async function MemoryTrashPage({ searchParams }: { searchParams: 
             </p>
             {entry.tags.length > 0 && <p className="text-xs">tags: {entry.tags.join(", ")}</p>}
             {entry.summary && <p className="text-sm italic text-slate-600">{entry.summary}</p>}
+            <PoisonFlagList flags={entry.flags} />
           </header>
           <MemoryMarkdown text={entry.body} file={`memory/${entry.path}.md`} />
           {canEdit && (
@@ -101,6 +104,7 @@ export default async function MemoryTrashPage({ searchParams }: { searchParams: 
                         {t.path}
                       </Link>
                       {t.summary && <div className="text-xs text-slate-600">{t.summary}</div>}
+                      <PoisonFlagBadges flags={t.flags} />
                     </td>
                     <td>{formatTime(t.deleted_at)}</td>
                     <td className="font-mono text-xs">{t.deleted_by}</td>

@@ -15,6 +15,8 @@ import { distinctRatingItems } from "../_parts/rating-queue";
 import { RecallList } from "../_parts/recall-list";
 import { TraceTable } from "../_parts/trace-table";
 import { rateRecallHitAction, updateReflectionSettingsAction } from "../actions";
+import { PoisonFlagBadges } from "@/components/poison-flags";
+import { poisonFlags } from "@/lib/poison";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -123,7 +125,9 @@ export default async function ReflectionPage({ searchParams }: Props) {
                   </Link>{" "}
                   (score {formatDecimal(q.score, 3)}):
                 </div>
-                <div className="font-mono text-xs text-slate-700">{q.summary}</div>
+                <div className="font-mono text-xs text-slate-700">
+                  {q.summary} <PoisonFlagBadges flags={poisonFlags({ fields: { summary: q.summary } })} />
+                </div>
                 {canRate && <RecallRatingButtons action={rateRecallHitAction} store={store} hitId={q.id} />}
               </li>
             ))}

@@ -3,6 +3,7 @@ import { TimeAgo } from "@/components/time-ago";
 import { formatCount, formatDecimal } from "@/lib/format";
 import type { Learning } from "@/lib/recall/learnings";
 import { reflectionHref } from "./links";
+import { PoisonFlagBadges } from "@/components/poison-flags";
 
 /** Learnings as rows: the predicate links to the learning's page. */
 export function LearningTable({ store, learnings, now }: { store: string; learnings: Learning[]; now: number }) {
@@ -24,7 +25,8 @@ export function LearningTable({ store, learnings, now }: { store: string; learni
               <td>
                 <Link href={reflectionHref.learning(store, l.id)} className="underline">
                   {l.predicate}
-                </Link>
+                </Link>{" "}
+                <PoisonFlagBadges flags={l.flags} />
               </td>
               <td className="min-w-48 text-xs">{l.description || "—"}</td>
               <td>{formatDecimal(l.confidence, 2)}</td>

@@ -1,6 +1,8 @@
 import Link from "next/link";
 import { TimeAgo } from "@/components/time-ago";
 import { formatDecimal, formatDuration, formatQuantity } from "@/lib/format";
+import { PoisonFlagBadges } from "@/components/poison-flags";
+import { poisonFlags } from "@/lib/poison";
 import type { RecallEvent } from "@/lib/recall/events";
 import { reflectionHref } from "./links";
 
@@ -38,7 +40,7 @@ export function RecallHits({ store, recall }: { store: string; recall: RecallEve
           <Link href={reflectionHref.hit(store, h)} className="underline">
             {h.artifact} #{h.refId}
           </Link>{" "}
-          · score {formatDecimal(h.score, 3)} · {h.summary}
+          · score {formatDecimal(h.score, 3)} · {h.summary} <PoisonFlagBadges flags={poisonFlags({ fields: { summary: h.summary } })} />
           {h.relevant !== null && <span className="ml-1 text-slate-500">(rated {h.relevant ? "relevant" : "not relevant"})</span>}
         </li>
       ))}

@@ -4,6 +4,7 @@ import { formatCount } from "@/lib/format";
 import type { Trace } from "@/lib/recall/traces";
 import { Chips, OutcomeBadge } from "./fields";
 import { reflectionHref } from "./links";
+import { PoisonFlagBadges } from "@/components/poison-flags";
 
 /** Traces as rows of fields: the intent links to the trace's page. */
 export function TraceTable({ store, traces, now }: { store: string; traces: Trace[]; now: number }) {
@@ -29,6 +30,7 @@ export function TraceTable({ store, traces, now }: { store: string; traces: Trac
                   <span className="font-medium">{t.intent.verb}</span> {t.intent.target}
                 </Link>
                 {t.shard_type && <div className="text-xs text-slate-500">shard {t.shard_type}</div>}
+                <PoisonFlagBadges flags={t.flags} />
               </td>
               <td>
                 <OutcomeBadge outcome={t.outcome} />

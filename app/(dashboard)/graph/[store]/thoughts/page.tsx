@@ -7,6 +7,7 @@ import { listThoughtsQuerySchema } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../load";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
+import { PoisonFlagBadges } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -68,7 +69,8 @@ export default async function ThoughtsPage({ params, searchParams }: Props) {
                     <td>
                       <Link href={`${base}/thoughts/${t.id}`} className="underline">
                         {t.content.length > 120 ? `${t.content.slice(0, 119)}…` : t.content}
-                      </Link>
+                      </Link>{" "}
+                      <PoisonFlagBadges flags={t.flags} />
                     </td>
                     <td>{t.framework}</td>
                     <td className="whitespace-nowrap">{t.chain_id ? `${t.chain_id} #${t.thought_number}` : "—"}</td>

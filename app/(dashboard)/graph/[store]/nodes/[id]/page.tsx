@@ -12,6 +12,7 @@ import { requireUser } from "@/app/_server/session";
 import { findOrNullAsync } from "@/app/_server/pages";
 import { uuidSchema } from "@/lib/common";
 import { ItemSection } from "@/app/(dashboard)/items/item-section";
+import { PoisonFlagBadges, PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -47,7 +48,7 @@ function RelationTable({ title, id, rows, total, base }: { title: string; id: st
               <tr key={r.id}>
                 <td>
                   {r.relationship_type}
-                  {r.bidirectional && <span className="ml-1 text-xs text-slate-500">(both ways)</span>}
+                  {r.bidirectional && <span className="ml-1 text-xs text-slate-500">(both ways)</span>} <PoisonFlagBadges flags={r.flags} />
                 </td>
                 <td>
                   <Link href={`${base}/nodes/${r.other.id}`} className="underline">
@@ -95,6 +96,7 @@ export default async function NodePage({ params }: Props) {
           {node.auto_extracted && <> · auto-extracted</>}
           {node.tags.length > 0 && <> · tags: {node.tags.join(", ")}</>}
         </p>
+        <PoisonFlagList flags={node.flags} />
         {Object.keys(node.attributes).length > 0 && <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-100 p-2 text-xs">{JSON.stringify(node.attributes, null, 2)}</pre>}
       </div>
       <ItemSection store={store} kind="node" id={node.id} user={user} />
@@ -118,6 +120,7 @@ export default async function NodePage({ params }: Props) {
                         </div>
                       ))}
                     </dl>
+                    <PoisonFlagBadges flags={f.flags} />
                     <GraphEvidenceList evidence={f.evidence} base={base} />
                     <Shown shown={f.evidence.length} total={f.evidence_total} what="evidence links, the oldest first" />
                   </article>

@@ -9,6 +9,7 @@ import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
 import { uuidSchema } from "@/lib/common";
 import { ItemSection } from "@/app/(dashboard)/items/item-section";
+import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -49,6 +50,7 @@ export default async function ThoughtPage({ params }: Props) {
         <h1 className="text-2xl font-semibold">Thought</h1>
       </div>
       <ItemSection store={store} kind="thought" id={thought.id} user={user} />
+      <PoisonFlagList flags={thought.flags} />
       <LedgerSection id="thought-heading" title="Content">
         <p className="whitespace-pre-wrap" data-testid="thought-content">
           {thought.content}

@@ -12,6 +12,7 @@ import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
 import { RecallList } from "../../../_parts/recall-list";
 import { ItemSection } from "@/app/(dashboard)/items/item-section";
+import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -37,6 +38,7 @@ export default async function LearningPage({ params }: Props) {
         </h1>
       </div>
       <ItemSection store={store} kind="learning" id={String(learning.id)} user={user} />
+      <PoisonFlagList flags={learning.flags} />
       <LedgerSection id="learning-fields" title="What was learned" testId="learning-fields">
         <Fields
           rows={[

@@ -12,6 +12,7 @@ import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
 import { RecallList } from "../../../_parts/recall-list";
 import { ItemSection } from "@/app/(dashboard)/items/item-section";
+import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -36,6 +37,7 @@ export default async function TracePage({ params }: Props) {
         </h1>
       </div>
       <ItemSection store={store} kind="trace" id={String(trace.id)} user={user} />
+      <PoisonFlagList flags={trace.flags} />
       <LedgerSection id="trace-fields" title="What happened" testId="trace-fields">
         <Fields
           rows={[
