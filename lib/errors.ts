@@ -15,6 +15,10 @@ export const ERROR_STATUS = {
   conflict: 409,
   /** A write to an archived store: it is read-only until an admin unarchives it. */
   store_archived: 409,
+  /** Invalidating an item that is already retired (lib/index/item-state.ts). */
+  item_already_retired: 409,
+  /** Restoring an item that is not retired. */
+  item_not_retired: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,

@@ -11,6 +11,7 @@ import { rememberByQuery, type RememberInput, type RememberResponse, type Rememb
 import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
+import { superseding } from "../index/item-state";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -43,10 +44,10 @@ export function graphOn(engine: Engine) {
     createNode: on(createNode),
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
-    createOrMergeRelation: on(createOrMergeRelation),
+    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor }),
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
-    createFrame: on(createFrame),
+    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor }),
     updateFrame: on(updateFrame),
     deleteFrame: on(deleteFrame),
     linkEvidence: on(linkEvidence),

@@ -8,13 +8,14 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
+import { supersedesSchema } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /** A node's frames, one repository over both engines (lib/db/port.ts). */
 const frames = graphTables.kgFrames;
 const nodes = graphTables.kgNodes;
 
-export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema }).strict();
+export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema, supersedes: supersedesSchema }).strict();
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
 
 /** A frame as returned: the row spelled snake_case, its properties decoded. */

@@ -19,6 +19,7 @@ import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
+import { hiddenSql, listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
@@ -88,7 +89,7 @@ export const updateNodeInputSchema = z
   .refine((o) => Object.keys(o).length > 0, "nothing to update");
 
 export const listNodesQuerySchema = z
-  .object({ q: z.string().trim().min(1).max(500).optional(), entity_type: z.enum(ENTITY_TYPES).optional(), limit: limitSchema, offset: offsetSchema })
+  .object({ q: z.string().trim().min(1).max(500).optional(), entity_type: z.enum(ENTITY_TYPES).optional(), ...listViewQuerySchema, limit: limitSchema, offset: offsetSchema })
   .strict();
 
 /** A node as returned: the row spelled snake_case (its seq and embed hash stay inside), attributes and tags decoded. */
@@ -222,6 +223,7 @@ function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQueryS
     where.push("n.entity_type = ?");
     args.push(f.entity_type);
   }
+  if (!f.include_retired) where.push(hiddenSql({ kind: "node", idColumn: "n.id" }));
   let order = "n.updated_at desc, n.seq desc";
   let from = "kg_node n";
   if (f.q) {
@@ -248,7 +250,7 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
     query = tsqueryFor({ terms: matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
     if (!query) return { nodes: [], total: 0 };
   }
-  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined);
+  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined, visibleWhere({ kind: "node", id: t.id, includeRetired: f.include_retired }));
   const order = query ? [sql`ts_rank(kg_node.tsv, ${query}) desc`, t.seq] : [desc(t.updatedAt), desc(t.seq)];
   const budget = startQueryBudget({ hint: LISTING_HINT });
   return runWithinBudgetPg({ tx, budget, fn: async () => {

@@ -9,6 +9,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, unitInterval, uuidSchema, type SnakeCased } from "../common";
+import { supersedesSchema } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /** Relations between nodes, one repository over both engines (lib/db/port.ts). */
@@ -35,6 +36,8 @@ export const createRelationInputSchema = z
     temporal_start: z.number().int().nullable().optional(),
     temporal_end: z.number().int().nullable().optional(),
     attributes: jsonObjectSchema.optional(),
+    /** Governed memory: the relation this one replaces (retired, kept, linked). */
+    supersedes: supersedesSchema,
   })
   .strict()
   .refine(temporalRange, { message: "temporal_start must not be after temporal_end", path: ["temporal_end"] });

@@ -11,6 +11,7 @@ import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
+import { hiddenByKind, itemViewQuerySchema, type ItemView } from "../index/item-state";
 
 /**
  * Fused remember over thoughts and graph nodes of a store (and, read-only, core): REMEMBER_FORMULA over the
@@ -55,8 +56,10 @@ export const rememberInputSchema = z
     /** Recency time constant τ in hours. */
     tau_hours: z.number().positive().max(24 * 365 * 10).default(24 * 7),
     min_edge_weight: unitInterval.default(0.5),
-    /** Reference time (epoch ms) for recency. */
+    /** Reference time (epoch ms) for recency, and what was visible then (governed memory: lib/index/item-state.ts). */
     as_of: z.number().int().positive().optional(),
+    /** Retired thoughts, nodes and relations answer too. */
+    include_retired: itemViewQuerySchema.include_retired,
     /** Candidates taken from each source (kNN and FTS, per kind, per store). */
     candidates: z.number().int().min(1).max(200).default(25),
     /** Weight of the cosine beside the lexical score in `semantic` (lib/retrieval/fusion.ts); default: calibrated for the store's model. */
@@ -618,6 +621,20 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
 }
 
 /**
+ * Governed memory (lib/index/item-state.ts): a source's candidates whose thought or node, or the relation a node
+ * was reached by, the view hides are dropped, in one lookup; a store without item state pays that one lookup.
+ */
+async function dropHidden({ handle, cands, view }: { handle: AnyStoreHandle; cands: Map<string, Candidate>; view: ItemView }): Promise<void> {
+  if (view.includeRetired || cands.size === 0) return;
+  const list = [...cands.values()];
+  const hidden = await hiddenByKind({ handle, view, ids: { thought: list.filter((c) => c.kind === THOUGHT_KIND).map((c) => c.id), node: list.filter((c) => c.kind === NODE_KIND).map((c) => c.id), relation: list.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) } });
+  if (hidden.size === 0) return;
+  for (const [key, c] of cands) {
+    if (hidden.get(c.kind === THOUGHT_KIND ? "thought" : "node")?.has(c.id) || (c.edge && hidden.get("relation")?.has(c.edge.relationId))) cands.delete(key);
+  }
+}
+
+/**
  * Fused, explained, deterministic recall over thoughts and the graph, on the
  * engine the composition root picked (lib/graph/backend.ts). `core` is core's
  * handle when the request asks to include it; it is only read.
@@ -644,6 +661,7 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
     const query = src.fp ? vp.queryVector : null;
     perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget })));
   }
+  for (const [i, src] of perSource.entries()) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired } });
   const belowFloor = perSource.reduce((n, s) => n + s.belowFloor, 0);
   // The store's own KNN decides the mode: when it could not answer, the whole answer is lexical and says why; core's refusal is core's fallback.
   const storeRefused = perSource[0].vectorFallback;

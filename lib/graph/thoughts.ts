@@ -20,6 +20,7 @@ import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
+import { listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
@@ -66,7 +67,7 @@ export const thinkInputSchema = z
 export type ThinkInput = z.input<typeof thinkInputSchema>;
 
 export const listThoughtsQuerySchema = z
-  .object({ chain_id: chainIdSchema.optional(), framework: z.enum(FRAMEWORKS).optional(), q: z.string().trim().min(1).max(500).optional(), limit: limitSchema, offset: offsetSchema })
+  .object({ chain_id: chainIdSchema.optional(), framework: z.enum(FRAMEWORKS).optional(), q: z.string().trim().min(1).max(500).optional(), ...listViewQuerySchema, limit: limitSchema, offset: offsetSchema })
   .strict();
 
 export const feedbackInputSchema = z.object({ utility: unitInterval }).strict();
@@ -289,7 +290,7 @@ export async function listThoughtsByFilter({ handle, filter, budget = true }: { 
   return read(handle, function* () {
     const text = f.q ? yield* listingTextFilter(f.q) : undefined;
     if (text === null) return { thoughts: [], total: 0, next_offset: null };
-    const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text);
+    const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text, visibleWhere({ kind: "thought", id: t.id, includeRetired: f.include_retired }));
     // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
     return yield* withinBudget(startQueryBudget({ hint: LISTING_HINT }), function* () {
       const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };

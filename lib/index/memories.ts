@@ -23,6 +23,8 @@ import { audit } from "./engine-steps";
 import { deleteDocumentOp, documentsLeastGrowth, ingestDocumentsOp, type IngestResult } from "./ingest";
 import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withinStoreQuota } from "./store-quota";
+import { listViewQuerySchema, visibleWhere } from "./item-state";
+import { supersedesSchema } from "./item-state";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 /** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
@@ -67,6 +69,8 @@ export const createMemorySchema = z
     summary: z.string().max(1000).optional(),
     source: z.string().max(200).optional(),
     expires_at: dateInput.optional(),
+    /** Governed memory: the path of the memory this one replaces (retired, kept, linked). */
+    supersedes: supersedesSchema,
   })
   .strict();
 
@@ -814,6 +818,7 @@ export const memoryFilterSchema = z
     limit: z.coerce.number().int().min(1).max(200).default(50),
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
     include_expired: boolParam.default(false),
+    ...listViewQuerySchema,
   })
   .strict();
 
@@ -860,6 +865,7 @@ export function listMemoriesByFilter<H extends AnyStoreHandle>({ handle, filter,
           filter.updated_before === undefined ? undefined : lt(m.updatedAt, filter.updated_before),
           filter.source === undefined ? undefined : eq(m.source, filter.source),
           filter.include_expired ? undefined : or(isNull(m.expiresAt), gt(m.expiresAt, now)),
+          visibleWhere({ kind: "memory", id: m.path, includeRetired: filter.include_retired }),
         );
       const [{ n }] = yield* select(memoryTables, (db, t) => db.select({ n: count() }).from(t.memories).where(clause(t.memories)));
       const rows = yield* select(memoryTables, (db, { memories: m }) => {

@@ -7,6 +7,7 @@ import { DOCUMENT_POOL, finishSearch, POOL, refuseTooDeep, weighWrittenForms, WR
 import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestInFolder } from "../retrieval/context";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import { inCallerTx } from "../db/port";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
@@ -475,6 +476,8 @@ async function searchStoresPg({
       input, rec, now, answeredBy, weights, policy, ranking: RANKING, lexical, vector: vectorRanked.map((r) => ({ key: r.key, similarity: r.score })), detailOf, terms,
       // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
       handles: [],
+      itemHandles: handles,
+      itemRun: (h, op) => onStore(h as PgStoreHandle, (tx) => inCallerTx(tx, op, h as PgStoreHandle)),
       groupingNote: "by the chunks' evidence, each document's text as a whole (whole-document bm25) and the path's words",
       wholeDocument: async (candidates) => {
         if (lexicalOverBudget !== null) return null;

@@ -42,6 +42,8 @@ import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
+import { itemViewOf, itemViewQuerySchema, visibleSearchCandidates, type Marked, type RunOn } from "./item-state";
+import type { AnyStoreHandle } from "../db/port";
 
 /** Search a store in any mode over chunks or grouped by document: the one entry point (docs/search-and-retrieval.md). */
 
@@ -86,6 +88,8 @@ export const searchInputSchema = z
     /** Merge core's results (read-only); the entry point resolves core's handle once (openCoreFor). */
     include_core: boolParam.default(false),
     include_expired: boolParam.default(false),
+    /** Governed memory (lib/index/item-state.ts): what was visible at this time (epoch ms), or retired memories too, marked. */
+    ...itemViewQuerySchema,
     /**
      * `chunk`: every matching passage is a hit. `document`: each document once, ranked by
      * the evidence of all its matching chunks, with its best passages (default: see DEFAULT_GROUP).
@@ -593,7 +597,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   return finishSearch({
-    input, rec, now, answeredBy, weights, policy, handles, ranking: "bm25", lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key),
+    input, rec, now, answeredBy, weights, policy, handles, itemHandles: handles, ranking: "bm25", lexical: ftsRanked, vector: vectorRanked, detailOf: (key) => details.get(key),
     terms, scoring: tuning.document,
     // Plain queries only: an advanced expression may name chunk columns the document index does not have.
     wholeDocument: (candidates) => (match && input.syntax === "plain" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null),
@@ -613,7 +617,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
  * Everything after the legs, one rule for both backends: fusion, grouping (with the engine's whole-document leg),
  * the page, its snippets (the engine's, for the shown hits that hold the query's words) and the answer.
  */
-export async function finishSearch({ input, rec, now, answeredBy, weights, policy, ranking, lexical, vector, detailOf, terms, scoring: tuned, handles, wholeDocument: wholeDocumentOf, lexicalSnippets, groupingNote, answer }: {
+export async function finishSearch({ input, rec, now, answeredBy, weights, policy, ranking, lexical, vector, detailOf, terms, scoring: tuned, handles, itemHandles, itemRun, wholeDocument: wholeDocumentOf, lexicalSnippets, groupingNote, answer }: {
   input: SearchInput;
   rec: ExplainRecorder | null;
   now: number;
@@ -629,6 +633,10 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
   scoring?: Partial<DocumentScoring>;
   /** The stores whose titles weigh a document (group=document). */
   handles: StoreHandle[];
+  /** The searched stores, whose item state hides retired memories (lib/index/item-state.ts). */
+  itemHandles: readonly AnyStoreHandle[];
+  /** Where that lookup runs (default: its own read; PostgreSQL: the search's transaction). */
+  itemRun?: RunOn;
   /** The whole-document bm25 of the candidates' documents by `store:path`, or null. */
   wholeDocument: (candidates: Candidate[]) => Map<string, number> | null | Promise<Map<string, number> | null>;
   /** The raw marked snippets of the shown candidates that hold the query's words, by key. */
@@ -637,7 +645,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
   answer: Pick<SearchResult, "match" | "stores" | "vectors" | "warnings" | "fts_rebuild"> & { vectorFallback: Fallback | null; lexicalOverBudget: string | null; hasChunks: () => boolean };
 }): Promise<SearchResult> {
   const t0 = performance.now();
-  const candidates = fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days });
+  const candidates = await visibleSearchCandidates({ handles: itemHandles, candidates: fuseCandidates({ lexical, vector, detailOf, answeredBy, weights, now, tauDays: input.recency_tau_days }), view: itemViewOf(input), run: itemRun });
   rec?.record("fusion", performance.now() - t0, {
     candidates: candidates.length,
     detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
@@ -649,6 +657,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
   // A candidate as a chunk hit; its snippet is made once it is shown (below).
   const toHit = (c: Candidate): SearchHit => ({
     ...{ store: c.store, id: c.detail.id, chunk_id: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunk_index: c.detail.chunkIndex, score: c.score, updated_at: c.detail.updatedAt, snippet: "", highlights: [] },
+    ...((c as Marked<Candidate>).item_status ? { item_status: (c as Marked<Candidate>).item_status } : {}),
     ...(input.explain ? { signals: { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: why(c) } } : {}),
   });
   let hits: SearchHit[];

@@ -38,6 +38,10 @@ import { clientIdSchema } from "../common";
 import { ownedRefSchema } from "../governance/owned-ids";
 import { activityPageResponse, activitySummaryResponse } from "../api/responses/activity";
 import { evaluateStartResponse, selfRecallResponse } from "../api/responses/self-recall";
+import { itemDecisionResponse, itemHistoryResponse } from "../api/responses/items";
+import { itemParams } from "../api/item-routes";
+import { decideItemIn, itemHistoryIn } from "../api/items";
+import { itemDecisionSchema } from "../index/item-state";
 import { evaluateInputSchema, getSelfRecall, startEvaluation } from "../eval/self-recall";
 import { activityFilterSchema, activitySummarySchema, assertStoreNamedWhenLimited, listActivity, summarizeActivity } from "../governance/activity";
 import { countedRetrieval } from "../governance/retrieval-counts";
@@ -144,6 +148,16 @@ const recallTools: ToolDef[] = [
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated." }),
 ];
 
+/** Governed memory: any single item (memory, learning, trace, thought, node, relation, frame) by id, as the items routes. */
+const itemTools: ToolDef[] = [
+  tool({ name: "item_invalidate", scope: "write", output: itemDecisionResponse, input: itemParams.extend(itemDecisionSchema.shape).strict(), run: ({ store, kind, id, reason }, ctx) => decideItemIn({ store, kind, id, to: "retired", reason, who: { principal: ctx.principal } }),
+    description: "Invalidate one item by kind and id, with a reason: it is retired (kept, with its history) and no longer answers search, recall, remember or lists; restorable. Recorded in the ledger and the audit log." }),
+  tool({ name: "item_restore", scope: "write", output: itemDecisionResponse, input: itemParams.extend(itemDecisionSchema.shape).strict(), run: ({ store, kind, id, reason }, ctx) => decideItemIn({ store, kind, id, to: "active", reason, who: { principal: ctx.principal } }),
+    description: "Restore a retired item by kind and id, with a reason: it answers again at once, unchanged." }),
+  tool({ name: "item_history", scope: "read", output: itemHistoryResponse, input: itemParams, run: (params) => itemHistoryIn(params),
+    description: "One item's state and each transition (from, to, when, who, why), oldest first." }),
+];
+
 const ledgerTools: ToolDef[] = [
   tool({ name: "task_create", scope: "write", output: taskCreatedResponse, input: createTaskSchema, run: (input, ctx) => governance().createTask({ input, requestedBy: agentOf(ctx) }),
     description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one." }),
@@ -195,4 +209,4 @@ const selfRecallTools: ToolDef[] = [
     description: "A store's self-recall (GET /stores/{store}/evaluate): the newest run per kind and mode, the trend with what changed between runs, and the last evaluation job." }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools];
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { assertSanitizeBudget, sanitizeJson, sanitizeText } from "./sanitize";
+import { supersedesSchema } from "../index/item-state";
 
 /**
  * Deterministic text for what gets embedded and deduped: the same structured
@@ -37,6 +38,8 @@ export const learningInputSchema = z
     description: z.string().trim().max(4000).default(""),
     confidence: z.number().min(0).max(1).default(0.5),
     semantic_handle: z.string().trim().min(1).max(1000).optional(),
+    /** Governed memory: the id of the learning this one replaces (retired, kept, linked). */
+    supersedes: supersedesSchema,
   })
   .strict();
 export type LearningInput = z.input<typeof learningInputSchema>;

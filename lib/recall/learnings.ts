@@ -14,6 +14,7 @@ import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo }
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
+import { listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 export const LEARNING_KIND = "learning";
@@ -89,6 +90,7 @@ export function getLearningById<H extends AnyStoreHandle>({ handle, id }: { hand
 export const listLearningsQuerySchema = z
   .object({
     predicate: z.string().trim().min(1).max(120).optional(),
+    ...listViewQuerySchema,
     limit: limitSchema,
     offset: offsetSchema,
   })
@@ -97,10 +99,10 @@ export const listLearningsQuerySchema = z
 /** The answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset`; the dashboard (`budget: false`) reads its page whole. */
 export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listLearningsQuerySchema>; budget?: boolean }): On<H, { learnings: Learning[]; total: number; next_offset: number | null }> {
   const f = listLearningsQuerySchema.parse(filter);
-  const byPredicate = (predicate: Column) => (f.predicate === undefined ? undefined : eq(predicate, f.predicate));
+  const byPredicate = (predicate: Column, id: Column) => and(f.predicate === undefined ? undefined : eq(predicate, f.predicate), visibleWhere({ kind: "learning", id, includeRetired: f.include_retired }));
   return read(handle, function* () {
-    const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
-    const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+    const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate, l.id), limit: f.limit, offset: f.offset });
+    const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate, t.id)) };
     return pageWithinBudget({ page: listed, key: "learnings", offset: f.offset, budget });
   }, { snapshot: true });
 }

@@ -13,6 +13,7 @@ import { getReflectionSettings, type ReflectionSettings } from "./settings";
 import { recallTables } from "./tables";
 import { fixedRows } from "./statements";
 import { TRACE_KIND } from "./traces";
+import { itemViewOf, itemViewQuerySchema, keepVisibleOp } from "../index/item-state";
 
 const DAY_MS = 86_400_000;
 
@@ -42,6 +43,8 @@ export const recallInputSchema = z
     signals: z.enum(["hybrid", "vector", "lexical"]).default("hybrid"),
     /** Add each stage's candidates and time (readiness, vector, lexical, fusion: the min_score gate and recency). */
     explain: z.boolean().default(false),
+    /** Governed memory (lib/index/item-state.ts): what was visible at this time (epoch ms), or retired items too. */
+    ...itemViewQuerySchema,
   })
   .strict()
   .refine((b) => (b.query === undefined) !== (b.intent === undefined), { message: "give exactly one of query or intent", path: ["query"] });
@@ -330,6 +333,8 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
       }
     }
     if (mode === "lexical") for (const kind of kinds) candidates[kind] = await lexicalLeg(kind);
+    // Retired traces and learnings do not answer (the pool is twice the page, so it still fills).
+    for (const kind of kinds) candidates[kind] = await reader.run(keepVisibleOp({ kind, items: candidates[kind], idOf: (c) => String(c.refId), view: itemViewOf(body) }));
     const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
     const opts = { now: Date.now(), settings, minScore, topK, policy };
     const rank = async () => {

@@ -15,6 +15,7 @@ import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } fro
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
+import { listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
@@ -139,6 +140,7 @@ export const listTracesQuerySchema = z
     outcome: z.enum(["success", "failure"]).optional(),
     shard_type: z.string().trim().min(1).max(80).optional(),
     agent_id: z.string().trim().min(1).max(200).optional(),
+    ...listViewQuerySchema,
     limit: limitSchema,
     offset: offsetSchema,
   })
@@ -147,8 +149,9 @@ export const listTracesQuerySchema = z
 /** The answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset`; the dashboard (`budget: false`) pages by number and renders its page on the server. */
 export function listTraces<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listTracesQuerySchema>; budget?: boolean }): On<H, { traces: Trace[]; total: number; next_offset: number | null }> {
   const f = listTracesQuerySchema.parse(filter);
-  const matching = (t: { outcome: Column; shardType: Column; agentId: Column }) =>
+  const matching = (t: { outcome: Column; shardType: Column; agentId: Column; id: Column }) =>
     and(
+      visibleWhere({ kind: "trace", id: t.id, includeRetired: f.include_retired }),
       f.outcome === undefined ? undefined : eq(t.outcome, f.outcome),
       f.shard_type === undefined ? undefined : eq(t.shardType, sql`lower(${f.shard_type})`),
       f.agent_id === undefined ? undefined : eq(t.agentId, f.agent_id),

@@ -37,6 +37,7 @@ import { storeHasContentOp, type createStoreSchema, type StoreSummary } from "./
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
+import { superseding } from "../index/item-state";
 
 /**
  * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
@@ -177,7 +178,7 @@ export function storesOn(engine: Engine): StoresBackend {
       ...own,
       search: async (a) => flaggedSearch(await own.search(a)),
       getMemory: async (a) => flaggedMemory(await own.getMemory(a)),
-      createMemory: async (a) => flaggedMemory(await own.createMemory(a)),
+      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor }),
       updateMemory: async (a) => flaggedMemory(await own.updateMemory(a)),
       restoreMemory: async (a) => flaggedMemory(await own.restoreMemory(a)),
       listMemoryTrash: async (a) => (await own.listMemoryTrash(a)).map(flaggedMemory),

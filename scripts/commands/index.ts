@@ -19,9 +19,10 @@ const health: Load = () => import("./health-commands").then((m) => m.healthComma
 const db: Load = () => import("./db-commands").then((m) => m.dbCommands);
 const memory: Load = () => import("./memory-commands").then((m) => m.memoryCommands);
 const activity: Load = () => import("./activity-commands").then((m) => m.activityCommands);
+const item: Load = () => import("./item-commands").then((m) => m.itemCommands);
 
 /** Every module, in `--help` order. */
-export const COMMAND_MODULES: readonly Load[] = [auth, store, index, ledger, graph, recall, agents, health, db, memory, activity];
+export const COMMAND_MODULES: readonly Load[] = [auth, store, index, ledger, graph, recall, agents, health, db, memory, activity, item];
 
 /** The module of the commands that start with a word. */
 export const MODULE_BY_FIRST_WORD: Readonly<Record<string, Load>> = {
@@ -51,6 +52,7 @@ export const MODULE_BY_FIRST_WORD: Readonly<Record<string, Load>> = {
   "migrate-data": db,
   memories: memory,
   activity,
+  item,
 };
 
 export async function allCommands(): Promise<Command[]> {

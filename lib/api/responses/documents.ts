@@ -115,6 +115,8 @@ export const searchHit = exact({
   score: z.number(),
   /** How well the hit answers the query: high, medium or low (lib/retrieval/confidence.ts). */
   confidence: z.enum(CONFIDENCE_BANDS).optional(),
+  /** With include_retired: the state of a memory that is not active (retired, proposed, rejected). */
+  item_status: z.enum(["active", "retired", "proposed", "rejected"]).optional(),
   snippet: z.string(),
   /** [start, end) offsets of matched terms within `snippet`. */
   highlights: z.array(z.tuple([z.number().int(), z.number().int()])),

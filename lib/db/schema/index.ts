@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Schema of one store's index.db. Virtual tables (FTS5, vec0) and triggers
@@ -86,3 +86,33 @@ export const categories = sqliteTable(
   },
   (t) => [index("categories_parent_idx").on(t.parentPath)],
 );
+
+/** The kinds of item whose state item_state holds (lib/index/item-state.ts). */
+export const ITEM_KINDS = ["memory", "learning", "trace", "thought", "node", "relation", "frame"] as const;
+export const ITEM_STATUSES = ["active", "retired", "proposed", "rejected"] as const;
+
+/**
+ * Governed memory's per-item state: a row only for an item that was ever invalidated, restored or superseded (an
+ * item without one is active). Event time: valid_from/valid_to; record time: recorded_at/retired_at. `history` is
+ * the JSON list of its transitions (drizzle/index/0022_item_state.sql).
+ */
+export const itemState = sqliteTable(
+  "item_state",
+  {
+    kind: text("kind", { enum: ITEM_KINDS }).notNull(),
+    itemId: text("item_id").notNull(),
+    status: text("status", { enum: ITEM_STATUSES }).notNull().default("active"),
+    validFrom: integer("valid_from"),
+    validTo: integer("valid_to"),
+    recordedAt: integer("recorded_at").notNull(),
+    retiredAt: integer("retired_at"),
+    supersedes: text("supersedes"),
+    supersededBy: text("superseded_by"),
+    reason: text("reason"),
+    decidedBy: text("decided_by"),
+    history: text("history").notNull().default("[]"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
+);
+export type ItemStateRow = typeof itemState.$inferSelect;

@@ -32,6 +32,9 @@ import * as storesStoreEvidence from "@/app/api/v1/stores/[store]/evidence/route
 import * as storesStoreFramesId from "@/app/api/v1/stores/[store]/frames/[id]/route";
 import * as storesStoreFrames from "@/app/api/v1/stores/[store]/frames/route";
 import * as storesStoreHealth from "@/app/api/v1/stores/[store]/health/route";
+import * as storesStoreItemsKindIdHistory from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
+import * as storesStoreItemsKindIdInvalidate from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
+import * as storesStoreItemsKindIdRestore from "@/app/api/v1/stores/[store]/items/[kind]/[id]/restore/route";
 import * as storesStoreLearningsId from "@/app/api/v1/stores/[store]/learnings/[id]/route";
 import * as storesStoreLearnings from "@/app/api/v1/stores/[store]/learnings/route";
 import * as storesStoreMemories from "@/app/api/v1/stores/[store]/memories/route";
@@ -98,6 +101,9 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/frames/[id]/route.ts": storesStoreFramesId,
   "app/api/v1/stores/[store]/frames/route.ts": storesStoreFrames,
   "app/api/v1/stores/[store]/health/route.ts": storesStoreHealth,
+  "app/api/v1/stores/[store]/items/[kind]/[id]/history/route.ts": storesStoreItemsKindIdHistory,
+  "app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route.ts": storesStoreItemsKindIdInvalidate,
+  "app/api/v1/stores/[store]/items/[kind]/[id]/restore/route.ts": storesStoreItemsKindIdRestore,
   "app/api/v1/stores/[store]/learnings/[id]/route.ts": storesStoreLearningsId,
   "app/api/v1/stores/[store]/learnings/route.ts": storesStoreLearnings,
   "app/api/v1/stores/[store]/memories/route.ts": storesStoreMemories,

@@ -1,4 +1,4 @@
-import { bigint, boolean, doublePrecision, index, integer, json, pgTable, real, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, doublePrecision, index, integer, json, pgTable, primaryKey, real, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { sql, type InferSelectModel } from "drizzle-orm";
 
 /**
@@ -320,6 +320,27 @@ export const recallEventHits = pgTable(
     ratedAt: epochMs("rated_at"),
   },
   (t) => [index("recall_event_hits_event_idx").on(t.eventId, t.rank), index("recall_event_hits_unrated_idx").on(t.ratedAt)],
+);
+
+/** Governed memory's per-item state, as ../index.ts itemState (drizzle/pg/store/0019_item_state.sql). */
+export const itemState = pgTable(
+  "item_state",
+  {
+    kind: text("kind", { enum: ["memory", "learning", "trace", "thought", "node", "relation", "frame"] }).notNull(),
+    itemId: text("item_id").notNull(),
+    status: text("status", { enum: ["active", "retired", "proposed", "rejected"] }).notNull().default("active"),
+    validFrom: epochMs("valid_from"),
+    validTo: epochMs("valid_to"),
+    recordedAt: epochMs("recorded_at").notNull(),
+    retiredAt: epochMs("retired_at"),
+    supersedes: text("supersedes"),
+    supersededBy: text("superseded_by"),
+    reason: text("reason"),
+    decidedBy: text("decided_by"),
+    history: text("history").notNull().default("[]"),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
 );
 
 // Thoughts, chains, the knowledge graph and working memory: part of every store's schema.

@@ -11,6 +11,7 @@ import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
 import { findOrNullAsync } from "@/app/_server/pages";
 import { uuidSchema } from "@/lib/common";
+import { ItemSection } from "@/app/(dashboard)/items/item-section";
 import { PoisonFlagBadges, PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
@@ -70,7 +71,7 @@ function RelationTable({ title, id, rows, total, base }: { title: string; id: st
 }
 
 export default async function NodePage({ params }: Props) {
-  await requireUser();
+  const user = await requireUser();
   const p = await params;
   const store = await graphStoreOr404(p.store);
   const id = uuidSchema.safeParse(p.id);
@@ -98,6 +99,7 @@ export default async function NodePage({ params }: Props) {
         <PoisonFlagList flags={node.flags} />
         {Object.keys(node.attributes).length > 0 && <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-100 p-2 text-xs">{JSON.stringify(node.attributes, null, 2)}</pre>}
       </div>
+      <ItemSection store={store} kind="node" id={node.id} user={user} />
 
       <Shown shown={detail.frames.length} total={detail.totals.frames} what="frames" />
       <div className="grid gap-4 md:grid-cols-2">

@@ -8,6 +8,7 @@ import type { Thought } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
 import { uuidSchema } from "@/lib/common";
+import { ItemSection } from "@/app/(dashboard)/items/item-section";
 import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
@@ -20,7 +21,7 @@ async function loadThought(store: string, raw: string): Promise<Thought | null> 
 }
 
 export default async function ThoughtPage({ params }: Props) {
-  await requireUser();
+  const user = await requireUser();
   const p = await params;
   const store = await graphStoreOr404(p.store);
   const thought = await loadThought(store, p.id);
@@ -48,6 +49,7 @@ export default async function ThoughtPage({ params }: Props) {
         </Link>
         <h1 className="text-2xl font-semibold">Thought</h1>
       </div>
+      <ItemSection store={store} kind="thought" id={thought.id} user={user} />
       <PoisonFlagList flags={thought.flags} />
       <LedgerSection id="thought-heading" title="Content">
         <p className="whitespace-pre-wrap" data-testid="thought-content">

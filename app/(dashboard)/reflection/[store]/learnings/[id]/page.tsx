@@ -11,13 +11,14 @@ import { Fields } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
 import { RecallList } from "../../../_parts/recall-list";
+import { ItemSection } from "@/app/(dashboard)/items/item-section";
 import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
 /** One learning as fields (predicate, arguments, description, confidence), and the recalls that brought it back. */
 export default async function LearningPage({ params }: Props) {
-  await requireUser();
+  const user = await requireUser();
   const p = await params;
   const store = await reflectionStoreOr404(p.store);
   const id = intIdOr404(p.id);
@@ -36,6 +37,7 @@ export default async function LearningPage({ params }: Props) {
           Learning #{learning.id}: {learning.predicate}
         </h1>
       </div>
+      <ItemSection store={store} kind="learning" id={String(learning.id)} user={user} />
       <PoisonFlagList flags={learning.flags} />
       <LedgerSection id="learning-fields" title="What was learned" testId="learning-fields">
         <Fields

@@ -11,13 +11,14 @@ import { Chips, Fields, OutcomeBadge } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
 import { RecallList } from "../../../_parts/recall-list";
+import { ItemSection } from "@/app/(dashboard)/items/item-section";
 import { PoisonFlagList } from "@/components/poison-flags";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
 /** One trace as fields (intent, files, outcome, key issue, tags), and the recalls that brought it back. */
 export default async function TracePage({ params }: Props) {
-  await requireUser();
+  const user = await requireUser();
   const p = await params;
   const store = await reflectionStoreOr404(p.store);
   const id = intIdOr404(p.id);
@@ -35,6 +36,7 @@ export default async function TracePage({ params }: Props) {
           Trace #{trace.id} <OutcomeBadge outcome={trace.outcome} />
         </h1>
       </div>
+      <ItemSection store={store} kind="trace" id={String(trace.id)} user={user} />
       <PoisonFlagList flags={trace.flags} />
       <LedgerSection id="trace-fields" title="What happened" testId="trace-fields">
         <Fields

@@ -1,0 +1,3 @@
+import { itemHistoryRoute } from "@/lib/api/item-routes";
+
+export const GET = itemHistoryRoute;

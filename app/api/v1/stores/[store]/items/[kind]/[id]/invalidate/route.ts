@@ -1,0 +1,3 @@
+import { itemDecisionRoute } from "@/lib/api/item-routes";
+
+export const POST = itemDecisionRoute({ to: "retired" });

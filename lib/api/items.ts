@@ -1,0 +1,50 @@
+import { actorOf } from "../auth/actor";
+import type { AgentPrincipal } from "../auth/tokens";
+import type { PublicUser } from "../auth/users";
+import { governance } from "../backend/governance";
+import { currentEngine } from "../db/engine";
+import { isAppError } from "../errors";
+import type { LedgerCaller } from "../governance/ledger";
+import { decideItem, itemHistory, itemNotFound, type ItemDecision, type ItemKind, type ItemState, type ItemTransition } from "../index/item-state";
+import { storeEngineOf } from "../stores/backend";
+import { callerOf } from "./respond";
+
+/**
+ * Invalidate, restore and history of one item by id, for every surface (REST, MCP, CLI, dashboard): the store
+ * opened by name (an unknown store answers the item's own 404), the decision in the store's write with its audit
+ * entry, then its ledger override ("who retired this and why", from System 2).
+ */
+type Who = { principal: AgentPrincipal } | { user: Pick<PublicUser, "username"> } | { cli: true };
+
+function actorFor(who: Who) {
+  if ("principal" in who) return actorOf(who.principal);
+  if ("user" in who) return actorOf(who.user);
+  return actorOf("cli");
+}
+
+function callerFor(who: Who): LedgerCaller | undefined {
+  return "principal" in who ? callerOf(who.principal) : undefined;
+}
+
+async function openItemStore({ store, kind, id }: { store: string; kind: ItemKind; id: string }) {
+  try {
+    return await storeEngineOf(currentEngine()).open(store);
+  } catch (e) {
+    if (isAppError(e) && e.code === "not_found") throw itemNotFound({ store, kind, id });
+    throw e;
+  }
+}
+
+export async function decideItemIn({ store, kind, id, to, reason, who }: { store: string; kind: ItemKind; id: string; to: "retired" | "active"; reason: string; who: Who }): Promise<ItemDecision & { override_id: string }> {
+  const handle = await openItemStore({ store, kind, id });
+  const actor = actorFor(who);
+  const decision = await decideItem({ handle, store, kind, id, to, reason, actor });
+  const verb = to === "retired" ? "invalidate" : "restore";
+  const tokenLabel = "principal" in who ? who.principal.label : actor;
+  const { override } = await governance().recordOverride({ input: { note: `item.${verb} ${kind} ${id} in store ${store}: ${reason}` }, actor, tokenLabel, caller: callerFor(who) });
+  return { ...decision, override_id: override.override_id };
+}
+
+export async function itemHistoryIn({ store, kind, id }: { store: string; kind: ItemKind; id: string }): Promise<{ state: ItemState; history: ItemTransition[] }> {
+  return itemHistory({ handle: await openItemStore({ store, kind, id }), store, kind, id });
+}

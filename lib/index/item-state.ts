@@ -1,0 +1,350 @@
+import { and, eq, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { z } from "zod";
+import { AppError } from "../errors";
+import { engineStep, read, row, rows, tablePair, upsert, write, type AnyStoreHandle, type On, type Op, type TablePair } from "../db/port";
+import * as sqliteIndex from "../db/schema/index";
+import * as sqliteGraph from "../db/schema/graph";
+import * as sqliteRecall from "../db/schema/recall";
+import * as pg from "../db/schema/pg/store";
+import { ITEM_KINDS, type ItemStateRow } from "../db/schema/index";
+import { auditStep } from "../governance/audit";
+import { recordOverride } from "../governance/ledger";
+import { processLedger } from "../db/engine";
+import { boolParam } from "./query-params";
+import { preparedOnce } from "../db/statements";
+
+/**
+ * Governed memory's per-item state (docs/ARCHITECTURE.md, "Governed memory"),
+ * written once for both engines over the port. An item of any kind (memory,
+ * learning, trace, thought, node, relation, frame) is active until a decision
+ * gives it a row in item_state; invalidate retires it, restore makes it active
+ * again, each transition kept in the row's history with who and why. Nothing
+ * of the item itself changes: restore returns it as it was (same id, content,
+ * embeddings).
+ *
+ * Retrieval asks visibleIds for the candidates it is about to answer with:
+ * one lookup by primary key over those ids, which on a store that never had a
+ * decision finds nothing. By default only active items answer; `as_of` answers
+ * what was visible at that time (from the history); `include_retired` answers
+ * every item, with its state.
+ */
+export type ItemKind = (typeof ITEM_KINDS)[number];
+export type ItemStatus = ItemStateRow["status"];
+export { ITEM_KINDS };
+
+export const itemStateTable = tablePair(sqliteIndex.itemState, pg.itemState);
+
+/** Bounds of the inputs a token controls (SECURITY.md, "Limits"). */
+export const ITEM_STATE_LIMITS = {
+  /** Characters of a decision's reason. */
+  maxReasonChars: 2000,
+  /** Characters of an item id. */
+  maxIdChars: 512,
+  /** Transitions kept in one item's history: the oldest go first. */
+  maxHistory: 100,
+  /** Ids looked up in one visibility check (retrieval asks for its candidates). */
+  maxIds: 5000,
+  /** as_of: epoch ms, from 2000-01-01 to a day past now. */
+  minAsOf: 946_684_800_000,
+} as const;
+
+/** One transition of an item's state. */
+export type ItemTransition = { from: ItemStatus; to: ItemStatus; at: number; by: string; reason: string; supersedes?: string; superseded_by?: string };
+
+/** What retrieval may answer with: the default (active only), a past time, or every item with its state. */
+export type ItemView = { asOf?: number; includeRetired?: boolean };
+
+export const itemKindSchema = z.enum(ITEM_KINDS);
+export const itemIdSchema = z.string().trim().min(1).max(ITEM_STATE_LIMITS.maxIdChars, { message: `id: at most ${ITEM_STATE_LIMITS.maxIdChars} characters (maxIdChars)` });
+export const itemReasonSchema = z.string().trim().min(1, { message: "reason is required: say why" }).max(ITEM_STATE_LIMITS.maxReasonChars, { message: `reason: at most ${ITEM_STATE_LIMITS.maxReasonChars} characters (maxReasonChars)` });
+export const itemDecisionSchema = z.object({ reason: itemReasonSchema }).strict();
+
+/**
+ * The query parameters every retrieval and list route takes for item state: `as_of` (epoch ms, bounded: a 4xx
+ * names the limit) and `include_retired`.
+ */
+export const itemViewQuerySchema = {
+  as_of: z.coerce
+    .number()
+    .int()
+    .min(ITEM_STATE_LIMITS.minAsOf, { message: `as_of: epoch milliseconds no earlier than ${ITEM_STATE_LIMITS.minAsOf} (minAsOf)` })
+    .refine((t) => t <= Date.now() + 86_400_000, { message: "as_of: no later than a day from now (maxAsOf)" })
+    .optional(),
+  include_retired: boolParam.optional(),
+};
+
+/** The item view a route's parsed query asks for. */
+export function itemViewOf(query: { as_of?: number; include_retired?: boolean }): ItemView {
+  return { asOf: query.as_of, includeRetired: query.include_retired };
+}
+
+/** Each kind's own table and id column, for "does this item exist" (an unknown id is a 404). */
+const ITEM_TABLES = {
+  memory: { table: tablePair(sqliteIndex.memories, pg.memories), id: "path", numeric: false },
+  learning: { table: tablePair(sqliteRecall.learnings, pg.learnings), id: "id", numeric: true },
+  trace: { table: tablePair(sqliteRecall.reasoningTraces, pg.reasoningTraces), id: "id", numeric: true },
+  thought: { table: tablePair(sqliteGraph.thoughts, pg.thoughts), id: "id", numeric: false },
+  node: { table: tablePair(sqliteGraph.kgNodes, pg.kgNodes), id: "id", numeric: false },
+  relation: { table: tablePair(sqliteGraph.kgRelations, pg.kgRelations), id: "id", numeric: false },
+  frame: { table: tablePair(sqliteGraph.kgFrames, pg.kgFrames), id: "id", numeric: false },
+} as const satisfies Record<ItemKind, { table: TablePair; id: string; numeric: boolean }>;
+
+/** The one 404 for an item that is not there and one the caller may not see. */
+export function itemNotFound({ store, kind, id }: { store: string; kind: ItemKind; id: string }): AppError {
+  return new AppError("not_found", `no ${kind} ${id} in store ${store}`);
+}
+
+function* itemExists(kind: ItemKind, id: string): Op<boolean> {
+  const spec = ITEM_TABLES[kind];
+  if (spec.numeric && !/^[1-9][0-9]{0,15}$/.test(id)) return false;
+  const value = spec.numeric ? Number(id) : id;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the id column is named per kind; both engines' tables declare it
+  return (yield* row(spec.table as TablePair, (t) => eq((t as any)[spec.id], value))) !== undefined;
+}
+
+const keyOf = (kind: ItemKind, id: string) => (t: typeof itemStateTable.sqlite | typeof itemStateTable.pg) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL;
+
+function historyOf(r: Pick<ItemStateRow, "history"> | undefined): ItemTransition[] {
+  if (!r) return [];
+  try {
+    const parsed = JSON.parse(r.history) as unknown;
+    return Array.isArray(parsed) ? (parsed as ItemTransition[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The audit target of an item: answerable from System 2 as "who retired this and why". */
+export const itemAuditTarget = ({ store, kind, id }: { store: string; kind: ItemKind; id: string }) => `item:${store}/${kind}/${id}`;
+
+/** An item's state as the API shows it. */
+export type ItemState = { kind: ItemKind; id: string; status: ItemStatus; recorded_at: number | null; retired_at: number | null; valid_from: number | null; valid_to: number | null; supersedes: string | null; superseded_by: string | null; reason: string | null; decided_by: string | null; updated_at: number | null };
+
+function stateOf(kind: ItemKind, id: string, r: ItemStateRow | undefined): ItemState {
+  return {
+    kind,
+    id,
+    status: r?.status ?? "active",
+    recorded_at: r?.recordedAt ?? null,
+    retired_at: r?.retiredAt ?? null,
+    valid_from: r?.validFrom ?? null,
+    valid_to: r?.validTo ?? null,
+    supersedes: r?.supersedes ?? null,
+    superseded_by: r?.supersededBy ?? null,
+    reason: r?.reason ?? null,
+    decided_by: r?.decidedBy ?? null,
+    updated_at: r?.updatedAt ?? null,
+  };
+}
+
+export type ItemDecision = { state: ItemState; transition: ItemTransition };
+
+/**
+ * One decision on one item, as a step of a store write: its state moves to `to`, the transition joins its history,
+ * and the audit entry commits with it. 404 when the item is not there; 409 when it already is in that state
+ * (item_already_retired, item_not_retired): never a silent no-op.
+ */
+export function* decideItemOp({ store, kind, id, to, reason, actor, now = Date.now(), link = {} }: { store: string; kind: ItemKind; id: string; to: "retired" | "active"; reason: string; actor: string; now?: number; link?: { supersedes?: string; superseded_by?: string } }): Op<ItemDecision> {
+  if (!(yield* itemExists(kind, id))) throw itemNotFound({ store, kind, id });
+  const current = yield* row(itemStateTable, keyOf(kind, id), { lock: "update" });
+  const from: ItemStatus = current?.status ?? "active";
+  if (from === to) {
+    throw to === "retired"
+      ? new AppError("item_already_retired", `${kind} ${id} is already retired (restore it first)`, [{ path: "id", message: "already retired", status: from }])
+      : new AppError("item_not_retired", `${kind} ${id} is ${from}: only a retired item can be restored`, [{ path: "id", message: `status is ${from}`, status: from }]);
+  }
+  const transition: ItemTransition = { from, to, at: now, by: actor, reason, ...link };
+  const history = [...historyOf(current), transition].slice(-ITEM_STATE_LIMITS.maxHistory);
+  const values = {
+    status: to,
+    retiredAt: to === "retired" ? now : null,
+    reason,
+    decidedBy: actor,
+    history: JSON.stringify(history),
+    updatedAt: now,
+    ...(link.supersedes !== undefined ? { supersedes: link.supersedes } : {}),
+    ...(link.superseded_by !== undefined ? { supersededBy: link.superseded_by } : {}),
+  };
+  const written = yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+  yield* auditStep({ actor, action: to === "retired" ? "item.invalidate" : "item.restore", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from, to, ...link } });
+  return { state: stateOf(kind, id, written), transition };
+}
+
+/** Invalidate (to: "retired") or restore (to: "active") one item by id, in one store write. */
+export function decideItem<H extends AnyStoreHandle>({ handle, ...a }: { handle: H } & Parameters<typeof decideItemOp>[0]): On<H, ItemDecision> {
+  return write(handle, decideItemOp(a));
+}
+
+/** An item's state and its transitions, oldest first; 404 when the item is not there. */
+export function itemHistory<H extends AnyStoreHandle>({ handle, store, kind, id }: { handle: H; store: string; kind: ItemKind; id: string }): On<H, { state: ItemState; history: ItemTransition[] }> {
+  return read(handle, function* () {
+    const current = yield* row(itemStateTable, keyOf(kind, id));
+    if (!current && !(yield* itemExists(kind, id))) throw itemNotFound({ store, kind, id });
+    return { state: stateOf(kind, id, current), history: historyOf(current) };
+  });
+}
+
+/** The status an item had at `t`, from its history (before its first decision: active). */
+function statusAt(r: ItemStateRow, t: number): ItemStatus {
+  let status: ItemStatus = "active";
+  for (const step of historyOf(r)) {
+    if (step.at > t) break;
+    status = step.to;
+  }
+  return status;
+}
+
+/**
+ * Whether the store has any item state: on SQLite one cached statement (a store that never had a decision pays
+ * that and nothing more); on PostgreSQL the lookup itself is the one statement, so it is not asked.
+ */
+function holdsAnyState(): Op<boolean> {
+  return engineStep({
+    sqlite: (h) => preparedOnce({ sqlite: h.sqlite, sql: "select 1 from item_state limit 1" }).get() !== undefined,
+    pg: async () => true,
+  });
+}
+
+/**
+ * Of the ids of each kind, the states of those retrieval must not answer with under `view` (kind → id → status;
+ * with include_retired, those to mark). One statement by primary key for every kind; ids past maxIds are refused.
+ */
+export function* hiddenByKindOp({ ids, view = {} }: { ids: Partial<Record<ItemKind, readonly string[]>>; view?: ItemView }): Op<Map<ItemKind, Map<string, ItemStatus>>> {
+  const out = new Map<ItemKind, Map<string, ItemStatus>>();
+  const asked = (Object.entries(ids) as [ItemKind, readonly string[]][]).filter(([, list]) => list.length > 0).map(([kind, list]) => [kind, [...new Set(list)]] as const);
+  if (asked.length === 0) return out;
+  if (!(yield* holdsAnyState())) return out;
+  const total = asked.reduce((n, [, list]) => n + list.length, 0);
+  if (total > ITEM_STATE_LIMITS.maxIds) throw new AppError("invalid_request", `at most ${ITEM_STATE_LIMITS.maxIds} items per visibility check (maxIds)`, [{ path: "ids", message: "too many", limit: "maxIds", max: ITEM_STATE_LIMITS.maxIds, found: total }]);
+  const found = yield* rows(itemStateTable, { where: (t) => or(...asked.map(([kind, list]) => and(eq(t.kind, kind), inArray(t.itemId, list)))) });
+  for (const r of found) {
+    const status = view.asOf !== undefined ? statusAt(r, view.asOf) : r.status;
+    if (status === "active") continue;
+    let of = out.get(r.kind);
+    if (!of) out.set(r.kind, (of = new Map()));
+    of.set(r.itemId, status);
+  }
+  return out;
+}
+
+/** Of `ids` of one kind, the hidden ones (hiddenByKindOp for one kind). */
+export function* hiddenItemsOp({ kind, ids, view = {} }: { kind: ItemKind; ids: readonly string[]; view?: ItemView }): Op<Map<string, ItemStatus>> {
+  return (yield* hiddenByKindOp({ ids: { [kind]: ids }, view })).get(kind) ?? new Map<string, ItemStatus>();
+}
+
+/** hiddenByKindOp as its own read. */
+export function hiddenByKind<H extends AnyStoreHandle>({ handle, ...a }: { handle: H } & Parameters<typeof hiddenByKindOp>[0]): On<H, Map<ItemKind, Map<string, ItemStatus>>> {
+  return read(handle, hiddenByKindOp(a));
+}
+
+/** hiddenItemsOp as its own read. */
+export function hiddenItems<H extends AnyStoreHandle>({ handle, ...a }: { handle: H } & Parameters<typeof hiddenItemsOp>[0]): On<H, Map<string, ItemStatus>> {
+  return read(handle, hiddenItemsOp(a));
+}
+
+/**
+ * The retrieval hook, for every leg: `items` less the hidden ones (by default the not active; as_of: those not
+ * visible then), or with include_retired all of them with `item_status` set on those not active.
+ */
+export type Marked<T> = T & { item_status?: ItemStatus };
+
+/**
+ * The retrieval hook, as a step (for a leg already inside a read: recall's reader.run, remember's): `items` less
+ * the hidden ones (by default the not active; as_of: those not visible then), or with include_retired all of them
+ * with `item_status` set on those not active. Order is kept.
+ */
+export function* keepVisibleOp<T>({ kind, items, idOf, view = {} }: { kind: ItemKind; items: T[]; idOf: (item: T) => string; view?: ItemView }): Op<Marked<T>[]> {
+  const marked = items as Marked<T>[];
+  if (items.length === 0) return marked;
+  const hidden = yield* hiddenItemsOp({ kind, ids: items.map(idOf), view });
+  if (hidden.size === 0) return marked;
+  if (view.includeRetired) return marked.map((item) => (hidden.has(idOf(item)) ? { ...item, item_status: hidden.get(idOf(item)) } : item));
+  return marked.filter((item) => !hidden.has(idOf(item)));
+}
+
+/** keepVisibleOp as its own read. */
+export async function visibleItems<T>({ handle, ...a }: { handle: AnyStoreHandle } & Parameters<typeof keepVisibleOp<T>>[0]): Promise<Marked<T>[]> {
+  if (a.items.length === 0) return a.items as Marked<T>[];
+  return read(handle, keepVisibleOp(a));
+}
+
+/** Runs a step sequence on a store: read() by default, or inside a transaction the caller already holds. */
+export type RunOn = <T>(handle: AnyStoreHandle, op: Op<T>) => Promise<T>;
+
+/** The memory a document is (`memory/<path>.md` of kind memory), or null. */
+export function memoryIdOfDocument({ path, kind }: { path: string; kind: string }): string | null {
+  return kind === "memory" && path.startsWith("memory/") && path.endsWith(".md") ? path.slice(7, -3) : null;
+}
+
+/**
+ * Search's hook (both engines, ./search.ts finishSearch): of the fused candidates, those whose memory the view
+ * hides are left out (with include_retired, marked). The candidates are a pool deeper than the page, so the page
+ * still fills. Candidates of other documents pass unread.
+ */
+export async function visibleSearchCandidates<C extends { store: string; detail: { path: string; kind: string } }>({ handles, candidates, view, run = (handle, op) => Promise.resolve(read(handle, op)) }: { handles: readonly AnyStoreHandle[]; candidates: C[]; view: ItemView; /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */ run?: RunOn }): Promise<Marked<C>[]> {
+  let out = candidates as Marked<C>[];
+  for (const handle of handles) {
+    const own = out.filter((c) => c.store === handle.store && memoryIdOfDocument(c.detail) !== null);
+    if (own.length === 0) continue;
+    const kept = await run(handle, keepVisibleOp({ kind: "memory", items: own, idOf: (c) => memoryIdOfDocument(c.detail)!, view }));
+    if (view.includeRetired) {
+      const marked = new Map(own.map((c, i) => [c, kept[i]] as const));
+      out = out.map((c) => marked.get(c) ?? c);
+    } else if (kept.length < own.length) {
+      const dropped = new Set(own);
+      for (const c of kept) dropped.delete(c);
+      out = out.filter((c) => !dropped.has(c));
+    }
+  }
+  return out;
+}
+
+/** A list's visible rows as SQL text over an id column (`n.id`) both engines run as written: not active items. */
+export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string }) => `not exists (select 1 from item_state ist where ist.kind = '${kind}' and ist.item_id = cast(${idColumn} as text) and ist.status <> 'active')`;
+
+/**
+ * The list routes' filter (Drizzle, both engines): rows of `kind` that are active, by their id column; undefined
+ * (no filter) with include_retired. An anti-join by primary key, so a store without item state pays a probe per row.
+ */
+export function visibleWhere({ kind, id, includeRetired = false }: { kind: ItemKind; id: SQLWrapper; includeRetired?: boolean }): SQL | undefined {
+  if (includeRetired) return undefined;
+  return sql`not exists (select 1 from item_state ist where ist.kind = ${kind} and ist.item_id = cast(${id} as text) and ist.status <> 'active')`;
+}
+
+/** The list routes' query parameter: retired (and proposed, rejected) items listed too. */
+export const listViewQuerySchema = { include_retired: boolParam.optional() };
+
+/** The create inputs of memories, learnings, relations and frames take it: the id of the item (same kind, same store) the new one replaces. */
+export const supersedesSchema = itemIdSchema.optional();
+
+/**
+ * A create that may name `supersedes`, written once for every kind that takes it (the backends wrap their create
+ * with it): the old item must be in this store, of this kind and active (else 404 / 409, before anything is
+ * written); after the create, the old one is retired with superseded_by and the new one records supersedes, both
+ * kept, each link in the history, with the audit entry and the ledger override of any other decision.
+ */
+export function superseding<A extends { store: string; input: { supersedes?: string } }, R>({ kind, open, create, idOf, actorOf }: { kind: ItemKind; open: (store: string) => Promise<AnyStoreHandle>; create: (a: A) => Promise<R>; idOf: (r: R) => string; actorOf: (a: A) => string }): (a: A) => Promise<R> {
+  return async (a) => {
+    const { supersedes, ...input } = a.input;
+    if (supersedes === undefined) return create(a);
+    const handle = await open(a.store);
+    const current = await read(handle, function* () {
+      if (!(yield* itemExists(kind, supersedes))) throw new AppError("not_found", `supersedes: no ${kind} ${supersedes} in store ${a.store}`, [{ path: "supersedes", message: "not in this store" }]);
+      return (yield* row(itemStateTable, keyOf(kind, supersedes)))?.status ?? "active";
+    });
+    if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${supersedes} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
+    const created = await create({ ...a, input } as A);
+    const newId = idOf(created);
+    if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
+    const actor = actorOf(a);
+    const reason = `superseded by ${kind} ${newId}`;
+    await write(handle, function* () {
+      yield* decideItemOp({ store: a.store, kind, id: supersedes, to: "retired", reason, actor, link: { superseded_by: newId } });
+      const now = Date.now();
+      const values = { supersedes, reason: `supersedes ${kind} ${supersedes}`, decidedBy: actor, updatedAt: now };
+      yield* upsert(itemStateTable, { kind, itemId: newId, status: "active", recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+    });
+    await recordOverride({ handle: await processLedger(), input: { note: `item.supersede ${kind} ${supersedes} by ${newId} in store ${a.store}` }, actor, tokenLabel: actor });
+    return created;
+  };
+}
