@@ -184,8 +184,13 @@ export function itemHistory<H extends AnyStoreHandle>({ handle, store, kind, id 
   });
 }
 
-/** The status an item had at `t`, from its history (before its first decision: active). */
+/**
+ * The status an item had at `t`, from its history (before its first decision: active). A superseding item's row is
+ * written with it: before then it did not exist, so at such a `t` it answers as not active (under include_retired,
+ * marked retired) and the item it superseded, active then, answers in its place.
+ */
 function statusAt(r: ItemStateRow, t: number): ItemStatus {
+  if (r.supersedes !== null && r.recordedAt > t) return "retired";
   let status: ItemStatus = "active";
   for (const step of historyOf(r)) {
     if (step.at > t) break;
