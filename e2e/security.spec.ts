@@ -180,6 +180,7 @@ test.describe("security", () => {
     await api(page, "post", "/stores", { name: DOOMED_STORE });
     await api(page, "post", "/dialectic/sessions", { session_id: ACTION_SESSION, topic: "security table", reviewer_agent_id: "sec-actions-critic" });
     const spare = (await api(page, "post", "/tokens", { label: "sec-actions-spare", agent_id: "sec-actions-agent", scopes: ["read"] })) as { id: number };
+    const thought = ((await api(page, "post", `/stores/${ACTION_STORE}/thoughts`, { content: "a thought the security table invalidates" })) as { thought: { id: string } }).thought;
     await signIn(page, "admin", E2E.adminPassword);
     await page.goto("/admin");
     await createUserInUi(page, { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "viewer" });
@@ -187,7 +188,7 @@ test.describe("security", () => {
     await signIn(await viewerContext.newPage(), "sec-actions-viewer", "sec-actions-viewer-pw");
     const anonymous = await playwright.request.newContext({ baseURL: E2E.baseURL });
 
-    const rows = serverActionRows({ spareTokenId: spare.id });
+    const rows = serverActionRows({ spareTokenId: spare.id, thoughtId: thought.id });
     const actions = listServerActions();
     expect(rows.map((r) => r.name).sort(), "a row for every server action in the build").toEqual(actions.map((a) => a.name).sort());
 
@@ -227,7 +228,7 @@ type ActionRow = { name: string; role: "viewer" | "editor" | "admin"; page: stri
 const ACTION_SESSION = "sec-actions-session";
 
 /** The table: each server action, the page that serves it, arguments that work for an admin, and arguments that must be refused with a clear error. */
-function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow[] {
+function serverActionRows({ spareTokenId, thoughtId }: { spareTokenId: number; thoughtId: string }): ActionRow[] {
   const store = ACTION_STORE;
   const notAForm = { values: [null, "not a form"] };
   const memoryFields = { store, path: "sec/x", body: "body", tags: "", summary: "", source: "", expires: "" };
@@ -249,6 +250,13 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "startReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },
     { name: "describeReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },
     { name: "getReindexJobAction", role: "admin", page: "/admin", valid: { values: ["00000000-0000-4000-8000-000000000000"] }, malformed: [{ values: ["' OR 1=1 --"] }, { values: [42] }], reached: /No such job/ },
+    {
+      name: "itemDecisionAction",
+      role: "editor",
+      page: `/graph/${store}/thoughts/${thoughtId}`,
+      valid: { form: { store, kind: "thought", id: thoughtId, to: "retired", reason: "security table" } },
+      malformed: [{ form: { store, kind: "root", id: thoughtId, to: "retired", reason: "x" } }, { form: { store, kind: "thought", id: thoughtId, to: "deleted", reason: "x" } }, { form: { store, kind: "thought", id: thoughtId, to: "retired", reason: "  " } }, { form: { store: "nosuchstore", kind: "thought", id: thoughtId, to: "retired", reason: "x" } }, { form: { store, kind: "thought", id: "x".repeat(600), to: "retired", reason: "x" } }, notAForm],
+    },
     { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
     { name: "rateRecallHitAction", role: "editor", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
     { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },

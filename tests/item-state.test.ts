@@ -20,6 +20,8 @@ import { governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBack
 
 import { itemDecisionAction } from "@/app/(dashboard)/items/actions";
 import { governance } from "@/lib/backend/governance";
+import { decideItemIn } from "@/lib/api/items";
+import { stores } from "@/lib/stores/backend";
 
 // The dashboard's action reads its caller from the session cookie (next-auth's getServerSession); here the test says who calls.
 vi.mock("server-only", () => ({}));
@@ -254,5 +256,39 @@ describe("governed memory: invalidate, restore and history of any single item", 
     expect(await itemDecisionAction(null, form("active", "still true"))).toMatchObject({ ok: true });
     expect((await history("memory", "notes/dash")).json.history.map((t: { by: string; to: string }) => [t.by, t.to])).toEqual([["user:eddie", "retired"], ["user:eddie", "active"]]);
     caller.session = null;
+  });
+});
+
+describe("a memory's state follows its path; every surface refuses an archived store's decision", () => {
+  it("a move takes a retired memory's state along; a delete drops it, so a new memory at the freed path starts active", async () => {
+    created(await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "notes/x", body: "The harbour crane is painted orange." } }));
+    expect((await decide(invalidateRoute, "memory", "notes/x", "wrong colour")).status).toBe(200);
+    const moved = await callRoute(memoriesRoute.PUT, { token: write, params: P, body: { path: "notes/x", move_to: "notes/y" } });
+    expect(moved.status, JSON.stringify(moved.json)).toBe(200);
+    // Still retired at its new path: not answered, its history there, nothing left at the old one.
+    expect(await searched("harbour crane orange")).toEqual([]);
+    expect(await listedMemories()).toEqual([]);
+    expect((await history("memory", "notes/y")).json.state).toMatchObject({ status: "retired", reason: "wrong colour" });
+    expect(await storeSql("kb", "select item_id from item_state where kind = 'memory'")).toEqual([{ item_id: "notes/y" }]);
+
+    expect((await callRoute(memoriesRoute.DELETE, { token: write, params: P, url: at("memories", { path: "notes/y" }) })).status).toBe(200);
+    expect(await storeSql("kb", "select item_id from item_state where kind = 'memory'")).toEqual([]);
+    created(await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "notes/y", body: "The harbour crane is painted blue." } }));
+    expect(await searched("harbour crane blue")).toEqual(["memory/notes/y.md"]);
+  });
+
+  it("a decision in an archived store answers 409 store_archived from the dashboard's and the CLI's path too, and changes nothing", async () => {
+    created(await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "notes/z", body: "Keep this note." } }));
+    await stores().archiveStore({ name: "kb", actor: "user:admin" });
+    await expect(decideItemIn({ store: "kb", kind: "memory", id: "notes/z", to: "retired", reason: "tidy", who: { cli: true } })).rejects.toMatchObject({ code: "store_archived" });
+    expect(await storeSql("kb", "select item_id from item_state")).toEqual([]);
+  });
+
+  it("a learning superseded by a token whose agent id has a colon is decided by that agent, not by the name it spells", async () => {
+    const odd = await seedToken({ label: "odd", agent_id: "user:alice", scopes: ["write"] });
+    const first = created(await callRoute(learningsRoute.POST, { token: write, params: P, body: { predicate: "build_tool", description: "use make" } })).learning;
+    const second = await callRoute(learningsRoute.POST, { token: odd, params: P, body: { predicate: "build_tool", description: "use just", supersedes: String(first.id) } });
+    expect(second.status, JSON.stringify(second.json)).toBe(201);
+    expect((await history("learning", String(first.id))).json.state).toMatchObject({ status: "retired", decided_by: "agent:user:alice" });
   });
 });

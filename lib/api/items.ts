@@ -1,3 +1,4 @@
+import { assertStoresWritable } from "../db/store-lifecycle";
 import { actorOf } from "../auth/actor";
 import type { AgentPrincipal } from "../auth/tokens";
 import type { PublicUser } from "../auth/users";
@@ -36,6 +37,8 @@ async function openItemStore({ store, kind, id }: { store: string; kind: ItemKin
 }
 
 export async function decideItemIn({ store, kind, id, to, reason, who }: { store: string; kind: ItemKind; id: string; to: "retired" | "active"; reason: string; who: Who }): Promise<ItemDecision & { override_id: string }> {
+  // Every surface (REST, MCP, the dashboard, the CLI) answers an archived store's decision the same: 409 store_archived.
+  await assertStoresWritable([store]);
   const handle = await openItemStore({ store, kind, id });
   const actor = actorFor(who);
   const decision = await decideItem({ handle, store, kind, id, to, reason, actor });

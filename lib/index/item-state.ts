@@ -1,7 +1,7 @@
 import { and, eq, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { z } from "zod";
 import { AppError } from "../errors";
-import { engineStep, read, row, rows, tablePair, upsert, write, type AnyStoreHandle, type On, type Op, type TablePair } from "../db/port";
+import { engineStep, read, row, rows, sqlRun, tablePair, upsert, write, type AnyStoreHandle, type On, type Op, type TablePair } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as sqliteGraph from "../db/schema/graph";
 import * as sqliteRecall from "../db/schema/recall";
@@ -112,6 +112,20 @@ function historyOf(r: Pick<ItemStateRow, "history"> | undefined): ItemTransition
   } catch {
     return [];
   }
+}
+
+/**
+ * A memory's state follows its path, in the write that moves or deletes it: a move takes it (and its history) to
+ * the new path, a delete drops it, so a memory written later at a freed path starts active, not with the state
+ * of the one that was there. (Other kinds' ids are never reused.)
+ */
+export function* memoryStateFollowsOp({ from, to }: { from: string; to: string | null }): Op<void> {
+  if (to === null || to === from) {
+    if (to === null) yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${from}`);
+    return;
+  }
+  yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${to}`);
+  yield* sqlRun(sql`update item_state set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
 }
 
 /** The audit target of an item: answerable from System 2 as "who retired this and why". */

@@ -24,7 +24,7 @@ import { deleteDocumentOp, documentsLeastGrowth, ingestDocumentsOp, type IngestR
 import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withinStoreQuota } from "./store-quota";
 import { listViewQuerySchema, visibleWhere } from "./item-state";
-import { supersedesSchema } from "./item-state";
+import { memoryStateFollowsOp, supersedesSchema } from "./item-state";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 /** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
@@ -277,6 +277,7 @@ export function* indexMemoryOp({ memoryPath, text, mtime, capped = false }: { me
 /** Drop a memory's rows, and categories left with no memories and no description. */
 export function* removeMemoryOp(memoryPath: string): Op<void> {
   yield* sqlRun(sql`delete from memories where path = ${memoryPath}`);
+  yield* memoryStateFollowsOp({ from: memoryPath, to: null });
   yield* deleteDocumentOp(memoryDocPath(memoryPath));
   yield* pruneCategoriesOp(memoryPath.slice(0, memoryPath.lastIndexOf("/")));
 }
@@ -307,7 +308,10 @@ export function memoryTarget({ handle, memoryPath }: { handle: { store: string }
 export function* memoryWriteOp({ store, write: w, mtime }: { store: string; write: MemoryWrite; mtime: number }): Op<void> {
   const adds = () => documentsLeastGrowth({ docs: [{ path: memoryDocPath(w.to), text: w.text }], freeing: [w.replaces ?? w.to, w.to].map(memoryDocPath) });
   yield* withinStoreQuota({ store, adds, op: (function* () {
-    if (w.replaces !== undefined) yield* removeMemoryOp(w.replaces);
+    if (w.replaces !== undefined) {
+      yield* memoryStateFollowsOp({ from: w.replaces, to: w.to });
+      yield* removeMemoryOp(w.replaces);
+    }
     yield* indexMemoryOp({ memoryPath: w.to, text: w.text, mtime, capped: true });
   })() });
   // Through the audit step: an agent's write is refused while the ledger is full or its share used up.

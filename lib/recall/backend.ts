@@ -44,7 +44,7 @@ export function recallOn(engine: Engine) {
   const on = byStore(storeEngineOf(engine).open);
   const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-  const writes = { recordTrace: on(recordTrace), recordLearning: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => (a.agentId.includes(":") ? a.agentId : `agent:${a.agentId}`) }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
+  const writes = { recordTrace: on(recordTrace), recordLearning: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}` }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
   const recall = {
     ...writes,
     listTraces: on(listTraces),
