@@ -195,7 +195,7 @@ describe("finding 3: every store a request names is checked against the token's 
   async function paramsFor(r: Route, store: string): Promise<Record<string, string>> {
     let params: Record<string, string> = {};
     for (const id of ["00000000-0000-4000-8000-000000000000", "1", "0".repeat(32), "k"]) {
-      params = Object.fromEntries(r.paramNames.map((p) => [p, p === "store" ? store : id]));
+      params = Object.fromEntries(r.paramNames.map((p) => [p, p === "store" ? store : p === "kind" ? "memory" : id]));
       const probe = await callRoute(r.handler as Handler, { method: r.method, token: tok.root, params, url: `http://x/api/v1/${r.file}` });
       if (probe.json?.error?.message !== "invalid params") break;
     }

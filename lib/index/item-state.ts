@@ -318,16 +318,18 @@ export async function visibleSearchCandidates<C extends { store: string; detail:
   return out;
 }
 
-/** A list's visible rows as SQL text over an id column (`n.id`) both engines run as written: not active items. */
-export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string }) => `not exists (select 1 from item_state ist where ist.kind = '${kind}' and ist.item_id = cast(${idColumn} as text) and ist.status <> 'active')`;
+/** A list's hidden rows left out, as SQL text over an id column (`n.id`) both engines run as written (visibleWhere's rule). */
+export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string }) => `cast(${idColumn} as text) not in (select ist.item_id from item_state ist where ist.kind = '${kind}' and ist.status <> 'active')`;
 
 /**
  * The list routes' filter (Drizzle, both engines): rows of `kind` that are active, by their id column; undefined
- * (no filter) with include_retired. An anti-join by primary key, so a store without item state pays a probe per row.
+ * (no filter) with include_retired. The ids not active are read once (an uncorrelated subquery: SQLite keeps them
+ * in a temporary index, PostgreSQL hashes them), and each row is checked against them: a listing still reads its
+ * rows once.
  */
 export function visibleWhere({ kind, id, includeRetired = false }: { kind: ItemKind; id: SQLWrapper; includeRetired?: boolean }): SQL | undefined {
   if (includeRetired) return undefined;
-  return sql`not exists (select 1 from item_state ist where ist.kind = ${kind} and ist.item_id = cast(${id} as text) and ist.status <> 'active')`;
+  return sql`cast(${id} as text) not in (select ist.item_id from item_state ist where ist.kind = ${kind} and ist.status <> 'active')`;
 }
 
 /** The list routes' query parameter: retired (and proposed, rejected) items listed too. */

@@ -110,7 +110,8 @@ const ID_FORMATS = ["999999", "00000000-0000-4000-8000-000000000000", "0".repeat
 
 async function send(e: Endpoint, c: Case, counted = true): Promise<{ status: number; json: { error?: { code: string; message: string; details: unknown[] } } | null }> {
   if (counted) tried++;
-  const params = { ...Object.fromEntries(e.paramNames.map((p) => [p, p === "store" ? STORE : e.idValue])), ...c.params };
+  // An item route's kind is one of a closed set: a real one, so the cases reach the check they are about.
+  const params = { ...Object.fromEntries(e.paramNames.map((p) => [p, p === "store" ? STORE : p === "kind" ? "memory" : e.idValue])), ...c.params };
   const urlPath = e.urlPath.replace(/\[(\w+)\]/g, (_, p: string) => encodeURIComponent(params[p]));
   const headers: Record<string, string> = { ...c.headers };
   if (c.token) headers.authorization = `Bearer ${c.token}`;
