@@ -319,7 +319,13 @@ export async function visibleSearchCandidates<C extends { store: string; detail:
 }
 
 /** A list's hidden rows left out, as SQL text over an id column (`n.id`) both engines run as written (visibleWhere's rule). */
-export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string }) => `cast(${idColumn} as text) not in (select ist.item_id from item_state ist where ist.kind = '${kind}' and ist.status <> 'active')`;
+export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string }) => `cast(${idColumn} as text) not in (${notActiveIds(kind)})`;
+
+/** The ids of `kind` that are not active, as the subquery both list filters read (a kind is one of ITEM_KINDS: written in as a literal). */
+function notActiveIds(kind: ItemKind): string {
+  if (!(ITEM_KINDS as readonly string[]).includes(kind)) throw new Error(`not an item kind: ${kind}`);
+  return `select ist.item_id from item_state ist where ist.kind = '${kind}' and ist.status <> 'active'`;
+}
 
 /**
  * The list routes' filter (Drizzle, both engines): rows of `kind` that are active, by their id column; undefined
@@ -329,7 +335,7 @@ export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string
  */
 export function visibleWhere({ kind, id, includeRetired = false }: { kind: ItemKind; id: SQLWrapper; includeRetired?: boolean }): SQL | undefined {
   if (includeRetired) return undefined;
-  return sql`cast(${id} as text) not in (select ist.item_id from item_state ist where ist.kind = ${kind} and ist.status <> 'active')`;
+  return sql`cast(${id} as text) not in (${sql.raw(notActiveIds(kind))})`;
 }
 
 /** The list routes' query parameter: retired (and proposed, rejected) items listed too. */
