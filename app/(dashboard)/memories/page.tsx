@@ -17,6 +17,7 @@ import { MemoryRestoreForm } from "@/components/memory-trash";
 import { getConfig } from "@/lib/config";
 import { createMemoryAction, deleteMemoryAction, moveMemoryAction, restoreMemoryAction, updateMemoryAction } from "./actions";
 import { PoisonFlagBadges, PoisonFlagList } from "@/components/poison-flags";
+import { ItemSection } from "@/app/(dashboard)/items/item-section";
 import type { Flagged } from "@/lib/poison";
 
 const PAGE_SIZE = 25;
@@ -244,6 +245,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
               )}
             </article>
           )}
+          {!editing && viewed?.kind === "memory" && <ItemSection store={store} kind="memory" id={viewed.memory.path} user={user} />}
           {history && <MemoryHistory entries={history} />}
 
           <MemorySearchForm store={store} category={category} q={q} />
