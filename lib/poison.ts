@@ -296,8 +296,9 @@ function excerptOf({ text, hit, credentials }: { text: string; hit: Hit; credent
   let out = "";
   let at = from;
   for (const c of credentials.filter((s) => s.end > from && s.start < to).sort((a, b) => a.start - b.start)) {
-    if (c.start < at) continue;
-    out += text.slice(at, c.start) + (c.masked ?? PLACEHOLDERS.secret);
+    // A credential the window starts inside (or one overlapping the last) is masked too: never its tail in clear.
+    if (c.end <= at) continue;
+    out += text.slice(at, Math.max(at, c.start)) + (c.masked ?? PLACEHOLDERS.secret);
     at = c.end;
   }
   if (at < to) out += text.slice(at, to);
