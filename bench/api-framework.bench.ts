@@ -97,7 +97,9 @@ type Server = { name: string; url: string; child: ChildProcess; stop: () => Prom
 async function serve({ name, cwd, env }: { name: string; cwd: string; env: Record<string, string> }): Promise<Server> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(cwd, "node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
+  // BENCH_API_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it stops (Node refuses --cpu-prof in NODE_OPTIONS).
+  const profile = process.env.BENCH_API_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}`, `--cpu-prof-name=${name.replace(/\W+/g, "-")}.cpuprofile`, "--cpu-prof-interval=250"] : [];
+  const child = spawn(process.execPath, [...profile, path.join(cwd, "node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
     cwd,
     detached: true,
     stdio: ["ignore", "ignore", "pipe"],
