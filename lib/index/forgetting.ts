@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { sha256Hex } from "../common";
 import { and, asc, desc, eq, inArray, isNotNull, like, lte, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { z } from "zod";
 import { AppError } from "../errors";
@@ -293,7 +294,7 @@ function* candidatesOp({ now }: { now: number }): Op<{ items: ForgetCandidate[];
 export type ForgetRunResult = { run_id: string; dry_run: boolean; at: number; actor: string; limit: number; items: ForgetCandidate[]; counts: Partial<Record<ForgetRule, number>>; retired: number; remaining: number; remaining_exact: boolean; ids_sha256: string };
 
 const countsOf = (items: ForgetCandidate[]) => items.reduce<Partial<Record<ForgetRule, number>>>((c, i) => ({ ...c, [i.rule]: (c[i.rule] ?? 0) + 1 }), {});
-const digestOf = (items: ForgetCandidate[]) => createHash("sha256").update(items.map((i) => `${i.kind}/${i.id}\n`).join("")).digest("hex");
+const digestOf = (items: ForgetCandidate[]) => sha256Hex(items.map((i) => `${i.kind}/${i.id}\n`).join(""));
 const yieldLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 let runSeq = 0;
