@@ -202,6 +202,24 @@ describe("forgetting by policy", () => {
     expect(await searched("old note")).toEqual(["memory/notes/ancient.md"]);
   });
 
+  it("the CLI sets a policy, runs dry by default and retires with --apply, as cli:<user>", async () => {
+    const { forgetCommands } = await import("@/scripts/commands/forget-commands");
+    const lines: string[] = [];
+    const cli = (name: string, args: string[], flags: Record<string, string | boolean> = {}) => forgetCommands.find((c) => c.name === name)!.run({ args, flags, json: false, out: (h) => void lines.push(h) });
+    const id = await thought("a passing remark", Date.now() - 1000);
+    await cli("forget set", ["kb", "thought"], { "ttl-days": "0" });
+    expect(lines.pop()).toMatch(/^thought\tttl 0 days since written\tcap -\tunused -\tprotected 0\t\(cli:/);
+    await cli("forget run", ["kb"]);
+    expect(lines.pop()).toMatch(new RegExp(`^dry run \\(nothing retired; --apply to retire\\): 1 item\\(s\\); 0 remaining past the limit of 100 .*\\nthought\\t${id}\\tttl\\t`));
+    await cli("forget run", ["kb"], { apply: true, limit: "5" });
+    expect(lines.pop()).toMatch(/^retired: 1 item\(s\); 0 remaining past the limit of 5 /);
+    await cli("forget run", ["kb"], { apply: true });
+    expect(lines.pop()).toMatch(/^retired: 0 item\(s\)/);
+    await cli("forget runs", ["kb"]);
+    expect(lines.pop()).toContain(`forgotten, still retired:\nthought\t${id}\tttl`);
+    await expect(cli("forget run", ["kb"], { limit: String(FORGET_LIMITS.maxPerRun + 1) })).rejects.toThrow(/maxPerRun/);
+  });
+
   it("limits name themselves (4xx); setting a policy and running are admin acts", async () => {
     const bad = await callRoute(runRoute.POST, { token: admin, params: P, body: { limit: FORGET_LIMITS.maxPerRun + 1 } });
     expect(bad.status).toBe(400);

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { sha256Hex } from "../common";
 import { and, asc, desc, eq, inArray, isNotNull, like, lte, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { z } from "zod";
-import { AppError } from "../errors";
 import { remove, read, rows, tablePair, upsert, write, insert, type AnyStoreHandle, type Op, type TablePair } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as sqliteGraph from "../db/schema/graph";
@@ -393,9 +392,4 @@ export function forgottenItems({ handle, limit = 100 }: { handle: AnyStoreHandle
       return r ? [{ kind: r.kind, id: r.itemId, title: r.title, rule: r.rule, why: r.why, run_id: r.runId, at: r.at }] : [];
     });
   }));
-}
-
-/** A limit the caller passed past its bound, named (for the surfaces that read numbers from text: the CLI). */
-export function assertRunLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1 || limit > FORGET_LIMITS.maxPerRun) throw new AppError("invalid_request", `limit: 1 to ${FORGET_LIMITS.maxPerRun} items per run (maxPerRun)`, [{ path: "limit", message: "out of range", limit: "maxPerRun", max: FORGET_LIMITS.maxPerRun }]);
 }
