@@ -3,6 +3,7 @@ import * as policyRoute from "@/app/api/v1/stores/[store]/policy/forget/route";
 import * as runRoute from "@/app/api/v1/stores/[store]/policy/forget/run/route";
 import * as runsRoute from "@/app/api/v1/stores/[store]/policy/forget/runs/route";
 import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
+import * as verifyRoute from "@/app/api/v1/stores/[store]/verify/route";
 import * as restoreRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/restore/route";
 import * as memoriesRoute from "@/app/api/v1/stores/[store]/memories/route";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
@@ -169,6 +170,11 @@ describe("forgetting by policy", () => {
     expect(new Set([...ids(first), ...ids(second)]).size).toBe(3);
     const third = await run(t0 + 2 * DAY, { dryRun: false });
     expect(third).toMatchObject({ retired: 0, remaining: 0, items: [] });
+    // The policy's, runs' and retired items' rows count in the store's bytes: the running total equals a recount.
+    const usage = ok(await callRoute(verifyRoute.GET, { token: admin, params: P, url: url("verify") })).usage;
+    expect(usage.bytes).toBe(usage.recounted_bytes);
+    const [counted] = await storeSql<{ n: number | string }>("kb", "select count(*) as n from forget_retired");
+    expect(Number(counted.n)).toBe(3);
 
     const runs = ok(await callRoute(runsRoute.GET, { token: read, params: P, url: url("policy/forget/runs") }));
     expect(runs.runs.map((r: { run_id: string; dry_run: boolean; retired: number; actor: string }) => [r.run_id, r.dry_run, r.retired, r.actor])).toEqual([
