@@ -140,6 +140,9 @@ const COUNTED: readonly Counted[] = [
   { table: "reasoning_traces", text: ["agent_id", "intent_verb", "intent_target", "shard_type", "key_files", "key_issue", "error_tags", "summary_descriptor"], derived: ["summary_descriptor"] },
   { table: "learnings", text: ["agent_id", "predicate", "args", "description", "semantic_handle"], derived: ["semantic_handle"] },
   { table: "item_state", text: ["kind", "item_id", "status", "supersedes", "superseded_by", "reason", "decided_by", "history"] },
+  { table: "forget_policy", text: ["kind", "ttl_since", "protected_ids", "updated_by"] },
+  { table: "forget_run", text: ["id", "actor", "counts", "ids_sha256"] },
+  { table: "forget_retired", text: ["kind", "item_id", "run_id", "rule", "why", "title"] },
 ];
 
 

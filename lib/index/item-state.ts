@@ -375,3 +375,21 @@ export function superseding<A extends { store: string; input: { supersedes?: str
     return created;
   };
 }
+
+/**
+ * Forgetting by policy's retirement of one item (lib/index/forgetting.ts), as a step of the run's batch: like
+ * decideItemOp's retire (the transition joins the item's history, by `actor`, with `reason`), but an item no longer
+ * there or no longer active is skipped (false), not refused: a run's batch goes on past an item decided meanwhile.
+ * No audit entry per item: the run writes one for its whole list.
+ */
+export function* retireByPolicyOp({ kind, id, reason, actor, now }: { kind: ItemKind; id: string; reason: string; actor: string; now: number }): Op<boolean> {
+  if (!(yield* itemExists(kind, id))) return false;
+  const current = yield* row(itemStateTable, keyOf(kind, id), { lock: "update" });
+  const from: ItemStatus = current?.status ?? "active";
+  if (from !== "active") return false;
+  const transition: ItemTransition = { from, to: "retired", at: now, by: actor, reason };
+  const history = [...historyOf(current), transition].slice(-ITEM_STATE_LIMITS.maxHistory);
+  const values = { status: "retired" as const, retiredAt: now, reason, decidedBy: actor, history: JSON.stringify(history), updatedAt: now };
+  yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+  return true;
+}

@@ -45,6 +45,9 @@ import { itemDecisionSchema } from "../index/item-state";
 import { evaluateInputSchema, getSelfRecall, startEvaluation } from "../eval/self-recall";
 import { activityFilterSchema, activitySummarySchema, assertStoreNamedWhenLimited, listActivity, summarizeActivity } from "../governance/activity";
 import { countedRetrieval } from "../governance/retrieval-counts";
+import { forgetPolicyResponse, forgetRunResponse } from "../api/responses/forgetting";
+import { forgetPolicyIn, runForgettingIn, setForgetPolicyIn } from "../api/forgetting";
+import { forgetPolicyInputSchema, forgetRunInputSchema } from "../index/forgetting";
 
 export type ToolContext = { principal: AgentPrincipal };
 
@@ -209,4 +212,14 @@ const selfRecallTools: ToolDef[] = [
     description: "A store's self-recall (GET /stores/{store}/evaluate): the newest run per kind and mode, the trend with what changed between runs, and the last evaluation job." }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools];
+/** Forgetting by policy, as the …/policy/forget routes: read the policy, set it (admin), run it (admin; dry by default). */
+const forgetTools: ToolDef[] = [
+  tool({ name: "forget_policy_get", scope: "read", output: forgetPolicyResponse, input: storeParams, run: ({ store }) => forgetPolicyIn({ store }),
+    description: "A store's forgetting policy per kind (memory, learning, trace, thought): ttl_days (since written or last used), max_items (keep the newest N), unused_days (never recalled or rated), honour_expires_at (memories), protected_ids; items tagged 'pinned' are never forgotten." }),
+  tool({ name: "forget_policy_set", scope: "admin", output: forgetPolicyResponse, input: forgetPolicyInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => setForgetPolicyIn({ store, input, who: { principal: ctx.principal } }),
+    description: "Set a store's forgetting policy for the kinds named under `policies` (null removes a kind's policy). Admin; audited and recorded in the ledger." }),
+  tool({ name: "forget_run", scope: "admin", output: forgetRunResponse, input: forgetRunInputSchema.safeExtend(storeShape), run: ({ store, dry_run, limit }, ctx) => runForgettingIn({ store, dryRun: dry_run ?? true, limit, who: { principal: ctx.principal } }),
+    description: "Run a store's forgetting policy: dry_run (default true) lists what would be retired and why; dry_run false retires them (restorable with item_restore), at most `limit` per call, answering how many remain. Each run is a ledger row." }),
+];
+
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools, ...forgetTools];

@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Schema of one store's index.db. Virtual tables (FTS5, vec0) and triggers
@@ -116,3 +116,57 @@ export const itemState = sqliteTable(
   (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
 );
 export type ItemStateRow = typeof itemState.$inferSelect;
+
+/** The kinds forgetting policies apply to (lib/index/forgetting.ts): the kinds a store accumulates by itself. */
+export const FORGET_KINDS = ["memory", "learning", "trace", "thought"] as const;
+
+/** A store's forgetting policy for one kind of item (drizzle/index/0024_forget_policy.sql); a kind without a row is never forgotten. */
+export const forgetPolicy = sqliteTable("forget_policy", {
+  kind: text("kind", { enum: FORGET_KINDS }).primaryKey(),
+  ttlDays: real("ttl_days"),
+  ttlSince: text("ttl_since", { enum: ["written", "used"] }).notNull().default("written"),
+  maxItems: integer("max_items"),
+  unusedDays: real("unused_days"),
+  honourExpiresAt: integer("honour_expires_at", { mode: "boolean" }).notNull().default(false),
+  /** JSON list of item ids the policy never retires. */
+  protectedIds: text("protected_ids").notNull().default("[]"),
+  updatedAt: integer("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});
+export type ForgetPolicyRow = typeof forgetPolicy.$inferSelect;
+
+/** One run of a store's forgetting policies, dry or real: who, when, the per-call limit, counts per rule. */
+export const forgetRun = sqliteTable(
+  "forget_run",
+  {
+    id: text("id").primaryKey(),
+    at: integer("at").notNull(),
+    actor: text("actor").notNull(),
+    dryRun: integer("dry_run", { mode: "boolean" }).notNull(),
+    maxItems: integer("max_items").notNull(),
+    /** JSON: rule → items (retired, or for a dry run, that would be). */
+    counts: text("counts").notNull().default("{}"),
+    retired: integer("retired").notNull(),
+    remaining: integer("remaining").notNull(),
+    /** sha256 of the run's item list (kind/id lines, in order): what the audit entry vouches for. */
+    idsSha256: text("ids_sha256").notNull(),
+  },
+  (t) => [index("forget_run_at_idx").on(t.at)],
+);
+export type ForgetRunRow = typeof forgetRun.$inferSelect;
+
+/** Each item a real run retired: by which rule and why (the item's own rows are kept; restore returns it). */
+export const forgetRetired = sqliteTable(
+  "forget_retired",
+  {
+    kind: text("kind", { enum: FORGET_KINDS }).notNull(),
+    itemId: text("item_id").notNull(),
+    runId: text("run_id").notNull(),
+    rule: text("rule").notNull(),
+    why: text("why").notNull(),
+    title: text("title").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId, t.runId] }), index("forget_retired_at_idx").on(t.at)],
+);
+export type ForgetRetiredRow = typeof forgetRetired.$inferSelect;

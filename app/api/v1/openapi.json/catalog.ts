@@ -41,6 +41,9 @@ import * as storesStoreMemories from "@/app/api/v1/stores/[store]/memories/route
 import * as storesStoreMemoriesTrash from "@/app/api/v1/stores/[store]/memories/trash/route";
 import * as storesStoreNodesId from "@/app/api/v1/stores/[store]/nodes/[id]/route";
 import * as storesStoreNodes from "@/app/api/v1/stores/[store]/nodes/route";
+import * as storesStorePolicyForget from "@/app/api/v1/stores/[store]/policy/forget/route";
+import * as storesStorePolicyForgetRun from "@/app/api/v1/stores/[store]/policy/forget/run/route";
+import * as storesStorePolicyForgetRuns from "@/app/api/v1/stores/[store]/policy/forget/runs/route";
 import * as storesStoreRecall from "@/app/api/v1/stores/[store]/recall/route";
 import * as storesStoreReembedCompare from "@/app/api/v1/stores/[store]/reembed/compare/route";
 import * as storesStoreReembed from "@/app/api/v1/stores/[store]/reembed/route";
@@ -110,6 +113,9 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/memories/trash/route.ts": storesStoreMemoriesTrash,
   "app/api/v1/stores/[store]/nodes/[id]/route.ts": storesStoreNodesId,
   "app/api/v1/stores/[store]/nodes/route.ts": storesStoreNodes,
+  "app/api/v1/stores/[store]/policy/forget/route.ts": storesStorePolicyForget,
+  "app/api/v1/stores/[store]/policy/forget/run/route.ts": storesStorePolicyForgetRun,
+  "app/api/v1/stores/[store]/policy/forget/runs/route.ts": storesStorePolicyForgetRuns,
   "app/api/v1/stores/[store]/recall/route.ts": storesStoreRecall,
   "app/api/v1/stores/[store]/reembed/compare/route.ts": storesStoreReembedCompare,
   "app/api/v1/stores/[store]/reembed/route.ts": storesStoreReembed,

@@ -345,3 +345,46 @@ export const itemState = pgTable(
 
 // Thoughts, chains, the knowledge graph and working memory: part of every store's schema.
 export * from "./graph";
+
+/** Forgetting by policy, as ../index.ts forgetPolicy, forgetRun and forgetRetired (drizzle/pg/store/0021_forget_policy.sql). */
+export const forgetPolicy = pgTable("forget_policy", {
+  kind: text("kind", { enum: ["memory", "learning", "trace", "thought"] }).primaryKey(),
+  ttlDays: doublePrecision("ttl_days"),
+  ttlSince: text("ttl_since", { enum: ["written", "used"] }).notNull().default("written"),
+  maxItems: integer("max_items"),
+  unusedDays: doublePrecision("unused_days"),
+  honourExpiresAt: boolean("honour_expires_at").notNull().default(false),
+  protectedIds: text("protected_ids").notNull().default("[]"),
+  updatedAt: epochMs("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});
+
+export const forgetRun = pgTable(
+  "forget_run",
+  {
+    id: text("id").primaryKey(),
+    at: epochMs("at").notNull(),
+    actor: text("actor").notNull(),
+    dryRun: boolean("dry_run").notNull(),
+    maxItems: integer("max_items").notNull(),
+    counts: text("counts").notNull().default("{}"),
+    retired: integer("retired").notNull(),
+    remaining: integer("remaining").notNull(),
+    idsSha256: text("ids_sha256").notNull(),
+  },
+  (t) => [index("forget_run_at_idx").on(t.at)],
+);
+
+export const forgetRetired = pgTable(
+  "forget_retired",
+  {
+    kind: text("kind", { enum: ["memory", "learning", "trace", "thought"] }).notNull(),
+    itemId: text("item_id").notNull(),
+    runId: text("run_id").notNull(),
+    rule: text("rule").notNull(),
+    why: text("why").notNull(),
+    title: text("title").notNull(),
+    at: epochMs("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId, t.runId] }), index("forget_retired_at_idx").on(t.at)],
+);
