@@ -5,13 +5,14 @@ import { createFrame, deleteFrame, getFrameById, updateFrame } from "./frames";
 import { getNodeDetailById } from "./node-detail";
 import { createNode, deleteNode, listNodesByFilter, updateNode } from "./nodes";
 import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation } from "./relations";
-import { deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
+import { type ThinkInput, type Thought, deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory } from "./working-memory";
 import { rememberByQuery, type RememberInput, type RememberResponse, type RememberResult } from "./remember";
 import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
-import { superseding } from "../index/item-state";
+import { superseding, type WithinCreate } from "../index/item-state";
+import { factsOf } from "../index/facts";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -38,16 +39,16 @@ export function graphOn(engine: Engine) {
   const on = byStore(open);
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = {
-    think: on(thinkThought),
+    think: superseding({ kind: "thought", open, create: (a: { store: string; input: ThinkInput & { supersedes?: undefined }; actor: string; within?: WithinCreate }): Promise<Thought> => on(thinkThought)(a), idOf: (t) => t.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "thought" }), atomic: true }),
     deleteThought: on(deleteThought),
     recordThoughtFeedback: on(recordThoughtFeedback),
     createNode: on(createNode),
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
-    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor }),
+    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "relation" }), atomic: true }),
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
-    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor }),
+    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "frame" }), atomic: true }),
     updateFrame: on(updateFrame),
     deleteFrame: on(deleteFrame),
     linkEvidence: on(linkEvidence),

@@ -38,6 +38,7 @@ import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
 import { superseding } from "../index/item-state";
+import { factsOf } from "../index/facts";
 
 /**
  * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
@@ -178,7 +179,7 @@ export function storesOn(engine: Engine): StoresBackend {
       ...own,
       search: async (a) => flaggedSearch(await own.search(a)),
       getMemory: async (a) => flaggedMemory(await own.getMemory(a)),
-      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor }),
+      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor, facts: factsOf({ kind: "memory" }) }),
       updateMemory: async (a) => flaggedMemory(await own.updateMemory(a)),
       restoreMemory: async (a) => flaggedMemory(await own.restoreMemory(a)),
       listMemoryTrash: async (a) => (await own.listMemoryTrash(a)).map(flaggedMemory),

@@ -1,0 +1,107 @@
+/**
+ * Facts that change over time, from real text: the LoCoMo development conversations (read in place from
+ * BENCH_LOCOMO_DIR, as bench/memory-quality.bench.ts reads them) hold people who change jobs, adopt pets, open a
+ * studio. bench/facts-manifest.tsv names those facts (dialog ids, a subject and property label, the question a user
+ * would ask). Every turn of each conversation is written the way an agent would, through the backends (so the fact
+ * rules of lib/index/facts.ts apply): as a thought (event time = its session's time) and as a memory (valid_from =
+ * its session's time); the turns the manifest names carry their subject and property. Beside it, the plain
+ * baseline in the same run: the same turns with no subject or property.
+ *
+ * Per fact and route: the rank of the current turn (the newest value) by default, and of the value before it with
+ * as_of half way between the two turns; hit@1 and MRR@10 over the facts. remember (kinds: thought) answers both;
+ * search (hybrid, the memory documents) answers the default only: a memory written now with no fact row did not
+ * exist at a past as_of (its record time), so a past as_of leaves search only the fact turns.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { graphBackend } from "../lib/graph/backend";
+import { stores } from "../lib/stores/backend";
+import { drainEmbedQueues } from "../lib/embed/worker";
+import { createStore } from "../lib/stores/stores";
+import { loadLocomo, type Conversation } from "./memory-quality.bench";
+import { scratchStore } from "./search-eval";
+import { printTable } from "./table";
+
+const K = 10;
+type Fact = { conversation: string; subject: string; property: string; question: string; turns: string[] };
+
+function readManifest(): Fact[] {
+  return fs
+    .readFileSync(path.join(__dirname, "facts-manifest.tsv"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith("#"))
+    .map((l) => {
+      const [conversation, subject, property, question, turns] = l.split("\t");
+      return { conversation, subject, property, question, turns: turns.split(",") };
+    });
+}
+
+const memoryPath = (diaId: string) => `turns/${diaId.replace(":", "-").toLowerCase()}`;
+const turnOfPath = (p: string) => path.basename(p, ".md").replace("-", ":").toUpperCase();
+
+/** Write every turn of `conv` into `store`: thought and memory, with subject and property where `labels` has one. */
+async function writeTurns({ conv, store, labels }: { conv: Conversation; store: string; labels: Map<string, { subject: string; property: string }> }): Promise<Map<string, string>> {
+  createStore({ input: { name: store }, actor: "bench" });
+  const thoughtTurn = new Map<string, string>();
+  for (const t of conv.turns) {
+    const fact = labels.get(t.diaId);
+    const thought = await graphBackend().think({ store, input: { content: t.text, framework: "conversation", timestamp: t.time, ...(fact ?? {}) }, actor: "bench" });
+    thoughtTurn.set(thought.id, t.diaId);
+    await stores().createMemory({ store, input: { path: memoryPath(t.diaId), body: t.text, valid_from: t.time, ...(fact ?? {}) }, actor: "bench" });
+  }
+  await drainEmbedQueues({ stores: [store], batchSize: 256 });
+  return thoughtTurn;
+}
+
+type Ranks = { current: number | null; before: number | null };
+const rankOf = (got: string[], want: string) => {
+  const i = got.slice(0, K).indexOf(want);
+  return i < 0 ? null : i + 1;
+};
+
+export default async function facts(): Promise<void> {
+  const manifest = readManifest();
+  const convs = loadLocomo().filter((c) => manifest.some((f) => f.conversation === c.name));
+  const scratch = scratchStore({ store: "facts-scratch" });
+  try {
+    const rows = new Map<string, Ranks[]>();
+    const push = (label: string, r: Ranks) => rows.set(label, [...(rows.get(label) ?? []), r]);
+    for (const conv of convs) {
+      const mine = manifest.filter((f) => f.conversation === conv.name);
+      const time = new Map(conv.turns.map((t) => [t.diaId, t.time]));
+      for (const f of mine) for (const id of f.turns) if (!time.has(id)) throw new Error(`facts-manifest: no turn ${id} in conversation ${conv.name}`);
+      const labels = new Map(mine.flatMap((f) => f.turns.map((id) => [id, { subject: f.subject, property: f.property }] as const)));
+      for (const [mode, withLabels] of [
+        ["supersession", labels],
+        ["plain", new Map()],
+      ] as const) {
+        const store = `facts-${conv.name}-${mode}`;
+        const thoughtTurn = await writeTurns({ conv, store, labels: withLabels });
+        for (const f of mine) {
+          const current = f.turns.at(-1)!;
+          const before = f.turns.at(-2)!;
+          const between = Math.round((time.get(before)! + time.get(current)!) / 2);
+          const remember = async (asOf?: number) => (await graphBackend().remember({ store, input: { query: f.question, limit: K, kinds: ["thought"], ...(asOf ? { as_of: asOf } : {}) } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id);
+          const search = async () => (await stores().search({ store, input: { q: f.question, limit: K, mode: "hybrid" } as never })).results.map((h) => turnOfPath(h.path));
+          push(`remember (${mode})`, { current: rankOf(await remember(), current), before: rankOf(await remember(between), before) });
+          push(`search hybrid (${mode})`, { current: rankOf(await search(), current), before: null });
+        }
+      }
+    }
+    const f3 = (x: number) => x.toFixed(3);
+    const hit1 = (rs: (number | null)[]) => f3(rs.filter((r) => r === 1).length / rs.length);
+    const mrr = (rs: (number | null)[]) => f3(rs.reduce<number>((s, r) => s + (r ? 1 / r : 0), 0) / rs.length);
+    printTable(
+      `Facts that change over time (${manifest.length} facts of LoCoMo ${convs.map((c) => c.name).join(", ")}, bench/facts-manifest.tsv; every turn written as a thought and a memory; in process, builtin embedder): the current value by default, the value before with as_of between the two`,
+      [...rows].map(([route, rs]) => ({
+        route,
+        "current hit@1": hit1(rs.map((r) => r.current)),
+        "current MRR@10": mrr(rs.map((r) => r.current)),
+        "as_of: before hit@1": route.startsWith("search") ? "—" : hit1(rs.map((r) => r.before)),
+        "as_of: before MRR@10": route.startsWith("search") ? "—" : mrr(rs.map((r) => r.before)),
+      })),
+    );
+  } finally {
+    scratch.cleanup();
+  }
+}
