@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, inArray, lt, ne, or } from "drizzle-orm";
 import { z } from "zod";
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../common";
 import { insertOrIgnore, read, row, rows, storeLock, tablePair, update, upsert, type AnyStoreHandle, type On, type Op } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
@@ -72,7 +72,7 @@ export function factKeyOf({ subject, property }: { subject: string; property: st
 /** A value as compared: folded like a key; past maxValueChars, its hash. */
 export function factValueOf({ value }: { value: string }): string {
   const v = normalized(value);
-  return v.length <= FACT_LIMITS.maxValueChars ? v : `sha256:${createHash("sha256").update(v).digest("hex")}`;
+  return v.length <= FACT_LIMITS.maxValueChars ? v : `sha256:${sha256Hex(v)}`;
 }
 
 /** A claim from a write's fields, or null when the write is not a fact (no subject or property). */
