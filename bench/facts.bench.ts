@@ -17,6 +17,7 @@ import path from "node:path";
 import { graphBackend } from "../lib/graph/backend";
 import { stores } from "../lib/stores/backend";
 import { drainEmbedQueues } from "../lib/embed/worker";
+import { searchInputSchema } from "../lib/index/search";
 import { createStore } from "../lib/stores/stores";
 import { loadLocomo, type Conversation } from "./memory-quality.bench";
 import { scratchStore } from "./search-eval";
@@ -82,7 +83,7 @@ export default async function facts(): Promise<void> {
           const before = f.turns.at(-2)!;
           const between = Math.round((time.get(before)! + time.get(current)!) / 2);
           const remember = async (asOf?: number) => (await graphBackend().remember({ store, input: { query: f.question, limit: K, kinds: ["thought"], ...(asOf ? { as_of: asOf } : {}) } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id);
-          const search = async () => (await stores().search({ store, input: { q: f.question, limit: K, mode: "hybrid" } as never })).results.map((h) => turnOfPath(h.path));
+          const search = async () => (await stores().search({ store, input: searchInputSchema.parse({ q: f.question, limit: K, mode: "hybrid" }) })).results.map((h) => turnOfPath(h.path));
           push(`remember (${mode})`, { current: rankOf(await remember(), current), before: rankOf(await remember(between), before) });
           push(`search hybrid (${mode})`, { current: rankOf(await search(), current), before: null });
         }

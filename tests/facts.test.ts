@@ -6,6 +6,7 @@ import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
+import * as thoughtRoute from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
 import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
 import * as relationsRoute from "@/app/api/v1/stores/[store]/relations/route";
 import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
@@ -119,9 +120,24 @@ describe("facts: a new value for the same subject and property supersedes the ol
     const two = created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "Melanie moved to Austin with her family", timestamp: T2, subject: "Melanie", property: "home" } })).thought;
     expect(await contradictions()).toEqual([{ kind: "thought", id: [one.id, two.id].sort()[0], other_id: [one.id, two.id].sort()[1], rule: "same_subject_property", reason: expect.stringContaining("same subject and property"), created_at: expect.any(Number) }]);
     const answer = await remember("melanie moved family");
+    expect(answer.status, JSON.stringify(answer.json)).toBe(200);
     const byId = new Map(answer.json.results.map((r: { id: string; breakdown: { inconsistency: number } }) => [r.id, r.breakdown.inconsistency]));
     expect(byId.get(one.id)).toBe(0.5);
     expect(byId.get(two.id)).toBe(0.5);
+    // Flagged on both, beside the poisoning flags, naming the other.
+    const flagsOf = (id: string) => answer.json.results.find((r: { id: string }) => r.id === id).flags;
+    expect(flagsOf(String(one.id))).toEqual([expect.objectContaining({ flag: "contradiction", rule: "same_subject_property", other_id: two.id })]);
+    expect(flagsOf(String(two.id))).toEqual([expect.objectContaining({ flag: "contradiction", other_id: one.id })]);
+    const read1 = await callRoute(thoughtRoute.GET, { token: read, params: { ...P, id: String(one.id) } });
+    expect(read1.json.thought?.flags ?? read1.json.flags).toEqual([expect.objectContaining({ flag: "contradiction", other_id: two.id })]);
+    // Memories too: the same subject, property and time with another value.
+    created(await memory("people/melanie-a", "Melanie lives in Denver.", { subject: "Melanie", property: "city", valid_from: T2 }));
+    created(await memory("people/melanie-b", "Melanie lives in Austin.", { subject: "Melanie", property: "city", valid_from: T2 }));
+    const m = await callRoute(memoriesRoute.GET, { token: read, params: P, url: "http://127.0.0.1/api/v1/stores/kb/memories?path=people/melanie-a" });
+    expect(m.status, JSON.stringify(m.json)).toBe(200);
+    expect((m.json.memory ?? m.json).flags).toEqual([expect.objectContaining({ flag: "contradiction", other_id: "people/melanie-b" })]);
+    expect((await contradictions()).map((c) => c.kind).sort()).toEqual(["memory", "thought"]);
+    await callRoute(invalidateRoute.POST, { token: write, params: { ...P, kind: "memory", id: "people/melanie-b" }, body: { reason: "Denver" } });
     // Retiring either resolves it.
     expect((await callRoute(invalidateRoute.POST, { token: write, params: { ...P, kind: "thought", id: String(two.id) }, body: { reason: "it was Denver" } })).status).toBe(200);
     expect(await contradictions()).toEqual([]);

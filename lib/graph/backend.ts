@@ -7,12 +7,12 @@ import { createNode, deleteNode, listNodesByFilter, updateNode } from "./nodes";
 import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation } from "./relations";
 import { type ThinkInput, type Thought, deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory } from "./working-memory";
-import { rememberByQuery, type RememberInput, type RememberResponse, type RememberResult } from "./remember";
+import { contradictionsOfResult, rememberByQuery, type RememberInput, type RememberResponse, type RememberResult } from "./remember";
 import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 import { superseding, type WithinCreate } from "../index/item-state";
-import { factsOf } from "../index/facts";
+import { contradictionFlagsOf, factsOf, flaggingContradictions, type Contradiction } from "../index/facts";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -24,6 +24,11 @@ import { withFlags, type Flagged } from "../poison";
 export type FlaggedRememberResponse = Omit<RememberResponse, "results"> & { results: Flagged<RememberResult>[] };
 
 export type GraphBackend = ReturnType<typeof graphOn>;
+
+/** A remember result with its unresolved contradictions (of the thought, or of the relation the node was reached by) as flags. */
+function withContradictionFlags<R extends Flagged<object>>({ item, contradictions }: { item: R; contradictions: Contradiction[] | undefined }): R {
+  return contradictions ? { ...item, flags: [...item.flags, ...(contradictionFlagsOf({ contradictions }) as unknown as R["flags"])] } : item;
+}
 
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
 export const graphBackend: () => GraphBackend = perEngine(graphOn);
@@ -77,8 +82,12 @@ export function graphOn(engine: Engine) {
       const handle = await open(store);
       const answer = await rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
       // Each result with the flags of the title it shows (lib/poison.ts).
-      return { ...answer, results: answer.results.map((r) => withFlags({ item: r, fields: { title: r.title } })) };
+      return { ...answer, results: answer.results.map((r) => withContradictionFlags({ item: withFlags({ item: r, fields: { title: r.title } }), contradictions: contradictionsOfResult.get(r) })) };
     },
   };
+  // Facts (lib/index/facts.ts): a single thought, relation or frame read carries its unresolved contradictions in its flags.
+  graph.getThought = flaggingContradictions({ kind: "thought", open, get: graph.getThought, idOf: (t) => t.id });
+  graph.getRelation = flaggingContradictions({ kind: "relation", open, get: graph.getRelation, idOf: (r) => r.id });
+  graph.getFrame = flaggingContradictions({ kind: "frame", open, get: graph.getFrame, idOf: (f) => f.id });
   return refusingArchivedWrites({ backend: graph, writes: Object.keys(writes) as (keyof typeof writes)[] });
 }

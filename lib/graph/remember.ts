@@ -11,7 +11,7 @@ import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
-import { contradictionsOf } from "../index/facts";
+import { contradictionsOf, type Contradiction } from "../index/facts";
 import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type ItemStatus, type ItemView } from "../index/item-state";
 
 /**
@@ -159,7 +159,7 @@ export type Candidate = {
   edge: { weight: number; relationId: string; type: string; fromNodeId: string } | null;
   expanded: boolean;
   /** Unresolved contradictions of the thought, or of the relation the node was reached by (lib/index/facts.ts). */
-  contradictions?: number;
+  contradicts?: Contradiction[];
 };
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -441,7 +441,7 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
       const edgeWeight = c.edge?.weight ?? 0;
-      const inconsistency = clamp01((isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0)) + 0.5 * (c.contradictions ?? 0));
+      const inconsistency = clamp01((isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0)) + 0.5 * (c.contradicts?.length ?? 0));
       const weighted = {
         semantic: round(w.semantic * semantic),
         // Recency scales the item's relevance, so a recent item that merely shares a word cannot bury an old fact that answers.
@@ -631,6 +631,9 @@ async function gather({ reader, store, plan, vectors, budget, hide = null }: { r
   };
 }
 
+/** The unresolved contradictions of each result that has any (the backend shows them as flags). */
+export const contradictionsOfResult = new WeakMap<RememberResult, Contradiction[]>();
+
 /** Each candidate's unresolved contradictions (a store with item state only; one lookup). */
 async function markContradictions({ handle, cands }: { handle: AnyStoreHandle; cands: Map<string, Candidate> }): Promise<void> {
   const list = [...cands.values()];
@@ -638,8 +641,8 @@ async function markContradictions({ handle, cands }: { handle: AnyStoreHandle; c
   const found = await contradictionsOf({ handle, ids: { thought: list.filter((c) => c.kind === THOUGHT_KIND).map((c) => c.id), relation: list.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) } });
   if (found.size === 0) return;
   for (const c of list) {
-    const n = (c.kind === THOUGHT_KIND ? found.get(`thought:${c.id}`)?.length : c.edge ? found.get(`relation:${c.edge.relationId}`)?.length : 0) ?? 0;
-    if (n > 0) c.contradictions = n;
+    const mine = c.kind === THOUGHT_KIND ? found.get(`thought:${c.id}`) : c.edge ? found.get(`relation:${c.edge.relationId}`) : undefined;
+    if (mine?.length) c.contradicts = mine;
   }
 }
 
@@ -727,6 +730,7 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const scored = scoreCandidates({ plan, sources: perSource, asOf, fusion });
   rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.c.kind}:${r.c.id}`, score: r.score })) });
   const results = scored.slice(0, req.limit).map((s) => resultOf({ s, alsoInCore, fusion, ftsTerms: plan.ftsTerms }));
+  scored.slice(0, req.limit).forEach((s, i) => s.c.contradicts && contradictionsOfResult.set(results[i], s.c.contradicts));
   return {
     query: req.query,
     store,

@@ -231,3 +231,34 @@ export function factsOf({ kind }: { kind: keyof typeof FACT_RULES }): FactsHook 
   const rule = FACT_RULES[kind] as (i: Record<string, unknown>) => FactClaim | null;
   return { claimOf: (input) => rule(input), record: recordFactOp, strip: withoutFactFields };
 }
+
+/**
+ * A contradiction as a flag beside the poisoning flags (lib/poison.ts's shape: flag, rule, reason, field, span,
+ * excerpt), with the other item's id: on the single-item reads of each fact kind and on remember's results.
+ */
+export const contradictionFlagSchema = z.strictObject({
+  flag: z.literal("contradiction"),
+  rule: z.literal("same_subject_property"),
+  reason: z.string(),
+  field: z.literal("fact"),
+  start: z.literal(0),
+  end: z.literal(0),
+  /** "contradicts <kind> <other id>". */
+  excerpt: z.string(),
+  other_id: z.string(),
+});
+export type ContradictionFlag = z.infer<typeof contradictionFlagSchema>;
+
+export function contradictionFlagsOf({ contradictions }: { contradictions: readonly Contradiction[] }): ContradictionFlag[] {
+  return contradictions.map((c) => ({ flag: "contradiction", rule: c.rule, reason: c.reason, field: "fact", start: 0, end: 0, excerpt: `contradicts ${c.kind} ${c.other_id}`, other_id: c.other_id }));
+}
+
+/** A single-item read whose answer carries its unresolved contradictions in `flags` (one lookup by id). */
+export function flaggingContradictions<A extends { store: string }, R extends { flags: unknown[] }>({ kind, open, get, idOf }: { kind: ItemKind; open: (store: string) => Promise<AnyStoreHandle>; get: (a: A) => Promise<R>; idOf: (r: R) => string }): (a: A) => Promise<R> {
+  return async (a) => {
+    const item = await get(a);
+    const id = idOf(item);
+    const found = (await contradictionsOf({ handle: await open(a.store), ids: { [kind]: [id] } })).get(`${kind}:${id}`);
+    return found ? { ...item, flags: [...item.flags, ...contradictionFlagsOf({ contradictions: found })] } : item;
+  };
+}

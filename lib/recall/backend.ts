@@ -12,7 +12,7 @@ import { sqliteRecall } from "./engines/sqlite";
 import { updateReflectionSettings } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./traces";
 import { superseding } from "../index/item-state";
-import { factsOf } from "../index/facts";
+import { factsOf, flaggingContradictions } from "../index/facts";
 
 /**
  * Reflection recall (traces, learnings, recall, settings, overview) behind one interface, on SQLite stores or
@@ -65,6 +65,8 @@ export function recallOn(engine: Engine) {
     /** Apply the store's trace retention (TTL, then the cap) now. */
     runTraceRetention: on(runTraceRetention),
   };
+  // Facts (lib/index/facts.ts): a single learning read carries its unresolved contradictions in its flags.
+  recall.getLearning = flaggingContradictions({ kind: "learning", open: storeEngineOf(engine).open, get: recall.getLearning, idOf: (l) => String(l.id) });
   return refusingArchivedWrites({ backend: recall, writes: Object.keys(writes) as (keyof typeof writes)[] });
 }
 
