@@ -8,7 +8,8 @@
  * baseline in the same run: the same turns with no subject or property.
  *
  * Per fact and route: the rank of the current turn (the newest value) by default, and of the value before it with
- * as_of half way between the two turns; hit@1 and MRR@10 over the facts. remember (kinds: thought) answers both;
+ * as_of half way between the two turns; hit@1 and MRR@10 over the facts, the share of facts whose wanted value is
+ * in the top 10 above the other value, and how often the stale value is still in the top 10 by default. remember (kinds: thought) answers both;
  * search (hybrid, the memory documents) answers the default only: a memory written now with no fact row did not
  * exist at a past as_of (its record time), so a past as_of leaves search only the fact turns.
  */
@@ -54,7 +55,8 @@ async function writeTurns({ conv, store, labels }: { conv: Conversation; store: 
   return thoughtTurn;
 }
 
-type Ranks = { current: number | null; before: number | null };
+/** Ranks (1-based, null past K) of the current value and the one before it, by default and under as_of between them. */
+type Ranks = { current: number | null; before: number | null; staleNow: number | null; newerThen: number | null };
 const rankOf = (got: string[], want: string) => {
   const i = got.slice(0, K).indexOf(want);
   return i < 0 ? null : i + 1;
@@ -84,22 +86,30 @@ export default async function facts(): Promise<void> {
           const between = Math.round((time.get(before)! + time.get(current)!) / 2);
           const remember = async (asOf?: number) => (await graphBackend().remember({ store, input: { query: f.question, limit: K, kinds: ["thought"], ...(asOf ? { as_of: asOf } : {}) } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id);
           const search = async () => (await stores().search({ store, input: searchInputSchema.parse({ q: f.question, limit: K, mode: "hybrid" }) })).results.map((h) => turnOfPath(h.path));
-          push(`remember (${mode})`, { current: rankOf(await remember(), current), before: rankOf(await remember(between), before) });
-          push(`search hybrid (${mode})`, { current: rankOf(await search(), current), before: null });
+          const now = await remember();
+          const then = await remember(between);
+          push(`remember (${mode})`, { current: rankOf(now, current), before: rankOf(then, before), staleNow: rankOf(now, before), newerThen: rankOf(then, current) });
+          const found = await search();
+          push(`search hybrid (${mode})`, { current: rankOf(found, current), before: null, staleNow: rankOf(found, before), newerThen: null });
         }
       }
     }
     const f3 = (x: number) => x.toFixed(3);
     const hit1 = (rs: (number | null)[]) => f3(rs.filter((r) => r === 1).length / rs.length);
     const mrr = (rs: (number | null)[]) => f3(rs.reduce<number>((s, r) => s + (r ? 1 / r : 0), 0) / rs.length);
+    /** The share of facts whose wanted value is in the top K above the other value (or the other is not there). */
+    const first = (pairs: [number | null, number | null][]) => f3(pairs.filter(([want, other]) => want !== null && (other === null || want < other)).length / pairs.length);
     printTable(
       `Facts that change over time (${manifest.length} facts of LoCoMo ${convs.map((c) => c.name).join(", ")}, bench/facts-manifest.tsv; every turn written as a thought and a memory; in process, builtin embedder): the current value by default, the value before with as_of between the two`,
       [...rows].map(([route, rs]) => ({
         route,
         "current hit@1": hit1(rs.map((r) => r.current)),
         "current MRR@10": mrr(rs.map((r) => r.current)),
+        "current above the old": first(rs.map((r) => [r.current, r.staleNow])),
+        "old in top 10": f3(rs.filter((r) => r.staleNow !== null).length / rs.length),
         "as_of: before hit@1": route.startsWith("search") ? "—" : hit1(rs.map((r) => r.before)),
         "as_of: before MRR@10": route.startsWith("search") ? "—" : mrr(rs.map((r) => r.before)),
+        "as_of: old above the current": route.startsWith("search") ? "—" : first(rs.map((r) => [r.before, r.newerThen])),
       })),
     );
   } finally {
