@@ -6,7 +6,8 @@ import type { PoisonFlag } from "@/lib/poison";
  * words — the flag, the rule and its reason — never by colour alone.
  */
 
-const WORD: Record<PoisonFlag["flag"], string> = { instructions: "instructions", credentials: "credential", links: "link to run" };
+// A governed-memory fact's `contradiction` flag (lib/index/facts.ts) shares the shape and is said in words too.
+const WORD: Record<PoisonFlag["flag"] | "contradiction", string> = { instructions: "instructions", credentials: "credential", links: "link to run", contradiction: "contradiction" };
 
 /** One badge per flag on an item row: "⚠ instructions: ignore_previous", its reason in the tooltip and the accessible name. */
 export function PoisonFlagBadges({ flags }: { flags: PoisonFlag[] | undefined }) {

@@ -155,7 +155,7 @@ describe("governed memory: invalidate, restore and history of any single item", 
       ]),
     );
     expect(overrides.map((o) => o.client_id)).toContain(json.override_id);
-    const audit = await governanceSql<{ actor: string; action: string; reason: string }>("select actor, action, reason from audit_log where target = ? order by id", ["item:kb/memory/notes/wrong"]);
+    const audit = await governanceSql<{ actor: string; action: string; reason: string }>("select actor, action, reason from audit_log where target = ? and action like 'item.%' order by id", ["store:kb/memory:notes/wrong"]);
     expect(audit.map((a) => [a.actor, a.action, a.reason])).toEqual([
       ["agent:curator", "item.invalidate", "not a fact"],
       ["agent:curator", "item.restore", "kept for the record"],

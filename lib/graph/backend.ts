@@ -5,13 +5,14 @@ import { createFrame, deleteFrame, getFrameById, updateFrame } from "./frames";
 import { getNodeDetailById } from "./node-detail";
 import { createNode, deleteNode, listNodesByFilter, updateNode } from "./nodes";
 import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation } from "./relations";
-import { deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
+import { type ThinkInput, type Thought, deleteThought, getChainById, getThoughtById, listChainsByRecency, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "./thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory } from "./working-memory";
-import { rememberByQuery, type RememberInput, type RememberResponse, type RememberResult } from "./remember";
+import { contradictionsOfResult, rememberByQuery, type RememberInput, type RememberResponse, type RememberResult } from "./remember";
 import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
-import { superseding } from "../index/item-state";
+import { superseding, type WithinCreate } from "../index/item-state";
+import { contradictionFlagsOf, factsOf, flaggingContradictions, type Contradiction } from "../index/facts";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -23,6 +24,11 @@ import { withFlags, type Flagged } from "../poison";
 export type FlaggedRememberResponse = Omit<RememberResponse, "results"> & { results: Flagged<RememberResult>[] };
 
 export type GraphBackend = ReturnType<typeof graphOn>;
+
+/** A remember result with its unresolved contradictions (of the thought, or of the relation the node was reached by) as flags. */
+function withContradictionFlags<R extends Flagged<object>>({ item, contradictions }: { item: R; contradictions: Contradiction[] | undefined }): R {
+  return contradictions ? { ...item, flags: [...item.flags, ...(contradictionFlagsOf({ contradictions }) as unknown as R["flags"])] } : item;
+}
 
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
 export const graphBackend: () => GraphBackend = perEngine(graphOn);
@@ -38,16 +44,16 @@ export function graphOn(engine: Engine) {
   const on = byStore(open);
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = {
-    think: on(thinkThought),
+    think: superseding({ kind: "thought", open, create: (a: { store: string; input: ThinkInput & { supersedes?: undefined }; actor: string; within?: WithinCreate }): Promise<Thought> => on(thinkThought)(a), idOf: (t) => t.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "thought" }), atomic: true }),
     deleteThought: on(deleteThought),
     recordThoughtFeedback: on(recordThoughtFeedback),
     createNode: on(createNode),
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
-    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor }),
+    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "relation" }), atomic: true }),
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
-    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor }),
+    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "frame" }), atomic: true }),
     updateFrame: on(updateFrame),
     deleteFrame: on(deleteFrame),
     linkEvidence: on(linkEvidence),
@@ -76,8 +82,12 @@ export function graphOn(engine: Engine) {
       const handle = await open(store);
       const answer = await rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
       // Each result with the flags of the title it shows (lib/poison.ts).
-      return { ...answer, results: answer.results.map((r) => withFlags({ item: r, fields: { title: r.title } })) };
+      return { ...answer, results: answer.results.map((r) => withContradictionFlags({ item: withFlags({ item: r, fields: { title: r.title } }), contradictions: contradictionsOfResult.get(r) })) };
     },
   };
+  // Facts (lib/index/facts.ts): a single thought, relation or frame read carries its unresolved contradictions in its flags.
+  graph.getThought = flaggingContradictions({ kind: "thought", open, get: graph.getThought, idOf: (t) => t.id });
+  graph.getRelation = flaggingContradictions({ kind: "relation", open, get: graph.getRelation, idOf: (r) => r.id });
+  graph.getFrame = flaggingContradictions({ kind: "frame", open, get: graph.getFrame, idOf: (f) => f.id });
   return refusingArchivedWrites({ backend: graph, writes: Object.keys(writes) as (keyof typeof writes)[] });
 }

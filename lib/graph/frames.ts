@@ -8,14 +8,26 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
-import { supersedesSchema } from "../index/item-state";
+import { supersedesSchema, type WithinCreate } from "../index/item-state";
+import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /** A node's frames, one repository over both engines (lib/db/port.ts). */
 const frames = graphTables.kgFrames;
 const nodes = graphTables.kgNodes;
 
-export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema, supersedes: supersedesSchema }).strict();
+export const createFrameInputSchema = z
+  .object({
+    node_id: uuidSchema,
+    column: z.enum(FRAME_COLUMNS),
+    properties: jsonObjectSchema,
+    supersedes: supersedesSchema,
+    /** Governed memory (lib/index/facts.ts): a frame with the same node, column and property keys and other values supersedes this one. */
+    exclusive: z.boolean().optional(),
+    /** When what the frame states became true (epoch ms; default now). */
+    valid_from: validFromSchema.optional(),
+  })
+  .strict();
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
 
 /** A frame as returned: the row spelled snake_case, its properties decoded. */
@@ -35,13 +47,14 @@ export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle:
 }
 
 /** Add a frame to a node; the node's updated_at moves with it (recency of what is known). */
-export function createFrame<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createFrameInputSchema>; actor: string }): On<H, GraphFrame> {
+export function createFrame<H extends AnyStoreHandle>({ handle, input, actor, within }: { handle: H; input: z.input<typeof createFrameInputSchema>; actor: string; /** Run in this write once the id is known (superseding()). */ within?: WithinCreate }): On<H, GraphFrame> {
   const f = createFrameInputSchema.parse(input);
   const now = Date.now();
   return write(handle, function* () {
     // Locked: the node's updated_at is written below, and a delete on another replica waits for this frame.
     yield* requireNode(f.node_id, { lock: "update" });
     const values = { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor };
+    if (within) yield* within(values.id);
     yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: { id: values.id, node_id: values.nodeId, properties: values.properties, created_by: actor } });
     const created = yield* insert(frames, values);
     yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, f.node_id));

@@ -11,7 +11,8 @@ import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
-import { hiddenByKind, itemViewQuerySchema, type ItemView } from "../index/item-state";
+import { contradictionsOf, type Contradiction } from "../index/facts";
+import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type ItemStatus, type ItemView } from "../index/item-state";
 
 /**
  * Fused remember over thoughts and graph nodes of a store (and, read-only, core): REMEMBER_FORMULA over the
@@ -29,7 +30,7 @@ export const REMEMBER_SIGNALS = {
   episodic: "1 for a thought; for a node, the share of its frames in the episodic column",
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
   edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
-  inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency",
+  inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency; each unresolved contradiction of the thought (or of the relation the node was reached by) adds 0.5, at most 1",
 } as const;
 export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
 
@@ -157,6 +158,8 @@ export type Candidate = {
   context: number;
   edge: { weight: number; relationId: string; type: string; fromNodeId: string } | null;
   expanded: boolean;
+  /** Unresolved contradictions of the thought, or of the relation the node was reached by (lib/index/facts.ts). */
+  contradicts?: Contradiction[];
 };
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -438,7 +441,7 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
       const edgeWeight = c.edge?.weight ?? 0;
-      const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
+      const inconsistency = clamp01((isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0)) + 0.5 * (c.contradicts?.length ?? 0));
       const weighted = {
         semantic: round(w.semantic * semantic),
         // Recency scales the item's relevance, so a recent item that merely shares a word cannot bury an old fact that answers.
@@ -536,7 +539,7 @@ type Gathered = ScoredSource & { belowFloor: number; vectorFallback: Fallback | 
  * One source: the KNN of each kind (when one refuses, this source answers lexically), full-text seeds with their
  * context, merged by entity, one hop over strong edges, then what scoring reads of every candidate.
  */
-async function gather({ reader, store, plan, vectors, budget }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget }): Promise<Gathered> {
+async function gather({ reader, store, plan, vectors, budget, hide = null }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget; /** The view's item filter, applied while gathering (null: every item answers). */ hide?: HiddenLookup | null }): Promise<Gathered> {
   const { req, ftsTerms } = plan;
   const set = candidateSet(store);
   const kinds = req.kinds as Kind[];
@@ -587,10 +590,18 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     const read = rowsOf(await reader.nodes({ seqs: [...new Set([...knn, ...hits.map((h) => h.seq)])] }));
     if (useVectors) set.addNodes(read(knn), "node_knn");
     set.addNodes(read(set.unseen(NODE_KIND, hits.map((h) => h.seq), "node_fts", scores)), "node_fts", scores);
-    const seeds = set.nodeIds();
+    // A hidden node neither answers nor seeds; a hidden relation carries nothing; a node reached only through it does not join.
+    if (hide) await dropHiddenNodes({ hide, cands: set.cands });
+    const seeds = set.nodeIds().filter((id) => set.cands.has(`${store}:${NODE_KIND}:${id}`));
     if (seeds.length > 0) {
-      const hop = oneHop({ set, seeds, edges: await reader.strongestEdges({ seeds, minWeight: req.min_edge_weight }) });
-      hop.join(await reader.nodes({ ids: hop.newcomers }));
+      let edges = await reader.strongestEdges({ seeds, minWeight: req.min_edge_weight });
+      if (hide && edges.length > 0) {
+        const gone = (await hide({ relation: edges.map((e) => e.id) })).get("relation");
+        if (gone) edges = edges.filter((e) => !gone.has(e.id));
+      }
+      const hop = oneHop({ set, seeds, edges });
+      const goneNodes = hide && hop.newcomers.length > 0 ? (await hide({ node: hop.newcomers })).get("node") : undefined;
+      hop.join(await reader.nodes({ ids: goneNodes ? hop.newcomers.filter((id) => !goneNodes.has(id)) : hop.newcomers }));
     }
   }
   const list = [...set.cands.values()];
@@ -618,6 +629,32 @@ async function gather({ reader, store, plan, vectors, budget }: { reader: Rememb
     searchable: set.cands.size > 0 || (await reader.searchable()),
     notes,
   };
+}
+
+/** The unresolved contradictions of each result that has any (the backend shows them as flags). */
+export const contradictionsOfResult = new WeakMap<RememberResult, Contradiction[]>();
+
+/** Each candidate's unresolved contradictions (a store with item state only; one lookup). */
+async function markContradictions({ handle, cands }: { handle: AnyStoreHandle; cands: Map<string, Candidate> }): Promise<void> {
+  const list = [...cands.values()];
+  if (list.length === 0) return;
+  const found = await contradictionsOf({ handle, ids: { thought: list.filter((c) => c.kind === THOUGHT_KIND).map((c) => c.id), relation: list.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) } });
+  if (found.size === 0) return;
+  for (const c of list) {
+    const mine = c.kind === THOUGHT_KIND ? found.get(`thought:${c.id}`) : c.edge ? found.get(`relation:${c.edge.relationId}`) : undefined;
+    if (mine?.length) c.contradicts = mine;
+  }
+}
+
+/** The view's hidden items of a source, by kind (lib/index/item-state.ts hiddenByKind on its handle). */
+type HiddenLookup = (ids: Partial<Record<ItemKind, string[]>>) => Promise<Map<ItemKind, Map<string, ItemStatus>>>;
+
+/** Of the node candidates gathered so far, the hidden ones leave before they seed the one-hop expansion. */
+async function dropHiddenNodes({ hide, cands }: { hide: HiddenLookup; cands: Map<string, Candidate> }): Promise<void> {
+  const nodes = [...cands.values()].filter((c) => c.kind === NODE_KIND);
+  if (nodes.length === 0) return;
+  const gone = (await hide({ node: nodes.map((c) => c.id) })).get("node");
+  if (gone) for (const c of nodes) if (gone.has(c.id)) cands.delete(c.key);
 }
 
 /**
@@ -657,11 +694,18 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const sources = [{ store, core: null, fp: vp.storeFp }, ...(coreHandle ? [{ store: CORE_STORE, core: coreHandle, fp: vp.coreFp }] : [])];
   const gatherStarted = performance.now();
   const perSource: Gathered[] = [];
+  const hides: (HiddenLookup | null)[] = [];
   for (const src of sources) {
     const query = src.fp ? vp.queryVector : null;
-    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget })));
+    const on = src.core ?? handle;
+    const view = { asOf: req.as_of, includeRetired: req.include_retired };
+    // A store that never had a decision pays one probe for the whole request, and nothing while gathering.
+    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !(await holdsItemState({ handle: on }))) ? null : async (ids) => hiddenByKind({ handle: on, view, ids });
+    hides.push(hide);
+    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide })));
   }
-  for (const [i, src] of perSource.entries()) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired } });
+  for (const [i, src] of perSource.entries()) if (hides[i]) await markContradictions({ handle: i === 0 ? handle : coreHandle!, cands: src.cands });
+  for (const [i, src] of perSource.entries()) if (hides[i]) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired } });
   const belowFloor = perSource.reduce((n, s) => n + s.belowFloor, 0);
   // The store's own KNN decides the mode: when it could not answer, the whole answer is lexical and says why; core's refusal is core's fallback.
   const storeRefused = perSource[0].vectorFallback;
@@ -686,6 +730,7 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const scored = scoreCandidates({ plan, sources: perSource, asOf, fusion });
   rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.c.kind}:${r.c.id}`, score: r.score })) });
   const results = scored.slice(0, req.limit).map((s) => resultOf({ s, alsoInCore, fusion, ftsTerms: plan.ftsTerms }));
+  scored.slice(0, req.limit).forEach((s, i) => s.c.contradicts && contradictionsOfResult.set(results[i], s.c.contradicts));
   return {
     query: req.query,
     store,

@@ -128,8 +128,11 @@ export function* memoryStateFollowsOp({ from, to }: { from: string; to: string |
   yield* sqlRun(sql`update item_state set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
 }
 
-/** The audit target of an item: answerable from System 2 as "who retired this and why". */
-export const itemAuditTarget = ({ store, kind, id }: { store: string; kind: ItemKind; id: string }) => `item:${store}/${kind}/${id}`;
+/**
+ * The audit target of an item: answerable from System 2 as "who retired this and why", in the form every store
+ * write's audit entry uses (`store:<store>/<kind>:<id>`), so the activity explorer's store filter finds it.
+ */
+export const itemAuditTarget = ({ store, kind, id }: { store: string; kind: ItemKind; id: string }) => `store:${store}/${kind}:${id}`;
 
 /** An item's state as the API shows it. */
 export type ItemState = { kind: ItemKind; id: string; status: ItemStatus; recorded_at: number | null; retired_at: number | null; valid_from: number | null; valid_to: number | null; supersedes: string | null; superseded_by: string | null; reason: string | null; decided_by: string | null; updated_at: number | null };
@@ -204,13 +207,32 @@ export function itemHistory<H extends AnyStoreHandle>({ handle, store, kind, id 
  * marked retired) and the item it superseded, active then, answers in its place.
  */
 function statusAt(r: ItemStateRow, t: number): ItemStatus {
-  if (r.supersedes !== null && r.recordedAt > t) return "retired";
+  // A fact (lib/index/facts.ts) answers by event time: visible from its valid_from until its valid_to; only the
+  // decisions made by hand (not a supersession) apply by record time.
+  const fact = r.factKey !== null && r.validFrom !== null;
+  if (fact && (t < r.validFrom! || (r.validTo !== null && t >= r.validTo))) return "retired";
+  if (!fact && r.supersedes !== null && r.recordedAt > t) return "retired";
   let status: ItemStatus = "active";
   for (const step of historyOf(r)) {
     if (step.at > t) break;
+    if (fact && (step.superseded_by !== undefined || step.supersedes !== undefined)) continue;
     status = step.to;
   }
   return status;
+}
+
+/** Each kind's creation time column, for as_of: an item written after `t` was not there at `t`. */
+const CREATED_AT = { memory: "createdAt", learning: "createdAt", trace: "createdAt", thought: "timestamp", node: "createdAt", relation: "createdAt", frame: "createdAt" } as const satisfies Record<ItemKind, string>;
+
+/** Of `ids` of `kind`, those written after `t` (one lookup by id per kind; asked only under as_of). */
+function* writtenAfter(kind: ItemKind, ids: readonly string[], t: number): Op<string[]> {
+  const spec = ITEM_TABLES[kind];
+  const keys = spec.numeric ? ids.filter((id) => /^[1-9][0-9]{0,15}$/.test(id)).map(Number) : [...ids];
+  if (keys.length === 0) return [];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the id and time columns are named per kind; both engines' tables declare them
+  const found = yield* rows(spec.table as TablePair, { where: (tb) => and(inArray((tb as any)[spec.id], keys), sql`${(tb as any)[CREATED_AT[kind]]} > ${t}`) as SQL });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  return found.map((r) => String((r as any)[spec.id]));
 }
 
 /**
@@ -224,6 +246,14 @@ function holdsAnyState(): Op<boolean> {
   });
 }
 
+/** Whether the store has any item state, as its own read (one statement; on SQLite a cached one). */
+export async function holdsItemState({ handle }: { handle: AnyStoreHandle }): Promise<boolean> {
+  return read(handle, engineStep({
+    sqlite: (h) => preparedOnce({ sqlite: h.sqlite, sql: "select 1 from item_state limit 1" }).get() !== undefined,
+    pg: async (tx) => (await tx.execute(sql`select 1 from item_state limit 1`)).rows.length > 0,
+  }) as Op<boolean>);
+}
+
 /**
  * Of the ids of each kind, the states of those retrieval must not answer with under `view` (kind → id → status;
  * with include_retired, those to mark). One statement by primary key for every kind; ids past maxIds are refused.
@@ -232,17 +262,25 @@ export function* hiddenByKindOp({ ids, view = {} }: { ids: Partial<Record<ItemKi
   const out = new Map<ItemKind, Map<string, ItemStatus>>();
   const asked = (Object.entries(ids) as [ItemKind, readonly string[]][]).filter(([, list]) => list.length > 0).map(([kind, list]) => [kind, [...new Set(list)]] as const);
   if (asked.length === 0) return out;
-  if (!(yield* holdsAnyState())) return out;
+  if (view.asOf === undefined && !(yield* holdsAnyState())) return out;
   const total = asked.reduce((n, [, list]) => n + list.length, 0);
   if (total > ITEM_STATE_LIMITS.maxIds) throw new AppError("invalid_request", `at most ${ITEM_STATE_LIMITS.maxIds} items per visibility check (maxIds)`, [{ path: "ids", message: "too many", limit: "maxIds", max: ITEM_STATE_LIMITS.maxIds, found: total }]);
-  const found = yield* rows(itemStateTable, { where: (t) => or(...asked.map(([kind, list]) => and(eq(t.kind, kind), inArray(t.itemId, list)))) });
+  const hide = (kind: ItemKind, id: string, status: ItemStatus) => {
+    let of = out.get(kind);
+    if (!of) out.set(kind, (of = new Map()));
+    of.set(id, status);
+  };
+  // as_of: an item written after then was not there, whatever its state (a fact's row answers by its event time instead).
+  const later = new Map<ItemKind, Set<string>>();
+  if (view.asOf !== undefined) for (const [kind, list] of asked) later.set(kind, new Set(yield* writtenAfter(kind, list, view.asOf)));
+  const found = (yield* holdsAnyState()) ? yield* rows(itemStateTable, { where: (t) => or(...asked.map(([kind, list]) => and(eq(t.kind, kind), inArray(t.itemId, list)))) }) : [];
   for (const r of found) {
+    const fact = r.factKey !== null && r.validFrom !== null;
+    if (fact) later.get(r.kind)?.delete(r.itemId);
     const status = view.asOf !== undefined ? statusAt(r, view.asOf) : r.status;
-    if (status === "active") continue;
-    let of = out.get(r.kind);
-    if (!of) out.set(r.kind, (of = new Map()));
-    of.set(r.itemId, status);
+    if (status !== "active") hide(r.kind, r.itemId, status);
   }
+  for (const [kind, ids] of later) for (const id of ids) hide(kind, id, "retired");
   return out;
 }
 
@@ -345,33 +383,62 @@ export const listViewQuerySchema = { include_retired: boolParam.optional() };
 export const supersedesSchema = itemIdSchema.optional();
 
 /**
- * A create that may name `supersedes`, written once for every kind that takes it (the backends wrap their create
- * with it): the old item must be in this store, of this kind and active (else 404 / 409, before anything is
- * written); after the create, the old one is retired with superseded_by and the new one records supersedes, both
- * kept, each link in the history, with the audit entry and the ledger override of any other decision.
+ * A kind's fact rule, as superseding() applies it (lib/index/facts.ts factsOf): the claim a create input makes, or
+ * null when it makes none; the step that records it beside the item written; the input without its fact fields.
  */
-export function superseding<A extends { store: string; input: { supersedes?: string } }, R>({ kind, open, create, idOf, actorOf }: { kind: ItemKind; open: (store: string) => Promise<AnyStoreHandle>; create: (a: A) => Promise<R>; idOf: (r: R) => string; actorOf: (a: A) => string }): (a: A) => Promise<R> {
+export type FactsHook = {
+  claimOf: (input: Record<string, unknown>) => { key: string; value: string; validFrom: number } | null;
+  record: (a: { store: string; kind: ItemKind; id: string; claim: { key: string; value: string; validFrom: number }; actor: string }) => Op<unknown>;
+  strip: <I extends object>(a: { input: I }) => I;
+};
+
+/** What a create runs inside its own write once the new item's id is known (superseding()'s retirement and fact), before what may still fail. */
+export type WithinCreate = (id: string) => Op<void>;
+
+/**
+ * A create that may name `supersedes` or state a fact (`facts`), written once for every kind that takes them (the
+ * backends wrap their create with it): the old item must be in this store, of this kind and active (else 404 / 409,
+ * before anything is written); the old one is retired with superseded_by and the new one records supersedes, both
+ * kept, each link in the history, with the audit entry and the ledger override of any other decision.
+ *
+ * Atomic where the create takes `within` (`atomic: true`: relations, frames, learnings): the retirement is a step
+ * of the create's own write transaction, so a create that fails leaves the old item active and a crash cannot leave
+ * both active. A memory's create is not one transaction on SQLite (its file is the truth, written before the
+ * index), so the retirement is its own write right after: a crash between leaves both active, never neither, and
+ * retrying the supersede finishes it.
+ */
+export function superseding<A extends { store: string; input: { supersedes?: string } }, R>({ kind, open, create, idOf, actorOf, facts, atomic = false }: { kind: ItemKind; open: (store: string) => Promise<AnyStoreHandle>; create: (a: A) => Promise<R>; idOf: (r: R) => string; actorOf: (a: A) => string; facts?: FactsHook; atomic?: boolean }): (a: A) => Promise<R> {
   return async (a) => {
-    const { supersedes, ...input } = a.input;
-    if (supersedes === undefined) return create(a);
+    const { supersedes, ...rest } = a.input;
+    const claim = facts?.claimOf(a.input as Record<string, unknown>) ?? null;
+    if (supersedes === undefined && claim === null) return create(facts ? ({ ...a, input: facts.strip({ input: a.input }) } as A) : a);
+    const input = facts ? facts.strip({ input: rest }) : rest;
     const handle = await open(a.store);
-    const current = await read(handle, function* () {
-      if (!(yield* itemExists(kind, supersedes))) throw new AppError("not_found", `supersedes: no ${kind} ${supersedes} in store ${a.store}`, [{ path: "supersedes", message: "not in this store" }]);
-      return (yield* row(itemStateTable, keyOf(kind, supersedes)))?.status ?? "active";
-    });
-    if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${supersedes} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
-    const created = await create({ ...a, input } as A);
-    const newId = idOf(created);
-    if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
+    if (supersedes !== undefined) {
+      const current = await read(handle, function* () {
+        if (!(yield* itemExists(kind, supersedes))) throw new AppError("not_found", `supersedes: no ${kind} ${supersedes} in store ${a.store}`, [{ path: "supersedes", message: "not in this store" }]);
+        return (yield* row(itemStateTable, keyOf(kind, supersedes)))?.status ?? "active";
+      });
+      if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${supersedes} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
+    }
     const actor = actorOf(a);
-    const reason = `superseded by ${kind} ${newId}`;
-    await write(handle, function* () {
-      yield* decideItemOp({ store: a.store, kind, id: supersedes, to: "retired", reason, actor, link: { superseded_by: newId } });
-      const now = Date.now();
-      const values = { supersedes, reason: `supersedes ${kind} ${supersedes}`, decidedBy: actor, updatedAt: now };
-      yield* upsert(itemStateTable, { kind, itemId: newId, status: "active", recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
-    });
-    await recordOverride({ handle: await processLedger(), input: { note: `item.supersede ${kind} ${supersedes} by ${newId} in store ${a.store}` }, actor, tokenLabel: actor });
+    const within: WithinCreate = function* (newId) {
+      if (supersedes !== undefined) {
+        if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
+        yield* decideItemOp({ store: a.store, kind, id: supersedes, to: "retired", reason: `superseded by ${kind} ${newId}`, actor, link: { superseded_by: newId } });
+        const now = Date.now();
+        const values = { supersedes, reason: `supersedes ${kind} ${supersedes}`, decidedBy: actor, updatedAt: now };
+        yield* upsert(itemStateTable, { kind, itemId: newId, status: "active", recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+      }
+      if (claim && facts) yield* facts.record({ store: a.store, kind, id: newId, claim, actor });
+    };
+    let created: R;
+    if (atomic) created = await create({ ...a, input, within } as A);
+    else {
+      created = await create({ ...a, input } as A);
+      await write(handle, within(idOf(created)));
+    }
+    if (supersedes !== undefined) await recordOverride({ handle: await processLedger(), input: { note: `item.supersede ${kind} ${supersedes} by ${idOf(created)} in store ${a.store}` }, actor, tokenLabel: actor });
     return created;
   };
 }

@@ -25,6 +25,7 @@ import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withinStoreQuota } from "./store-quota";
 import { listViewQuerySchema, visibleWhere } from "./item-state";
 import { memoryStateFollowsOp, supersedesSchema } from "./item-state";
+import { factPropertySchema, factSubjectSchema, factValueSchema, validFromSchema } from "./facts";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 /** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
@@ -71,6 +72,12 @@ export const createMemorySchema = z
     expires_at: dateInput.optional(),
     /** Governed memory: the path of the memory this one replaces (retired, kept, linked). */
     supersedes: supersedesSchema,
+    /** Governed memory (lib/index/facts.ts): what the memory is about, which property, and the value it states (default the body); a new value supersedes the old. */
+    subject: factSubjectSchema.optional(),
+    property: factPropertySchema.optional(),
+    value: factValueSchema.optional(),
+    /** When it became true (epoch ms; default now). */
+    valid_from: validFromSchema.optional(),
   })
   .strict();
 

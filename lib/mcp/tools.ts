@@ -41,6 +41,8 @@ import { evaluateStartResponse, selfRecallResponse } from "../api/responses/self
 import { itemDecisionResponse, itemHistoryResponse } from "../api/responses/items";
 import { itemParams } from "../api/item-routes";
 import { decideItemIn, itemHistoryIn } from "../api/items";
+import { contradictionsQuerySchema, listContradictionsIn } from "../api/contradictions";
+import { contradictionsResponse } from "../api/responses/items";
 import { itemDecisionSchema } from "../index/item-state";
 import { evaluateInputSchema, getSelfRecall, startEvaluation } from "../eval/self-recall";
 import { activityFilterSchema, activitySummarySchema, assertStoreNamedWhenLimited, listActivity, summarizeActivity } from "../governance/activity";
@@ -161,6 +163,12 @@ const itemTools: ToolDef[] = [
     description: "One item's state and each transition (from, to, when, who, why), oldest first." }),
 ];
 
+/** Facts (lib/index/facts.ts): a store's unresolved contradictions, as GET /stores/{store}/contradictions. */
+const factTools: ToolDef[] = [
+  tool({ name: "contradictions", scope: "read", output: contradictionsResponse, input: contradictionsQuerySchema.safeExtend(storeShape), run: ({ store, limit }) => listContradictionsIn({ store, limit }),
+    description: "A store's unresolved contradictions: facts of one subject and property stating different values for the same time, each pair once, newest first. Retiring either item (item_invalidate) resolves one." }),
+];
+
 const ledgerTools: ToolDef[] = [
   tool({ name: "task_create", scope: "write", output: taskCreatedResponse, input: createTaskSchema, run: (input, ctx) => governance().createTask({ input, requestedBy: agentOf(ctx) }),
     description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one." }),
@@ -222,4 +230,4 @@ const forgetTools: ToolDef[] = [
     description: "Run a store's forgetting policy: dry_run (default true) lists what would be retired and why; dry_run false retires them (restorable with item_restore), at most `limit` per call, answering how many remain. Each run is a ledger row." }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools, ...forgetTools];
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools, ...forgetTools, ...factTools];

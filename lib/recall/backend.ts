@@ -12,6 +12,7 @@ import { sqliteRecall } from "./engines/sqlite";
 import { updateReflectionSettings } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./traces";
 import { superseding } from "../index/item-state";
+import { factsOf, flaggingContradictions } from "../index/facts";
 
 /**
  * Reflection recall (traces, learnings, recall, settings, overview) behind one interface, on SQLite stores or
@@ -44,7 +45,7 @@ export function recallOn(engine: Engine) {
   const on = byStore(storeEngineOf(engine).open);
   const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-  const writes = { recordTrace: on(recordTrace), recordLearning: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}` }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
+  const writes = { recordTrace: on(recordTrace), recordLearning: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}`, facts: factsOf({ kind: "learning" }), atomic: true }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
   const recall = {
     ...writes,
     listTraces: on(listTraces),
@@ -64,6 +65,8 @@ export function recallOn(engine: Engine) {
     /** Apply the store's trace retention (TTL, then the cap) now. */
     runTraceRetention: on(runTraceRetention),
   };
+  // Facts (lib/index/facts.ts): a single learning read carries its unresolved contradictions in its flags.
+  recall.getLearning = flaggingContradictions({ kind: "learning", open: storeEngineOf(engine).open, get: recall.getLearning, idOf: (l) => String(l.id) });
   return refusingArchivedWrites({ backend: recall, writes: Object.keys(writes) as (keyof typeof writes)[] });
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { assertSanitizeBudget, sanitizeJson, sanitizeText } from "./sanitize";
 import { supersedesSchema } from "../index/item-state";
+import { factPropertySchema, factSubjectSchema, validFromSchema } from "../index/facts";
 
 /**
  * Deterministic text for what gets embedded and deduped: the same structured
@@ -40,6 +41,11 @@ export const learningInputSchema = z
     semantic_handle: z.string().trim().min(1).max(1000).optional(),
     /** Governed memory: the id of the learning this one replaces (retired, kept, linked). */
     supersedes: supersedesSchema,
+    /** Governed memory (lib/index/facts.ts): what the learning is about and which property of it; a new value supersedes the old. */
+    subject: factSubjectSchema.optional(),
+    property: factPropertySchema.optional(),
+    /** When it became true (epoch ms; default now). */
+    valid_from: validFromSchema.optional(),
   })
   .strict();
 export type LearningInput = z.input<typeof learningInputSchema>;

@@ -38,6 +38,7 @@ import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
 import { superseding } from "../index/item-state";
+import { factsOf, flaggingContradictions } from "../index/facts";
 
 /**
  * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
@@ -177,8 +178,9 @@ export function storesOn(engine: Engine): StoresBackend {
     { backend: {
       ...own,
       search: async (a) => flaggedSearch(await own.search(a)),
-      getMemory: async (a) => flaggedMemory(await own.getMemory(a)),
-      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor }),
+      // Facts (lib/index/facts.ts): a single memory read carries its unresolved contradictions in its flags.
+      getMemory: flaggingContradictions({ kind: "memory", open: on, get: async (a: StoreArg & { memoryPath: string }) => flaggedMemory(await own.getMemory(a)), idOf: (m) => m.path }),
+      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor, facts: factsOf({ kind: "memory" }) }),
       updateMemory: async (a) => flaggedMemory(await own.updateMemory(a)),
       restoreMemory: async (a) => flaggedMemory(await own.restoreMemory(a)),
       listMemoryTrash: async (a) => (await own.listMemoryTrash(a)).map(flaggedMemory),

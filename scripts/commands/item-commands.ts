@@ -1,4 +1,5 @@
 import { decideItemIn, itemHistoryIn } from "../../lib/api/items";
+import { contradictionsQuerySchema, listContradictionsIn } from "../../lib/api/contradictions";
 import { itemDecisionSchema, itemIdSchema, itemKindSchema, ITEM_KINDS, type ItemTransition } from "../../lib/index/item-state";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -49,6 +50,19 @@ export const itemCommands: Command[] = [
     run: async ({ args, out }) => {
       const h = await itemHistoryIn(itemArgs(args));
       out([`${h.state.kind} ${h.state.id}: ${h.state.status}`, ...h.history.map(line)].join("\n"), h);
+    },
+  },
+  {
+    name: "item contradictions",
+    usage: "item contradictions <store> [--limit N]",
+    summary: "a store's unresolved contradictions: facts of one subject and property stating different values for the same time",
+    run: async ({ args, flags, out }) => {
+      const [store] = args;
+      if (!store) throw new UsageError("give <store>");
+      const q = contradictionsQuerySchema.safeParse({ limit: flagString(flags, "limit") });
+      if (!q.success) throw new UsageError(q.error.issues[0].message);
+      const r = await listContradictionsIn({ store, limit: q.data.limit });
+      out(r.contradictions.map((c) => `${c.kind} ${c.id} ⟷ ${c.other_id}\t${c.reason}`).join("\n") || "no contradictions", r);
     },
   },
 ];

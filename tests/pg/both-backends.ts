@@ -30,6 +30,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/store-lifecycle.test.ts",
   "tests/item-state.test.ts",
   "tests/forgetting.test.ts",
+  "tests/facts.test.ts",
   "tests/store-delete-safety.test.ts",
   "tests/store-archive-action.test.ts",
   "tests/health-parked-redaction.test.ts",

@@ -42,6 +42,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       "fts_postings",
       "fts_terms",
       "fts_totals",
+      "item_contradictions",
       "item_state",
       "kg_frame",
       "kg_frame_evidence",

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { poisonFlagsSchema } from "../../poison";
+import { contradictionFlagSchema } from "../../index/facts";
 
 export const exact = z.strictObject;
 
@@ -21,9 +22,10 @@ export const count = z.number().int().min(0);
 /**
  * Poisoning flags (lib/poison.ts): what the item's shown text carries that may be aimed at a later reader —
  * instructions, credentials or links to run — each with its rule, reason, field, span and a masked excerpt.
- * Computed from the stored text when the answer is made; empty when clean. A warning, not a block.
+ * Computed from the stored text when the answer is made; empty when clean. A warning, not a block. Beside them, a
+ * fact's unresolved contradiction (lib/index/facts.ts): flag `contradiction`, with the other item's id.
  */
-export const flags = poisonFlagsSchema;
+export const flags = z.array(z.union([poisonFlagsSchema.element, contradictionFlagSchema]));
 
 export const deletedResponse = exact({ deleted: z.string() });
 

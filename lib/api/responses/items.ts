@@ -28,3 +28,9 @@ export const itemDecisionResponse = exact({ state: itemState, transition: itemTr
 
 /** GET …/history: the item's state and every transition, oldest first. */
 export const itemHistoryResponse = exact({ state: itemState, history: z.array(itemTransition) });
+
+/** GET /stores/{store}/contradictions: each unresolved pair once (lib/index/facts.ts). */
+export const contradictionsResponse = exact({
+  store: z.string(),
+  contradictions: z.array(exact({ kind: z.enum(ITEM_KINDS), id: z.string(), other_id: z.string(), rule: z.literal("same_subject_property"), reason: z.string(), created_at: epochMs })),
+});

@@ -112,6 +112,10 @@ export const itemState = sqliteTable(
     decidedBy: text("decided_by"),
     history: text("history").notNull().default("[]"),
     updatedAt: integer("updated_at").notNull(),
+    /** A fact's subject and property, normalized (lib/index/facts.ts); null when the item was not written as a fact. */
+    factKey: text("fact_key"),
+    /** What the fact states for its key (compared to tell a new value from the same one). */
+    factValue: text("fact_value"),
   },
   (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
 );
@@ -170,3 +174,17 @@ export const forgetRetired = sqliteTable(
   (t) => [primaryKey({ columns: [t.kind, t.itemId, t.runId] }), index("forget_retired_at_idx").on(t.at)],
 );
 export type ForgetRetiredRow = typeof forgetRetired.$inferSelect;
+/** Contradictions between facts that could not be resolved (lib/index/facts.ts): one row per item and the item it contradicts. */
+export const itemContradictions = sqliteTable(
+  "item_contradictions",
+  {
+    kind: text("kind", { enum: ITEM_KINDS }).notNull(),
+    itemId: text("item_id").notNull(),
+    otherId: text("other_id").notNull(),
+    factKey: text("fact_key").notNull(),
+    reason: text("reason").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId, t.otherId] })],
+);
+export type ItemContradictionRow = typeof itemContradictions.$inferSelect;

@@ -33,6 +33,7 @@ import * as storesStoreFramesId from "@/app/api/v1/stores/[store]/frames/[id]/ro
 import * as storesStoreFrames from "@/app/api/v1/stores/[store]/frames/route";
 import * as storesStoreHealth from "@/app/api/v1/stores/[store]/health/route";
 import * as storesStoreItemsKindIdHistory from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
+import * as storesStoreContradictions from "@/app/api/v1/stores/[store]/contradictions/route";
 import * as storesStoreItemsKindIdInvalidate from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
 import * as storesStoreItemsKindIdRestore from "@/app/api/v1/stores/[store]/items/[kind]/[id]/restore/route";
 import * as storesStoreLearningsId from "@/app/api/v1/stores/[store]/learnings/[id]/route";
@@ -105,6 +106,7 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/frames/route.ts": storesStoreFrames,
   "app/api/v1/stores/[store]/health/route.ts": storesStoreHealth,
   "app/api/v1/stores/[store]/items/[kind]/[id]/history/route.ts": storesStoreItemsKindIdHistory,
+  "app/api/v1/stores/[store]/contradictions/route.ts": storesStoreContradictions,
   "app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route.ts": storesStoreItemsKindIdInvalidate,
   "app/api/v1/stores/[store]/items/[kind]/[id]/restore/route.ts": storesStoreItemsKindIdRestore,
   "app/api/v1/stores/[store]/learnings/[id]/route.ts": storesStoreLearningsId,

@@ -339,8 +339,24 @@ export const itemState = pgTable(
     decidedBy: text("decided_by"),
     history: text("history").notNull().default("[]"),
     updatedAt: epochMs("updated_at").notNull(),
+    factKey: text("fact_key"),
+    factValue: text("fact_value"),
   },
   (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
+);
+
+/** Contradictions between facts, as ../index.ts itemContradictions (drizzle/pg/store/0022_fact_keys.sql). */
+export const itemContradictions = pgTable(
+  "item_contradictions",
+  {
+    kind: text("kind", { enum: ["memory", "learning", "trace", "thought", "node", "relation", "frame"] }).notNull(),
+    itemId: text("item_id").notNull(),
+    otherId: text("other_id").notNull(),
+    factKey: text("fact_key").notNull(),
+    reason: text("reason").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId, t.otherId] })],
 );
 
 // Thoughts, chains, the knowledge graph and working memory: part of every store's schema.
