@@ -140,6 +140,8 @@ const COUNTED: readonly Counted[] = [
   { table: "reasoning_traces", text: ["agent_id", "intent_verb", "intent_target", "shard_type", "key_files", "key_issue", "error_tags", "summary_descriptor"], derived: ["summary_descriptor"] },
   { table: "learnings", text: ["agent_id", "predicate", "args", "description", "semantic_handle"], derived: ["semantic_handle"] },
   { table: "item_state", text: ["kind", "item_id", "status", "supersedes", "superseded_by", "reason", "decided_by", "history"] },
+  { table: "write_policy", text: ["policy", "updated_by"] },
+  { table: "proposals", text: ["kind", "item_id", "proposed_by", "token_label", "why", "flags"] },
 ];
 
 

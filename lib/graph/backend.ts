@@ -12,6 +12,7 @@ import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 import { superseding } from "../index/item-state";
+import { proposing } from "../index/proposals";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -38,16 +39,31 @@ export function graphOn(engine: Engine) {
   const on = byStore(open);
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = {
-    think: on(thinkThought),
+    think: proposing({ kind: "thought", open, create: on(thinkThought), createIn: ({ handle, input, actor }) => thinkThought({ handle, input, actor }), idOf: (t) => t.id, actorOf: (a) => a.actor }),
     deleteThought: on(deleteThought),
     recordThoughtFeedback: on(recordThoughtFeedback),
-    createNode: on(createNode),
+    createNode: proposing({ kind: "node", open, create: on(createNode), createIn: ({ handle, input, actor }) => createNode({ handle, input, actor }), idOf: (n) => n.id, actorOf: (a) => a.actor, isNew: (n, startedAt) => n.created_at >= startedAt }),
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
-    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor }),
+    createOrMergeRelation: proposing({
+      kind: "relation",
+      open,
+      create: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor }),
+      createIn: ({ handle, input, actor }) => createOrMergeRelation({ handle, input, actor }),
+      idOf: (r) => r.relation.id,
+      actorOf: (a) => a.actor,
+      isNew: (r) => !r.merged,
+    }),
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
-    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor }),
+    createFrame: proposing({
+      kind: "frame",
+      open,
+      create: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor }),
+      createIn: ({ handle, input, actor }) => createFrame({ handle, input, actor }),
+      idOf: (f) => f.id,
+      actorOf: (a) => a.actor,
+    }),
     updateFrame: on(updateFrame),
     deleteFrame: on(deleteFrame),
     linkEvidence: on(linkEvidence),

@@ -12,6 +12,7 @@ import { sqliteRecall } from "./engines/sqlite";
 import { updateReflectionSettings } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./traces";
 import { superseding } from "../index/item-state";
+import { proposing } from "../index/proposals";
 
 /**
  * Reflection recall (traces, learnings, recall, settings, overview) behind one interface, on SQLite stores or
@@ -44,7 +45,15 @@ export function recallOn(engine: Engine) {
   const on = byStore(storeEngineOf(engine).open);
   const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-  const writes = { recordTrace: on(recordTrace), recordLearning: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}` }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
+  const writes = { recordTrace: on(recordTrace), recordLearning: proposing({
+      kind: "learning",
+      open: storeEngineOf(engine).open,
+      create: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}` }),
+      createIn: ({ handle, agentId, input }) => recordLearning({ handle, agentId, input }),
+      idOf: (r) => String(r.learning.id),
+      actorOf: (a) => `agent:${a.agentId}`,
+      isNew: (r) => !r.deduped,
+    }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
   const recall = {
     ...writes,
     listTraces: on(listTraces),

@@ -28,6 +28,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-recall-log.test.ts",
   "tests/limits-store-disk.test.ts",
   "tests/store-lifecycle.test.ts",
+  "tests/write-review.test.ts",
   "tests/item-state.test.ts",
   "tests/store-delete-safety.test.ts",
   "tests/store-archive-action.test.ts",
