@@ -16,7 +16,7 @@ import { updateRelationInputSchema } from "../graph/relations";
 import { graphBackend } from "../graph/backend";
 import { stores, storeEngineOf } from "../stores/backend";
 import { storeNameSchema } from "../db/store-names";
-import { limitSchema, offsetSchema } from "../common";
+import { offsetSchema } from "../common";
 import { callerOf } from "./respond";
 
 /**
@@ -43,7 +43,7 @@ export const listProposalsQuerySchema = z
   .object({
     kind: reviewKindSchema.optional(),
     actor: z.string().trim().min(1).max(200).optional(),
-    limit: limitSchema.pipe(z.number().max(PROPOSAL_LIMITS.maxPage, { message: `limit: at most ${PROPOSAL_LIMITS.maxPage} proposals per page (maxPage)` })),
+    limit: z.coerce.number().int().min(1).max(PROPOSAL_LIMITS.maxPage, { message: `limit: at most ${PROPOSAL_LIMITS.maxPage} proposals per page (maxPage)` }).default(50),
     offset: offsetSchema,
   })
   .strict();
