@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { assertStoresWritable } from "../db/store-lifecycle";
-import { actorOf } from "../auth/actor";
 import type { AgentPrincipal } from "../auth/tokens";
-import type { PublicUser } from "../auth/users";
 import { governance } from "../backend/governance";
 import { currentEngine } from "../db/engine";
 import { isAppError, AppError } from "../errors";
@@ -17,22 +15,13 @@ import { graphBackend } from "../graph/backend";
 import { stores, storeEngineOf } from "../stores/backend";
 import { storeNameSchema } from "../db/store-names";
 import { offsetSchema } from "../common";
-import { callerOf } from "./respond";
+import { actorFor, callerFor, type Who } from "./items";
 
 /**
  * Write policy and the review queue for every surface (REST, MCP, CLI, dashboard): lib/index/write-policy.ts and
  * lib/index/proposals.ts with who asked, the ledger override of each decision, and edit-then-approve.
  */
-type Who = { principal: AgentPrincipal } | { user: Pick<PublicUser, "username"> } | { cli: true };
-
-function actorFor(who: Who) {
-  if ("principal" in who) return actorOf(who.principal);
-  if ("user" in who) return actorOf(who.user);
-  return actorOf("cli");
-}
-
 const tokenLabelOf = (who: Who, actor: string) => ("principal" in who ? who.principal.label : actor);
-const callerFor = (who: Who) => ("principal" in who ? callerOf(who.principal) : undefined);
 
 const open = (store: string) => storeEngineOf(currentEngine()).open(store);
 
