@@ -59,10 +59,10 @@ describe("PostgreSQL stores: one schema per store", () => {
       "store_usage",
       "thoughts",
       "word_postings",
-      "write_policy",
       "word_terms",
       "word_totals",
       "working_memory",
+      "write_policy",
     ]);
     const tsv = (await pg.db.execute(sql`select generation_expression as g from information_schema.columns where table_schema = 'store_photo-2024' and table_name = 'chunks' and column_name = 'tsv'`)).rows as { g: string }[];
     expect(tsv[0].g).toContain("to_tsvector('english'");
