@@ -39,10 +39,12 @@ test("an agent's write waits for review; an editor approves one in the page (the
   await expect(heron).toContainText("not a trusted writer");
   const dodo = page.getByTestId("proposal").filter({ hasText: "birds/dodo" });
   await expect(dodo.getByTestId("poison-flag")).toHaveText("⚠ instructions: ignore_previous");
+  await expect(dodo).toContainText(`A dodo ${RUN} was seen at the mill`);
   expect(await seriousViolations(page)).toEqual([]);
 
   await heron.getByRole("form", { name: "Approve memory birds/heron" }).getByRole("button", { name: "Approve" }).click();
-  await expect(page.getByRole("status").filter({ hasText: "memory birds/heron is now active" })).toBeVisible();
+  // Approved, it leaves the queue (the page is revalidated) and answers search at once.
+  await expect(heron).toHaveCount(0);
   await expect.poll(() => searchPaths(request, store, `heron ${RUN}`)).toEqual(["memory/birds/heron.md"]);
 
   const reject = dodo.getByRole("form", { name: "Reject memory birds/dodo" });

@@ -92,6 +92,7 @@ describe("writes that wait for review", () => {
       [["learning", "agent:scribe", "scribe-token", "untrusted"], ["memory", "agent:scribe", "scribe-token", "untrusted"], ["node", "agent:scribe", "scribe-token", "untrusted"], ["thought", "agent:scribe", "scribe-token", "untrusted"]].sort(),
     );
     expect(waiting.json.proposals.find((p: { kind: string }) => p.kind === "thought").excerpt).toContain("beekeeper on the roof");
+    expect(waiting.json.proposals.find((p: { kind: string }) => p.kind === "memory").excerpt).toContain("Dana keeps bees");
     expect((await queue({ kind: "memory" })).json.proposals.map((p: { id: string }) => p.id)).toEqual(["people/dana"]);
 
     for (const [kind, id] of [["memory", "people/dana"], ["learning", ids.learning], ["thought", ids.thought], ["node", ids.node]] as const) {

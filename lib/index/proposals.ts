@@ -139,7 +139,8 @@ const EXCERPT_CHARS = 280;
 
 /** Each kind's excerpt column, as SQL text both engines run (table and columns fixed here, ids bound). */
 const EXCERPTS: Record<ReviewKind, { table: string; id: string; text: string }> = {
-  memory: { table: "memories", id: "path", text: "coalesce(summary, path)" },
+  // A memory's text is its file (SQLite) or row (PostgreSQL); both index its first chunk.
+  memory: { table: "memories m left join documents d on d.path = 'memory/' || m.path || '.md' left join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0", id: "m.path", text: "coalesce(m.summary, c.text, m.path)" },
   learning: { table: "learnings", id: "cast(id as text)", text: "predicate || ': ' || description" },
   thought: { table: "thoughts", id: "id", text: "content" },
   node: { table: "kg_node", id: "id", text: "display_name" },
