@@ -165,6 +165,19 @@ describe("writes that wait for review", () => {
     expect(await searched("harbour claim")).toEqual(["memory/notes/mine.md"]);
   });
 
+  it("a proposal naming supersedes leaves the old item answering until it is approved, then retires it", async () => {
+    await review();
+    await writeMemory(trusted, "people/finn-job", "Finn works as a ferryman on the estuary.");
+    const newer = await callRoute(memoriesRoute.POST, { token: scribe, params: P, body: { path: "people/finn-job-2", body: "Finn now works as a lock keeper on the estuary.", supersedes: "people/finn-job" } });
+    expect(newer.json.proposal?.status).toBe("proposed");
+    expect(await searched("finn estuary")).toEqual(["memory/people/finn-job.md"]);
+    const approved = await approve("memory", "people/finn-job-2");
+    expect(approved.json.superseded).toBe("people/finn-job");
+    expect(await searched("finn estuary")).toEqual(["memory/people/finn-job-2.md"]);
+    const old = await callRoute(historyRoute.GET, { token: read, params: { ...P, kind: "memory", id: "people/finn-job" } });
+    expect(old.json.state).toMatchObject({ status: "retired", superseded_by: "people/finn-job-2" });
+  });
+
   it("edit-then-approve applies the correction, validated by the kind's own update, then approves", async () => {
     await review();
     await writeMemory(scribe, "people/eve", "Eve lives in Lsibon.");
