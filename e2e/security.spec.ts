@@ -181,6 +181,10 @@ test.describe("security", () => {
     await api(page, "post", "/dialectic/sessions", { session_id: ACTION_SESSION, topic: "security table", reviewer_agent_id: "sec-actions-critic" });
     const spare = (await api(page, "post", "/tokens", { label: "sec-actions-spare", agent_id: "sec-actions-agent", scopes: ["read"] })) as { id: number };
     const thought = ((await api(page, "post", `/stores/${ACTION_STORE}/thoughts`, { content: "a thought the security table invalidates" })) as { thought: { id: string } }).thought;
+    // A store whose memories wait for review, and one proposal in it (the bootstrap agent is not trusted there).
+    await api(page, "post", "/stores", { name: REVIEW_STORE });
+    await api(page, "put", `/stores/${REVIEW_STORE}/policy/write`, { modes: { memory: "review" } });
+    await api(page, "post", `/stores/${REVIEW_STORE}/memories`, { path: "sec/proposed", body: "a proposal the security table rejects" });
     await signIn(page, "admin", E2E.adminPassword);
     await page.goto("/admin");
     await createUserInUi(page, { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "viewer" });
@@ -220,6 +224,8 @@ test.describe("security", () => {
 });
 
 const ACTION_STORE = "sec-actions";
+/** The store of the review queue's rows (memories under review). */
+const REVIEW_STORE = "sec-actions-review";
 /** The store the admin's valid call of deleteStoreAction deletes (the other rows keep using ACTION_STORE). */
 const DOOMED_STORE = "sec-actions-doomed";
 
@@ -265,6 +271,20 @@ function serverActionRows({ spareTokenId, thoughtId }: { spareTokenId: number; t
       malformed: [{ form: { store, kind: "root", ttl_days: "1" } }, { form: { store, kind: "memory", ttl_days: "-5" } }, { form: { store, kind: "memory", ttl_days: "40000" } }, { form: { store: "nosuchstore", kind: "memory", ttl_days: "1" } }, { form: { store: "../etc", kind: "memory" } }, notAForm],
     },
     { name: "forgetRunAction", role: "admin", page: `/stores/${store}/forgetting`, valid: { form: { store, dry_run: "true" } }, malformed: [{ form: { store, dry_run: "maybe" } }, { form: { store: "nosuchstore", dry_run: "true" } }, { form: { store: "../etc", dry_run: "false" } }, notAForm] },
+    {
+      name: "proposalDecisionAction",
+      role: "editor",
+      page: `/stores/${REVIEW_STORE}/review`,
+      valid: { form: { store: REVIEW_STORE, kind: "memory", id: "sec/proposed", to: "rejected", reason: "security table" } },
+      malformed: [{ form: { store: REVIEW_STORE, kind: "trace", id: "sec/proposed", to: "rejected", reason: "x" } }, { form: { store: REVIEW_STORE, kind: "memory", id: "sec/proposed", to: "deleted", reason: "x" } }, { form: { store: REVIEW_STORE, kind: "memory", id: "sec/proposed", to: "rejected", reason: "  " } }, { form: { store: "nosuchstore", kind: "memory", id: "sec/proposed", to: "active" } }, { form: { store: REVIEW_STORE, kind: "memory", id: "x".repeat(600), to: "active" } }, notAForm],
+    },
+    {
+      name: "writePolicyAction",
+      role: "admin",
+      page: `/stores/${REVIEW_STORE}/review`,
+      valid: { form: { store: REVIEW_STORE, mode_memory: "review", mode_learning: "open", mode_thought: "open", mode_node: "open", mode_relation: "open", mode_frame: "open", trusted: "librarian" } },
+      malformed: [{ form: { store: REVIEW_STORE, mode_memory: "maybe", mode_learning: "open", mode_thought: "open", mode_node: "open", mode_relation: "open", mode_frame: "open", trusted: "" } }, { form: { store: "../etc", mode_memory: "open", mode_learning: "open", mode_thought: "open", mode_node: "open", mode_relation: "open", mode_frame: "open", trusted: "" } }, { form: { store: REVIEW_STORE, mode_memory: "open", mode_learning: "open", mode_thought: "open", mode_node: "open", mode_relation: "open", mode_frame: "open", trusted: Array.from({ length: 101 }, (_, i) => `a${i}`).join("\n") } }, notAForm],
+    },
     { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
     { name: "rateRecallHitAction", role: "editor", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
     { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },

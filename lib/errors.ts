@@ -19,6 +19,10 @@ export const ERROR_STATUS = {
   item_already_retired: 409,
   /** Restoring an item that is not retired. */
   item_not_retired: 409,
+  /** Deciding a proposal that is not (any more) proposed, or restoring a proposal instead of approving it (lib/index/proposals.ts). */
+  not_proposed: 409,
+  /** A reviewer approving or rejecting its own proposal. */
+  self_review: 403,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,

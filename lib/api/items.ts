@@ -15,15 +15,15 @@ import { callerOf } from "./respond";
  * opened by name (an unknown store answers the item's own 404), the decision in the store's write with its audit
  * entry, then its ledger override ("who retired this and why", from System 2).
  */
-type Who = { principal: AgentPrincipal } | { user: Pick<PublicUser, "username"> } | { cli: true };
+export type Who = { principal: AgentPrincipal } | { user: Pick<PublicUser, "username"> } | { cli: true };
 
-function actorFor(who: Who) {
+export function actorFor(who: Who) {
   if ("principal" in who) return actorOf(who.principal);
   if ("user" in who) return actorOf(who.user);
   return actorOf("cli");
 }
 
-function callerFor(who: Who): LedgerCaller | undefined {
+export function callerFor(who: Who): LedgerCaller | undefined {
   return "principal" in who ? callerOf(who.principal) : undefined;
 }
 

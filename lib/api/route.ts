@@ -5,6 +5,7 @@ import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../
 import { assertStoresAllowed, hasScope, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { governance } from "../backend/governance";
 import { holdingStoreHandles } from "../db/connection";
+import { withinWorkScope } from "../db/work-scope";
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { parseJsonBody, readBodyLimited } from "../http/body";
@@ -167,7 +168,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         if (principal) assertStoresAllowed({ principal, stores: named });
       }
       if (writesStores(spec, request)) await assertStoresWritable(named);
-      const result = await holdingStoreHandles({ work: () => spec.handler({ params, query, body, principal, request }) });
+      const result = await withinWorkScope({ part: { writer: { tokenLabel: principal?.label ?? null } }, fn: () => holdingStoreHandles({ work: () => spec.handler({ params, query, body, principal, request }) }) });
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };

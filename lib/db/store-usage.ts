@@ -143,6 +143,8 @@ const COUNTED: readonly Counted[] = [
   { table: "forget_policy", text: ["kind", "ttl_since", "protected_ids", "updated_by"] },
   { table: "forget_run", text: ["id", "actor", "counts", "ids_sha256"] },
   { table: "forget_retired", text: ["kind", "item_id", "run_id", "rule", "why", "title"] },
+  { table: "write_policy", text: ["policy", "updated_by"] },
+  { table: "proposals", text: ["kind", "item_id", "proposed_by", "token_label", "why", "flags"] },
 ];
 
 

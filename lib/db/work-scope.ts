@@ -9,6 +9,8 @@ export type WorkScope = {
   holds?: Holds;
   /** The query budget every statement of the work shares (query-budget.ts withSharedQueryBudget). */
   budget?: { remainingMs: number };
+  /** The token a request or MCP call writes with (its label), for a store's write policy (lib/index/write-policy.ts). */
+  writer?: { tokenLabel: string | null };
 };
 
 /**

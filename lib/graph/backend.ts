@@ -13,6 +13,7 @@ import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 import { superseding, type WithinCreate } from "../index/item-state";
 import { contradictionFlagsOf, factsOf, flaggingContradictions, type Contradiction } from "../index/facts";
+import { proposing } from "../index/proposals";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -33,6 +34,9 @@ function withContradictionFlags<R extends Flagged<object>>({ item, contradiction
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
 export const graphBackend: () => GraphBackend = perEngine(graphOn);
 
+/** What a thought's create takes, through `superseding()` and `proposing()`. */
+type ThinkArgs = { store: string; input: ThinkInput & { supersedes?: undefined }; actor: string; within?: WithinCreate };
+
 /**
  * The graph on one engine: the repositories take either engine's handle
  * (lib/db/port.ts), so only how a store opens and remember's reads
@@ -44,16 +48,38 @@ export function graphOn(engine: Engine) {
   const on = byStore(open);
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = {
-    think: superseding({ kind: "thought", open, create: (a: { store: string; input: ThinkInput & { supersedes?: undefined }; actor: string; within?: WithinCreate }): Promise<Thought> => on(thinkThought)(a), idOf: (t) => t.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "thought" }), atomic: true }),
+    think: proposing<ThinkArgs, Thought>({
+      kind: "thought",
+      open,
+      create: superseding({ kind: "thought", open, create: (a: ThinkArgs): Promise<Thought> => on(thinkThought)(a), idOf: (t) => t.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "thought" }), atomic: true }),
+      createIn: ({ handle, input, actor }) => thinkThought({ handle, input, actor }),
+      idOf: (t) => t.id,
+      actorOf: (a) => a.actor,
+    }),
     deleteThought: on(deleteThought),
     recordThoughtFeedback: on(recordThoughtFeedback),
-    createNode: on(createNode),
+    createNode: proposing({ kind: "node", open, create: on(createNode), createIn: ({ handle, input, actor }) => createNode({ handle, input, actor }), idOf: (n) => n.id, actorOf: (a) => a.actor, isNew: (n, startedAt) => n.created_at >= startedAt }),
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
-    createOrMergeRelation: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "relation" }), atomic: true }),
+    createOrMergeRelation: proposing({
+      kind: "relation",
+      open,
+      create: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "relation" }), atomic: true }),
+      createIn: ({ handle, input, actor }) => createOrMergeRelation({ handle, input, actor }),
+      idOf: (r) => r.relation.id,
+      actorOf: (a) => a.actor,
+      isNew: (r) => !r.merged,
+    }),
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
-    createFrame: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "frame" }), atomic: true }),
+    createFrame: proposing({
+      kind: "frame",
+      open,
+      create: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "frame" }), atomic: true }),
+      createIn: ({ handle, input, actor }) => createFrame({ handle, input, actor }),
+      idOf: (f) => f.id,
+      actorOf: (a) => a.actor,
+    }),
     updateFrame: on(updateFrame),
     deleteFrame: on(deleteFrame),
     linkEvidence: on(linkEvidence),

@@ -223,7 +223,7 @@ function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQueryS
     where.push("n.entity_type = ?");
     args.push(f.entity_type);
   }
-  if (!f.include_retired) where.push(hiddenSql({ kind: "node", idColumn: "n.id" }));
+  if (!f.include_retired) where.push(hiddenSql({ kind: "node", idColumn: "n.id", includeProposed: f.include_proposed }));
   let order = "n.updated_at desc, n.seq desc";
   let from = "kg_node n";
   if (f.q) {
@@ -250,7 +250,7 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
     query = tsqueryFor({ terms: matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
     if (!query) return { nodes: [], total: 0 };
   }
-  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined, visibleWhere({ kind: "node", id: t.id, includeRetired: f.include_retired }));
+  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined, visibleWhere({ kind: "node", id: t.id, includeRetired: f.include_retired, includeProposed: f.include_proposed }));
   const order = query ? [sql`ts_rank(kg_node.tsv, ${query}) desc`, t.seq] : [desc(t.updatedAt), desc(t.seq)];
   const budget = startQueryBudget({ hint: LISTING_HINT });
   return runWithinBudgetPg({ tx, budget, fn: async () => {

@@ -61,6 +61,8 @@ export const rememberInputSchema = z
     as_of: z.number().int().positive().optional(),
     /** Retired thoughts, nodes and relations answer too. */
     include_retired: itemViewQuerySchema.include_retired,
+    /** Proposals waiting for review answer too (lib/index/proposals.ts). */
+    include_proposed: itemViewQuerySchema.include_proposed,
     /** Candidates taken from each source (kNN and FTS, per kind, per store). */
     candidates: z.number().int().min(1).max(200).default(25),
     /** Weight of the cosine beside the lexical score in `semantic` (lib/retrieval/fusion.ts); default: calibrated for the store's model. */
@@ -666,8 +668,13 @@ async function dropHidden({ handle, cands, view }: { handle: AnyStoreHandle; can
   const list = [...cands.values()];
   const hidden = await hiddenByKind({ handle, view, ids: { thought: list.filter((c) => c.kind === THOUGHT_KIND).map((c) => c.id), node: list.filter((c) => c.kind === NODE_KIND).map((c) => c.id), relation: list.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) } });
   if (hidden.size === 0) return;
+  // With include_proposed a proposal answers; what is retired or rejected still does not.
+  const hides = (kind: "thought" | "node" | "relation", id: string) => {
+    const status = hidden.get(kind)?.get(id);
+    return status !== undefined && !(view.includeProposed && status === "proposed");
+  };
   for (const [key, c] of cands) {
-    if (hidden.get(c.kind === THOUGHT_KIND ? "thought" : "node")?.has(c.id) || (c.edge && hidden.get("relation")?.has(c.edge.relationId))) cands.delete(key);
+    if (hides(c.kind === THOUGHT_KIND ? "thought" : "node", c.id) || (c.edge && hides("relation", c.edge.relationId))) cands.delete(key);
   }
 }
 
@@ -705,7 +712,7 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
     perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide })));
   }
   for (const [i, src] of perSource.entries()) if (hides[i]) await markContradictions({ handle: i === 0 ? handle : coreHandle!, cands: src.cands });
-  for (const [i, src] of perSource.entries()) if (hides[i]) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired } });
+  for (const [i, src] of perSource.entries()) if (hides[i]) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired, includeProposed: req.include_proposed } });
   const belowFloor = perSource.reduce((n, s) => n + s.belowFloor, 0);
   // The store's own KNN decides the mode: when it could not answer, the whole answer is lexical and says why; core's refusal is core's fallback.
   const storeRefused = perSource[0].vectorFallback;

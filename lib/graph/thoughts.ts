@@ -295,7 +295,7 @@ export async function listThoughtsByFilter({ handle, filter, budget = true }: { 
   return read(handle, function* () {
     const text = f.q ? yield* listingTextFilter(f.q) : undefined;
     if (text === null) return { thoughts: [], total: 0, next_offset: null };
-    const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text, visibleWhere({ kind: "thought", id: t.id, includeRetired: f.include_retired }));
+    const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text, visibleWhere({ kind: "thought", id: t.id, includeRetired: f.include_retired, includeProposed: f.include_proposed }));
     // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
     return yield* withinBudget(startQueryBudget({ hint: LISTING_HINT }), function* () {
       const page = { thoughts: yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset }), total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };

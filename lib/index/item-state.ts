@@ -52,7 +52,7 @@ export const ITEM_STATE_LIMITS = {
 export type ItemTransition = { from: ItemStatus; to: ItemStatus; at: number; by: string; reason: string; supersedes?: string; superseded_by?: string };
 
 /** What retrieval may answer with: the default (active only), a past time, or every item with its state. */
-export type ItemView = { asOf?: number; includeRetired?: boolean };
+export type ItemView = { asOf?: number; includeRetired?: boolean; /** Proposals waiting for review answer too, marked (lib/index/proposals.ts). */ includeProposed?: boolean };
 
 export const itemKindSchema = z.enum(ITEM_KINDS);
 export const itemIdSchema = z.string().trim().min(1).max(ITEM_STATE_LIMITS.maxIdChars, { message: `id: at most ${ITEM_STATE_LIMITS.maxIdChars} characters (maxIdChars)` });
@@ -71,11 +71,13 @@ export const itemViewQuerySchema = {
     .refine((t) => t <= Date.now() + 86_400_000, { message: "as_of: no later than a day from now (maxAsOf)" })
     .optional(),
   include_retired: boolParam.optional(),
+  /** Proposals waiting for review answer too (marked item_status: "proposed"); retired and rejected items still do not. */
+  include_proposed: boolParam.optional(),
 };
 
 /** The item view a route's parsed query asks for. */
-export function itemViewOf(query: { as_of?: number; include_retired?: boolean }): ItemView {
-  return { asOf: query.as_of, includeRetired: query.include_retired };
+export function itemViewOf(query: { as_of?: number; include_retired?: boolean; include_proposed?: boolean }): ItemView {
+  return { asOf: query.as_of, includeRetired: query.include_retired, includeProposed: query.include_proposed };
 }
 
 /** Each kind's own table and id column, for "does this item exist" (an unknown id is a 404). */
@@ -165,6 +167,7 @@ export function* decideItemOp({ store, kind, id, to, reason, actor, now = Date.n
   if (!(yield* itemExists(kind, id))) throw itemNotFound({ store, kind, id });
   const current = yield* row(itemStateTable, keyOf(kind, id), { lock: "update" });
   const from: ItemStatus = current?.status ?? "active";
+  if (from === "proposed" || from === "rejected") return yield* reviewedItemDecisionOp({ store, kind, id, from, to, reason, actor, now, current: current! });
   if (from === to) {
     throw to === "retired"
       ? new AppError("item_already_retired", `${kind} ${id} is already retired (restore it first)`, [{ path: "id", message: "already retired", status: from }])
@@ -184,6 +187,21 @@ export function* decideItemOp({ store, kind, id, to, reason, actor, now = Date.n
   };
   const written = yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
   yield* auditStep({ actor, action: to === "retired" ? "item.invalidate" : "item.restore", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from, to, ...link } });
+  return { state: stateOf(kind, id, written), transition };
+}
+
+/**
+ * Invalidate or restore of an item under review (lib/index/proposals.ts): a proposal is approved or rejected in the
+ * review queue, not restored or invalidated (409 not_proposed says where); restore of a rejected item re-opens it as
+ * a proposal (→ proposed), to be reviewed again, never straight to active.
+ */
+function* reviewedItemDecisionOp({ store, kind, id, from, to, reason, actor, now, current }: { store: string; kind: ItemKind; id: string; from: "proposed" | "rejected"; to: "retired" | "active"; reason: string; actor: string; now: number; current: ItemStateRow }): Op<ItemDecision> {
+  if (from === "proposed") throw new AppError("not_proposed", `${kind} ${id} is a proposal waiting for review: approve or reject it in the review queue`, [{ path: "id", message: "status is proposed", status: from }]);
+  if (to === "retired") throw new AppError("item_already_retired", `${kind} ${id} was rejected: it already answers nothing`, [{ path: "id", message: "status is rejected", status: from }]);
+  const transition: ItemTransition = { from, to: "proposed", at: now, by: actor, reason };
+  const values = { status: "proposed" as const, retiredAt: null, reason, decidedBy: actor, history: JSON.stringify([...historyOf(current), transition].slice(-ITEM_STATE_LIMITS.maxHistory)), updatedAt: now };
+  const written = yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+  yield* auditStep({ actor, action: "proposal.reopen", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from, to: "proposed" } });
   return { state: stateOf(kind, id, written), transition };
 }
 
@@ -316,7 +334,17 @@ export function* keepVisibleOp<T>({ kind, items, idOf, view = {} }: { kind: Item
   const hidden = yield* hiddenItemsOp({ kind, ids: items.map(idOf), view });
   if (hidden.size === 0) return marked;
   if (view.includeRetired) return marked.map((item) => (hidden.has(idOf(item)) ? { ...item, item_status: hidden.get(idOf(item)) } : item));
+  if (view.includeProposed) return keepProposed({ items: marked, hidden, idOf });
   return marked.filter((item) => !hidden.has(idOf(item)));
+}
+
+/** With include_proposed: the hidden items less those proposed, which answer marked. */
+function keepProposed<T>({ items, hidden, idOf }: { items: Marked<T>[]; hidden: Map<string, ItemStatus>; idOf: (item: T) => string }): Marked<T>[] {
+  return items.flatMap((item) => {
+    const status = hidden.get(idOf(item));
+    if (status === undefined) return [item];
+    return status === "proposed" ? [{ ...item, item_status: status }] : [];
+  });
 }
 
 /** keepVisibleOp as its own read. */
@@ -343,6 +371,10 @@ export async function visibleSearchCandidates<C extends { store: string; detail:
   for (const handle of handles) {
     const own = out.filter((c) => c.store === handle.store && memoryIdOfDocument(c.detail) !== null);
     if (own.length === 0) continue;
+    if (view.includeProposed && !view.includeRetired) {
+      out = await withProposedMarked({ handle, candidates: out, own, view, run });
+      continue;
+    }
     const kept = await run(handle, keepVisibleOp({ kind: "memory", items: own, idOf: (c) => memoryIdOfDocument(c.detail)!, view }));
     if (view.includeRetired) {
       const marked = new Map(own.map((c, i) => [c, kept[i]] as const));
@@ -356,13 +388,25 @@ export async function visibleSearchCandidates<C extends { store: string; detail:
   return out;
 }
 
+/** Search's hook under include_proposed: of `own` (this store's memory candidates), the hidden ones left out but the proposed, which stay marked. */
+async function withProposedMarked<C extends { store: string; detail: { path: string; kind: string } }>({ handle, candidates, own, view, run }: { handle: AnyStoreHandle; candidates: Marked<C>[]; own: Marked<C>[]; view: ItemView; run: RunOn }): Promise<Marked<C>[]> {
+  const hidden = await run(handle, hiddenItemsOp({ kind: "memory", ids: own.map((c) => memoryIdOfDocument(c.detail)!), view }));
+  if (hidden.size === 0) return candidates;
+  const mine = new Set(own);
+  return candidates.flatMap((c) => {
+    const status = mine.has(c) ? hidden.get(memoryIdOfDocument(c.detail)!) : undefined;
+    if (status === undefined) return [c];
+    return status === "proposed" ? [{ ...c, item_status: status }] : [];
+  });
+}
+
 /** A list's hidden rows left out, as SQL text over an id column (`n.id`) both engines run as written (visibleWhere's rule). */
-export const hiddenSql = ({ kind, idColumn }: { kind: ItemKind; idColumn: string }) => `cast(${idColumn} as text) not in (${notActiveIds(kind)})`;
+export const hiddenSql = ({ kind, idColumn, includeProposed = false }: { kind: ItemKind; idColumn: string; includeProposed?: boolean }) => `cast(${idColumn} as text) not in (${notActiveIds(kind, includeProposed)})`;
 
 /** The ids of `kind` that are not active, as the subquery both list filters read (a kind is one of ITEM_KINDS: written in as a literal). */
-function notActiveIds(kind: ItemKind): string {
+function notActiveIds(kind: ItemKind, includeProposed = false): string {
   if (!(ITEM_KINDS as readonly string[]).includes(kind)) throw new Error(`not an item kind: ${kind}`);
-  return `select ist.item_id from item_state ist where ist.kind = '${kind}' and ist.status <> 'active'`;
+  return `select ist.item_id from item_state ist where ist.kind = '${kind}' and ist.status ${includeProposed ? "not in ('active', 'proposed')" : "<> 'active'"}`;
 }
 
 /**
@@ -371,13 +415,13 @@ function notActiveIds(kind: ItemKind): string {
  * in a temporary index, PostgreSQL hashes them), and each row is checked against them: a listing still reads its
  * rows once.
  */
-export function visibleWhere({ kind, id, includeRetired = false }: { kind: ItemKind; id: SQLWrapper; includeRetired?: boolean }): SQL | undefined {
+export function visibleWhere({ kind, id, includeRetired = false, includeProposed = false }: { kind: ItemKind; id: SQLWrapper; includeRetired?: boolean; /** Proposals waiting for review listed too. */ includeProposed?: boolean }): SQL | undefined {
   if (includeRetired) return undefined;
-  return sql`cast(${id} as text) not in (${sql.raw(notActiveIds(kind))})`;
+  return sql`cast(${id} as text) not in (${sql.raw(notActiveIds(kind, includeProposed))})`;
 }
 
 /** The list routes' query parameter: retired (and proposed, rejected) items listed too. */
-export const listViewQuerySchema = { include_retired: boolParam.optional() };
+export const listViewQuerySchema = { include_retired: boolParam.optional(), include_proposed: boolParam.optional() };
 
 /** The create inputs of memories, learnings, relations and frames take it: the id of the item (same kind, same store) the new one replaces. */
 export const supersedesSchema = itemIdSchema.optional();

@@ -876,7 +876,7 @@ export function listMemoriesByFilter<H extends AnyStoreHandle>({ handle, filter,
           filter.updated_before === undefined ? undefined : lt(m.updatedAt, filter.updated_before),
           filter.source === undefined ? undefined : eq(m.source, filter.source),
           filter.include_expired ? undefined : or(isNull(m.expiresAt), gt(m.expiresAt, now)),
-          visibleWhere({ kind: "memory", id: m.path, includeRetired: filter.include_retired }),
+          visibleWhere({ kind: "memory", id: m.path, includeRetired: filter.include_retired, includeProposed: filter.include_proposed }),
         );
       const [{ n }] = yield* select(memoryTables, (db, t) => db.select({ n: count() }).from(t.memories).where(clause(t.memories)));
       const rows = yield* select(memoryTables, (db, { memories: m }) => {

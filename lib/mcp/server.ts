@@ -21,6 +21,7 @@ import { toAppError, zodDetails } from "../api/route";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../http/body";
 import { storesReferenced } from "../api/store-refs";
 import { assertStoresWritable } from "../db/store-lifecycle";
+import { withinWorkScope } from "../db/work-scope";
 import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
@@ -90,7 +91,7 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   assertStoresAllowed({ principal, stores: named });
   // As the REST wrapper: a write to an archived store is refused (409 store_archived).
   if (t.scope === "write") await assertStoresWritable(named);
-  const wire = toWire({ schema: t.output, value: await t.run(parsed.data as never, { principal }), opts: { undeclared: contractChecksEnabled() ? "keep" : "strip" } });
+  const wire = toWire({ schema: t.output, value: await withinWorkScope({ part: { writer: { tokenLabel: principal.label } }, fn: () => t.run(parsed.data as never, { principal }) }), opts: { undeclared: contractChecksEnabled() ? "keep" : "strip" } });
   if (contractChecksEnabled()) assertMatchesContract({ schema: t.output, wire, what: `MCP tool ${name}` });
   return wire;
 }

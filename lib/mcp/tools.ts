@@ -7,9 +7,9 @@ import { recallBackend } from "../recall/backend";
 import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
 import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryTrashReadOrListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
 import { storeHealthResponse } from "../api/responses/embeddings";
-import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDeletedResponse, nodeDeletedResponse, nodeDetailResponse, nodeListResponse, nodeResponse, relationCreatedResponse, relationResponse, rememberResponse, thoughtResponse } from "../api/responses/graph";
+import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDeletedResponse, nodeDeletedResponse, nodeDetailResponse, nodeListResponse, nodeResponse, relationResponse, rememberResponse } from "../api/responses/graph";
 import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
-import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
+import { recallResponse, traceRecordedResponse } from "../api/responses/recall";
 import { storeListResponse } from "../api/responses/stores";
 import { z, type ZodType } from "zod";
 import { actorOf } from "../auth/actor";
@@ -40,6 +40,11 @@ import { activityPageResponse, activitySummaryResponse } from "../api/responses/
 import { evaluateStartResponse, selfRecallResponse } from "../api/responses/self-recall";
 import { itemDecisionResponse, itemHistoryResponse } from "../api/responses/items";
 import { itemParams } from "../api/item-routes";
+import { approveProposalSchema, decideProposalIn, listProposalsQuerySchema, proposalParams, proposalsIn, rejectProposalSchema, setWritePolicyIn, writePolicyIn, openProposalDialecticIn } from "../api/proposals";
+import { frameCreatedResponse, learningCreatedResponse, memoryCreatedResponse, nodeCreatedResponse, proposalDecisionResponse, proposalListResponse, relationCreatedOrProposedResponse, thoughtCreatedResponse, writePolicyResponse, writePolicySetResponse } from "../api/responses/proposals";
+import { sessionCreatedResponse as proposalSessionResponse } from "../api/responses/dialectic";
+import { wrappedWithProposal } from "../index/proposals";
+import { writePolicyInputSchema } from "../index/write-policy";
 import { decideItemIn, itemHistoryIn } from "../api/items";
 import { contradictionsQuerySchema, listContradictionsIn } from "../api/contradictions";
 import { contradictionsResponse } from "../api/responses/items";
@@ -96,7 +101,7 @@ const indexTools: ToolDef[] = [
     description: "Browse the category tree: a page of the child categories of `parent` (root when absent; `categories_offset` continues it) and a page of the memories under it (recursive, newest first)." }),
   tool({ name: "read_memory", scope: "read", output: memoryWithBody, input: z.object({ ...storeShape, path: memoryPathSchema }).strict(), run: ({ store, path }) => stores().getMemory({ store, memoryPath: path }),
     description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md." }),
-  tool({ name: "write_memory", scope: "write", output: memoryWithBody, input: createMemorySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => stores().createMemory({ store, input, actor: actorIn(ctx) }),
+  tool({ name: "write_memory", scope: "write", output: memoryCreatedResponse, input: createMemorySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => stores().createMemory({ store, input, actor: actorIn(ctx) }),
     description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory." }),
   tool({ name: "update_memory", scope: "write", output: memoryWithBody, input: updateMemorySchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => stores().updateMemory({ store, input, actor: actorIn(ctx) }),
     description: "Update (or move with move_to) an existing memory." }),
@@ -112,11 +117,11 @@ const indexTools: ToolDef[] = [
 ];
 
 const graphTools: ToolDef[] = [
-  tool({ name: "think", scope: "write", output: thoughtResponse, input: thinkInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ thought: await graphBackend().think({ store, input, actor: actorIn(ctx) }) }),
+  tool({ name: "think", scope: "write", output: thoughtCreatedResponse, input: thinkInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => wrappedWithProposal({ key: "thought", item: await graphBackend().think({ store, input, actor: actorIn(ctx) }) }),
     description: "Record a thought (optionally in a chain); it is embedded and scored for novelty." }),
   tool({ name: "remember", scope: "read", output: rememberResponse, input: rememberInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => countedRetrieval({ kind: "remember", agentId: agentOf(ctx), store, work: () => graphBackend().remember({ store, input }) }),
     description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence. mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, expansion, fusion) with its candidates and time." }),
-  tool({ name: "node_create", scope: "write", output: nodeResponse, input: createNodeInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ node: await graphBackend().createNode({ store, input, actor: actorIn(ctx) }) }),
+  tool({ name: "node_create", scope: "write", output: nodeCreatedResponse, input: createNodeInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => wrappedWithProposal({ key: "node", item: await graphBackend().createNode({ store, input, actor: actorIn(ctx) }) }),
     description: "Create a knowledge-graph node (entity)." }),
   tool({ name: "node_get", scope: "read", output: nodeDetailResponse, input: storeItemParams, run: ({ store, id }) => graphBackend().getNodeDetail({ store, id }),
     description: "A node with its frames, relations and neighbours." }),
@@ -126,13 +131,13 @@ const graphTools: ToolDef[] = [
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`)." }),
   tool({ name: "node_delete", scope: "write", output: nodeDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteNode({ store, id, actor: actorIn(ctx) }),
     description: "Delete a node with its frames and relations (audited)." }),
-  tool({ name: "relation_create", scope: "write", output: relationCreatedResponse, input: createRelationInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorIn(ctx) }),
+  tool({ name: "relation_create", scope: "write", output: relationCreatedOrProposedResponse, input: createRelationInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorIn(ctx) }),
     description: "Create a relation between two nodes, or merge into the existing one of the same type." }),
   tool({ name: "relation_update", scope: "write", output: relationResponse, input: withChanges(updateRelationInputSchema), run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`)." }),
   tool({ name: "relation_delete", scope: "write", output: graphDeletedResponse, input: storeItemParams, run: ({ store, id }, ctx) => graphBackend().deleteRelation({ store, id, actor: actorIn(ctx) }),
     description: "Delete a relation (audited)." }),
-  tool({ name: "frame_create", scope: "write", output: frameResponse, input: createFrameInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => ({ frame: await graphBackend().createFrame({ store, input, actor: actorIn(ctx) }) }),
+  tool({ name: "frame_create", scope: "write", output: frameCreatedResponse, input: createFrameInputSchema.safeExtend(storeShape), run: async ({ store, ...input }, ctx) => wrappedWithProposal({ key: "frame", item: await graphBackend().createFrame({ store, input, actor: actorIn(ctx) }) }),
     description: "Attach a semantic / episodic / procedural / custom frame to a node." }),
   tool({ name: "frame_update", scope: "write", output: frameResponse, input: withChanges(updateFrameInputSchema), run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
     description: "Replace a frame's properties (under `changes`)." }),
@@ -149,7 +154,7 @@ const recallTools: ToolDef[] = [
     description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, ranking) with its candidates and time." }),
   tool({ name: "record_trace", scope: "write", output: traceRecordedResponse, input: traceInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => recallBackend().recordTrace({ store, agentId: agentOf(ctx), input }),
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor." }),
-  tool({ name: "record_learning", scope: "write", output: learningRecordedResponse, input: learningInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => recallBackend().recordLearning({ store, agentId: agentOf(ctx), input }),
+  tool({ name: "record_learning", scope: "write", output: learningCreatedResponse, input: learningInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => recallBackend().recordLearning({ store, agentId: agentOf(ctx), input }),
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated." }),
 ];
 
@@ -167,6 +172,22 @@ const itemTools: ToolDef[] = [
 const factTools: ToolDef[] = [
   tool({ name: "contradictions", scope: "read", output: contradictionsResponse, input: contradictionsQuerySchema.safeExtend(storeShape), run: ({ store, limit }) => listContradictionsIn({ store, limit }),
     description: "A store's unresolved contradictions: facts of one subject and property stating different values for the same time, each pair once, newest first. Retiring either item (item_invalidate) resolves one." }),
+];
+
+/** Governed memory's write policy and review queue, as the policy and proposals routes. */
+const reviewTools: ToolDef[] = [
+  tool({ name: "write_policy_get", scope: "read", output: writePolicyResponse, input: z.object(storeShape).strict(), run: ({ store }) => writePolicyIn({ store }),
+    description: "A store's write policy: per kind (memory, learning, thought, node, relation, frame) open or review, and the trusted actors whose writes bypass review." }),
+  tool({ name: "write_policy_set", scope: "admin", output: writePolicySetResponse, input: writePolicyInputSchema.safeExtend(storeShape), run: ({ store, ...input }, ctx) => setWritePolicyIn({ store, input, who: { principal: ctx.principal } }),
+    description: "Change a store's write policy (admin): modes per kind, and the trusted actors (agent ids, token labels, user:<name>). Audited, recorded in the ledger (old → new)." }),
+  tool({ name: "proposals_list", scope: "read", output: proposalListResponse, input: listProposalsQuerySchema.safeExtend(storeShape), run: ({ store, ...query }) => proposalsIn({ store, ...query }),
+    description: "The review queue: writes waiting for review, newest first, with who proposed them, when, why (untrusted or flagged), their poisoning flags and an excerpt." }),
+  tool({ name: "proposal_approve", scope: "write", output: proposalDecisionResponse, input: proposalParams.extend(approveProposalSchema.shape).strict(), run: ({ store, kind, id, reason, edit }, ctx) => decideProposalIn({ store, kind, id, to: "active", reason, edit, who: { principal: ctx.principal } }),
+    description: "Approve a proposal (optionally `edit` first, as the kind's update): it answers search, recall and remember at once. Not your own proposal." }),
+  tool({ name: "proposal_reject", scope: "write", output: proposalDecisionResponse, input: proposalParams.extend(rejectProposalSchema.shape).strict(), run: ({ store, kind, id, reason }, ctx) => decideProposalIn({ store, kind, id, to: "rejected", reason, who: { principal: ctx.principal } }),
+    description: "Reject a proposal with a reason: kept with its history, answers nothing. Not your own proposal." }),
+  tool({ name: "proposal_dialectic", scope: "write", output: proposalSessionResponse, input: proposalParams, run: (params, ctx) => openProposalDialecticIn({ ...params, principal: ctx.principal }),
+    description: "Open a dialectic session on a proposal (you are its requestor); its topic names the item." }),
 ];
 
 const ledgerTools: ToolDef[] = [
@@ -230,4 +251,4 @@ const forgetTools: ToolDef[] = [
     description: "Run a store's forgetting policy: dry_run (default true) lists what would be retired and why; dry_run false retires them (restorable with item_restore), at most `limit` per call, answering how many remain. Each run is a ledger row." }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools, ...forgetTools, ...factTools];
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...itemTools, ...reviewTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools, ...forgetTools, ...factTools];

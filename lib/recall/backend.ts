@@ -13,6 +13,7 @@ import { updateReflectionSettings } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./traces";
 import { superseding } from "../index/item-state";
 import { factsOf, flaggingContradictions } from "../index/facts";
+import { proposing } from "../index/proposals";
 
 /**
  * Reflection recall (traces, learnings, recall, settings, overview) behind one interface, on SQLite stores or
@@ -45,7 +46,15 @@ export function recallOn(engine: Engine) {
   const on = byStore(storeEngineOf(engine).open);
   const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-  const writes = { recordTrace: on(recordTrace), recordLearning: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}`, facts: factsOf({ kind: "learning" }), atomic: true }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
+  const writes = { recordTrace: on(recordTrace), recordLearning: proposing({
+      kind: "learning",
+      open: storeEngineOf(engine).open,
+      create: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}`, facts: factsOf({ kind: "learning" }), atomic: true }),
+      createIn: ({ handle, agentId, input }) => recordLearning({ handle, agentId, input }),
+      idOf: (r) => String(r.learning.id),
+      actorOf: (a) => `agent:${a.agentId}`,
+      isNew: (r) => !r.deduped,
+    }), updateReflectionSettings: on(updateReflectionSettings), rateRecallHit: on(rateRecallHit) };
   const recall = {
     ...writes,
     listTraces: on(listTraces),

@@ -107,7 +107,7 @@ export const listLearningsQuerySchema = z
 /** The answer stops at DUALMIND_LIST_MAX_BYTES with `next_offset`; the dashboard (`budget: false`) reads its page whole. */
 export function listLearnings<H extends AnyStoreHandle>({ handle, filter, budget = true }: { handle: H; filter: z.input<typeof listLearningsQuerySchema>; budget?: boolean }): On<H, { learnings: Learning[]; total: number; next_offset: number | null }> {
   const f = listLearningsQuerySchema.parse(filter);
-  const byPredicate = (predicate: Column, id: Column) => and(f.predicate === undefined ? undefined : eq(predicate, f.predicate), visibleWhere({ kind: "learning", id, includeRetired: f.include_retired }));
+  const byPredicate = (predicate: Column, id: Column) => and(f.predicate === undefined ? undefined : eq(predicate, f.predicate), visibleWhere({ kind: "learning", id, includeRetired: f.include_retired, includeProposed: f.include_proposed }));
   return read(handle, function* () {
     const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate, l.id), limit: f.limit, offset: f.offset });
     const listed = { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate, t.id)) };

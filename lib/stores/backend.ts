@@ -39,6 +39,7 @@ import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
 import { superseding } from "../index/item-state";
 import { factsOf, flaggingContradictions } from "../index/facts";
+import { proposing } from "../index/proposals";
 
 /**
  * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
@@ -157,6 +158,8 @@ export type StoreEngine = Omit<StoresBackend, WrittenOnce | FlaggedOps> & Engine
   open: (store: string, options?: { buildIndex?: boolean }) => Promise<AnyStoreHandle>;
   /** Core's read-only handle beside `handle` when asked and `handle` is not core, else null. */
   openCore: (handle: AnyStoreHandle, includeCore: boolean) => Promise<AnyStoreHandle | null>;
+  /** createMemory on a handle given (a proposal's transaction: lib/index/proposals.ts); synchronous on SQLite. */
+  createMemoryIn: (a: { handle: AnyStoreHandle; input: z.output<typeof createMemorySchema>; actor: string }) => MemoryWithBody | Promise<MemoryWithBody>;
 };
 
 const storeEngines = new WeakMap<Engine, StoreEngine>();
@@ -173,14 +176,24 @@ export function storeEngineOf(engine: Engine): StoreEngine {
 
 /** The stores on one engine: the engine's own operations and the ones written once. */
 export function storesOn(engine: Engine): StoresBackend {
-  const { open: on, openCore: _openCore, ...own } = storeEngineOf(engine);
+  const { open: on, openCore: _openCore, createMemoryIn, ...own } = storeEngineOf(engine);
   return refusingArchivedWrites(
     { backend: {
       ...own,
       search: async (a) => flaggedSearch(await own.search(a)),
       // Facts (lib/index/facts.ts): a single memory read carries its unresolved contradictions in its flags.
       getMemory: flaggingContradictions({ kind: "memory", open: on, get: async (a: StoreArg & { memoryPath: string }) => flaggedMemory(await own.getMemory(a)), idOf: (m) => m.path }),
-      createMemory: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor, facts: factsOf({ kind: "memory" }) }),
+      createMemory: proposing({
+        kind: "memory",
+        open: on,
+        create: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor, facts: factsOf({ kind: "memory" }) }),
+        createIn: ({ handle, input, actor }) => {
+          const created = createMemoryIn({ handle, input, actor });
+          return created instanceof Promise ? created.then(flaggedMemory) : flaggedMemory(created);
+        },
+        idOf: (m) => m.path,
+        actorOf: (a) => a.actor,
+      }),
       updateMemory: async (a) => flaggedMemory(await own.updateMemory(a)),
       restoreMemory: async (a) => flaggedMemory(await own.restoreMemory(a)),
       listMemoryTrash: async (a) => (await own.listMemoryTrash(a)).map(flaggedMemory),

@@ -20,10 +20,11 @@ const db: Load = () => import("./db-commands").then((m) => m.dbCommands);
 const memory: Load = () => import("./memory-commands").then((m) => m.memoryCommands);
 const activity: Load = () => import("./activity-commands").then((m) => m.activityCommands);
 const item: Load = () => import("./item-commands").then((m) => m.itemCommands);
+const review: Load = () => import("./review-commands").then((m) => m.reviewCommands);
 const forget: Load = () => import("./forget-commands").then((m) => m.forgetCommands);
 
 /** Every module, in `--help` order. */
-export const COMMAND_MODULES: readonly Load[] = [auth, store, index, ledger, graph, recall, agents, health, db, memory, activity, item, forget];
+export const COMMAND_MODULES: readonly Load[] = [auth, store, index, ledger, graph, recall, agents, health, db, memory, activity, item, forget, review];
 
 /** The module of the commands that start with a word. */
 export const MODULE_BY_FIRST_WORD: Readonly<Record<string, Load>> = {
@@ -55,6 +56,8 @@ export const MODULE_BY_FIRST_WORD: Readonly<Record<string, Load>> = {
   activity,
   item,
   forget,
+  policy: review,
+  proposals: review,
 };
 
 export async function allCommands(): Promise<Command[]> {

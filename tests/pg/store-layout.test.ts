@@ -52,6 +52,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       "learnings",
       "memories",
       "memory_trash",
+      "proposals",
       "reasoning_traces",
       "recall_event_hits",
       "recall_events",
@@ -65,6 +66,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       "word_terms",
       "word_totals",
       "working_memory",
+      "write_policy",
     ]);
     const tsv = (await pg.db.execute(sql`select generation_expression as g from information_schema.columns where table_schema = 'store_photo-2024' and table_name = 'chunks' and column_name = 'tsv'`)).rows as { g: string }[];
     expect(tsv[0].g).toContain("to_tsvector('english'");

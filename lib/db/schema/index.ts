@@ -188,3 +188,31 @@ export const itemContradictions = sqliteTable(
   (t) => [primaryKey({ columns: [t.kind, t.itemId, t.otherId] })],
 );
 export type ItemContradictionRow = typeof itemContradictions.$inferSelect;
+
+/** The kinds a write policy governs: every item kind but traces, which record what happened rather than claim anything. */
+export const REVIEWABLE_KINDS = ["memory", "learning", "thought", "node", "relation", "frame"] as const;
+
+/** A store's write policy, at most one row (drizzle/index/0023_write_policy.sql): JSON, read by lib/index/write-policy.ts. */
+export const writePolicy = sqliteTable("write_policy", {
+  id: integer("id").primaryKey(),
+  policy: text("policy").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});
+export type WritePolicyRow = typeof writePolicy.$inferSelect;
+
+/** The provenance of a write that landed as a proposal (its state is its item_state row). */
+export const proposals = sqliteTable(
+  "proposals",
+  {
+    kind: text("kind", { enum: REVIEWABLE_KINDS }).notNull(),
+    itemId: text("item_id").notNull(),
+    proposedBy: text("proposed_by").notNull(),
+    tokenLabel: text("token_label"),
+    proposedAt: integer("proposed_at").notNull(),
+    why: text("why", { enum: ["untrusted", "flagged"] }).notNull(),
+    flags: text("flags").notNull().default("[]"),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId] }), index("proposals_at_idx").on(t.proposedAt)],
+);
+export type ProposalRow = typeof proposals.$inferSelect;

@@ -246,6 +246,7 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     },
     getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
+    createMemoryIn: ({ handle, ...a }) => createMemoryPg({ handle: handle as PgStoreHandle, ...a }),
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
     listMemoryTrash: async ({ store }) => listMemoryTrashPg({ handle: (await open(store)).handle }),

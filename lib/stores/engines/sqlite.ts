@@ -46,6 +46,7 @@ export const sqliteStoreEngine: StoreEngine = {
   // The SQLite writes answer the memory read back from its file (with its body).
   getMemory: async ({ store, ...a }) => getMemoryByPath({ handle: openStore({ store }), ...a }),
   createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  createMemoryIn: ({ handle, ...a }) => createMemory({ handle: handle as StoreHandle, ...a }) as MemoryWithBody,
   updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
   listMemoryTrash: async ({ store }) => listMemoryTrash({ handle: openStore({ store }) }),

@@ -58,6 +58,9 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
           <Link className="text-blue-700 underline" href={`/stores/${encodeURIComponent(store)}/forgetting`}>
             Forgetting
           </Link>
+          <Link className="text-blue-700 underline" href={`/stores/${encodeURIComponent(store)}/review`}>
+            Review queue
+          </Link>
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />

@@ -36,6 +36,11 @@ import * as storesStoreItemsKindIdHistory from "@/app/api/v1/stores/[store]/item
 import * as storesStoreContradictions from "@/app/api/v1/stores/[store]/contradictions/route";
 import * as storesStoreItemsKindIdInvalidate from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
 import * as storesStoreItemsKindIdRestore from "@/app/api/v1/stores/[store]/items/[kind]/[id]/restore/route";
+import * as storesStorePolicyWrite from "@/app/api/v1/stores/[store]/policy/write/route";
+import * as storesStoreProposals from "@/app/api/v1/stores/[store]/proposals/route";
+import * as storesStoreProposalsKindIdApprove from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/approve/route";
+import * as storesStoreProposalsKindIdReject from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route";
+import * as storesStoreProposalsKindIdDialectic from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/dialectic/route";
 import * as storesStoreLearningsId from "@/app/api/v1/stores/[store]/learnings/[id]/route";
 import * as storesStoreLearnings from "@/app/api/v1/stores/[store]/learnings/route";
 import * as storesStoreMemories from "@/app/api/v1/stores/[store]/memories/route";
@@ -109,6 +114,11 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/contradictions/route.ts": storesStoreContradictions,
   "app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route.ts": storesStoreItemsKindIdInvalidate,
   "app/api/v1/stores/[store]/items/[kind]/[id]/restore/route.ts": storesStoreItemsKindIdRestore,
+  "app/api/v1/stores/[store]/policy/write/route.ts": storesStorePolicyWrite,
+  "app/api/v1/stores/[store]/proposals/route.ts": storesStoreProposals,
+  "app/api/v1/stores/[store]/proposals/[kind]/[id]/approve/route.ts": storesStoreProposalsKindIdApprove,
+  "app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route.ts": storesStoreProposalsKindIdReject,
+  "app/api/v1/stores/[store]/proposals/[kind]/[id]/dialectic/route.ts": storesStoreProposalsKindIdDialectic,
   "app/api/v1/stores/[store]/learnings/[id]/route.ts": storesStoreLearningsId,
   "app/api/v1/stores/[store]/learnings/route.ts": storesStoreLearnings,
   "app/api/v1/stores/[store]/memories/route.ts": storesStoreMemories,

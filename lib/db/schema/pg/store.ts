@@ -404,3 +404,26 @@ export const forgetRetired = pgTable(
   },
   (t) => [primaryKey({ columns: [t.kind, t.itemId, t.runId] }), index("forget_retired_at_idx").on(t.at)],
 );
+
+/** A store's write policy, as ../index.ts writePolicy (drizzle/pg/store/0020_write_policy.sql). */
+export const writePolicy = pgTable("write_policy", {
+  id: integer("id").primaryKey(),
+  policy: text("policy").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});
+
+/** A proposal's provenance, as ../index.ts proposals. */
+export const proposals = pgTable(
+  "proposals",
+  {
+    kind: text("kind", { enum: ["memory", "learning", "thought", "node", "relation", "frame"] }).notNull(),
+    itemId: text("item_id").notNull(),
+    proposedBy: text("proposed_by").notNull(),
+    tokenLabel: text("token_label"),
+    proposedAt: epochMs("proposed_at").notNull(),
+    why: text("why", { enum: ["untrusted", "flagged"] }).notNull(),
+    flags: text("flags").notNull().default("[]"),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.itemId] }), index("proposals_at_idx").on(t.proposedAt)],
+);

@@ -1,4 +1,5 @@
-import { frameResponse } from "@/lib/api/responses/graph";
+import { wrappedWithProposal } from "@/lib/index/proposals";
+import { frameCreatedResponse } from "@/lib/api/responses/proposals";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createFrameInputSchema } from "@/lib/graph/frames";
@@ -8,9 +9,9 @@ import { graphBackend } from "@/lib/graph/backend";
 export const POST = defineRoute({
   name: "POST /stores/{store}/frames",
   auth: "write",
-  response: frameResponse,
+  response: frameCreatedResponse,
   params: storeParams,
   body: createFrameInputSchema,
   status: 201,
-  handler: async ({ params, body, principal }) => ({ frame: await graphBackend().createFrame({ store: params.store, input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => wrappedWithProposal({ key: "frame", item: await graphBackend().createFrame({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });

@@ -1,4 +1,5 @@
-import { learningListResponse, learningRecordedResponse } from "@/lib/api/responses/recall";
+import { learningCreatedResponse } from "@/lib/api/responses/proposals";
+import { learningListResponse } from "@/lib/api/responses/recall";
 import { recallBackend } from "@/lib/recall/backend";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
@@ -9,7 +10,7 @@ import { listLearningsQuerySchema } from "@/lib/recall/learnings";
 export const POST = defineRoute({
   name: "POST /stores/{store}/learnings",
   auth: "write",
-  response: learningRecordedResponse,
+  response: learningCreatedResponse,
   params: storeParams,
   body: learningInputSchema,
   handler: async ({ params, body, principal }) => {

@@ -1,3 +1,4 @@
+import { memoryCreatedResponse } from "@/lib/api/responses/proposals";
 import { z } from "zod";
 import { deletedResponse } from "@/lib/api/responses/common";
 import { memoryReadOrListResponse, memoryWithBody } from "@/lib/api/responses/documents";
@@ -38,7 +39,7 @@ async function readMemoryOrSayWhereItWent({ store, memoryPath }: { store: string
 export const POST = defineRoute({
   name: "POST /stores/{store}/memories",
   auth: "write",
-  response: memoryWithBody,
+  response: memoryCreatedResponse,
   params,
   body: createMemorySchema,
   status: 201,

@@ -1,4 +1,6 @@
-import { nodeListResponse, nodeResponse } from "@/lib/api/responses/graph";
+import { wrappedWithProposal } from "@/lib/index/proposals";
+import { nodeCreatedResponse } from "@/lib/api/responses/proposals";
+import { nodeListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createNodeInputSchema, listNodesQuerySchema } from "@/lib/graph/nodes";
@@ -8,11 +10,11 @@ import { graphBackend } from "@/lib/graph/backend";
 export const POST = defineRoute({
   name: "POST /stores/{store}/nodes",
   auth: "write",
-  response: nodeResponse,
+  response: nodeCreatedResponse,
   params: storeParams,
   body: createNodeInputSchema,
   status: 201,
-  handler: async ({ params, body, principal }) => ({ node: await graphBackend().createNode({ store: params.store, input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => wrappedWithProposal({ key: "node", item: await graphBackend().createNode({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({

@@ -1,5 +1,5 @@
+import { relationCreatedOrProposedResponse } from "@/lib/api/responses/proposals";
 import { respondCreated } from "@/lib/api/respond";
-import { relationCreatedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createRelationInputSchema } from "@/lib/graph/relations";
@@ -10,7 +10,7 @@ import { graphBackend } from "@/lib/graph/backend";
 export const POST = defineRoute({
   name: "POST /stores/{store}/relations",
   auth: "write",
-  response: relationCreatedResponse,
+  response: relationCreatedOrProposedResponse,
   params: storeParams,
   body: createRelationInputSchema,
   handler: async ({ params, body, principal }) => {

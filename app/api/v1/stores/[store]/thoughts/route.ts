@@ -1,4 +1,6 @@
-import { thoughtListResponse, thoughtResponse } from "@/lib/api/responses/graph";
+import { wrappedWithProposal } from "@/lib/index/proposals";
+import { thoughtCreatedResponse } from "@/lib/api/responses/proposals";
+import { thoughtListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { listThoughtsQuerySchema, thinkInputSchema } from "@/lib/graph/thoughts";
@@ -8,11 +10,11 @@ import { graphBackend } from "@/lib/graph/backend";
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts",
   auth: "write",
-  response: thoughtResponse,
+  response: thoughtCreatedResponse,
   params: storeParams,
   body: thinkInputSchema,
   status: 201,
-  handler: async ({ params, body, principal }) => ({ thought: await graphBackend().think({ store: params.store, input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => wrappedWithProposal({ key: "thought", item: await graphBackend().think({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({

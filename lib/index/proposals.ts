@@ -1,0 +1,251 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { AppError } from "../errors";
+import { read, row, sqlRows, tablePair, upsert, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { withStoreTx, type PgStoreHandle } from "../db/pg-store";
+import type { StoreHandle } from "../db/connection";
+import { workScope } from "../db/work-scope";
+import * as sqliteIndex from "../db/schema/index";
+import * as pg from "../db/schema/pg/store";
+import type { ItemStateRow, ProposalRow } from "../db/schema/index";
+import { auditStep } from "../governance/audit";
+import { recordOverride } from "../governance/ledger";
+import { processLedger } from "../db/engine";
+import { poisonFlags, poisonFlagsSchema, type PoisonFlag } from "../poison";
+import { decideItemOp, itemAuditTarget, itemNotFound, itemStateTable, ITEM_STATE_LIMITS, type ItemTransition } from "./item-state";
+import { isTrusted, writePolicyOp, type ReviewKind } from "./write-policy";
+
+/**
+ * Proposals (docs/ARCHITECTURE.md, "Governed memory"): under a store's `review` policy for a kind, a create by an
+ * actor the store does not trust, or one the poisoning guard flags (whoever writes it), lands as a proposal. The item
+ * is written as any other, and in the same transaction its item_state row (status `proposed`) and its provenance
+ * (who, which token label, when, why, the flags): no moment exists, crash or not, in which it is stored and visible.
+ * Retrieval already answers only active items; a reviewer approves (→ active), edits then approves, or rejects
+ * (→ rejected, kept out), each transition in the item's history with its audit entry and ledger override.
+ */
+export const proposalsTable = tablePair(sqliteIndex.proposals, pg.proposals);
+
+/** Bounds of the inputs a token controls (SECURITY.md, "Limits"). */
+export const PROPOSAL_LIMITS = {
+  /** Proposals in one page of the review queue. */
+  maxPage: 100,
+} as const;
+
+export type ProposalWhy = ProposalRow["why"];
+/** What a create answers besides its item when the item landed as a proposal. */
+export type ProposalMark = { status: "proposed"; why: ProposalWhy; flags: PoisonFlag[] };
+export const proposalMarkSchema = z.strictObject({ status: z.literal("proposed"), why: z.enum(["untrusted", "flagged"]), flags: poisonFlagsSchema });
+
+/**
+ * One transaction on the store: `create` (a repository's own write, which nests in it: SQLite's savepoint, a
+ * PostgreSQL savepoint), then `after` over its answer. On SQLite `create` runs synchronously, as every store write
+ * there does.
+ */
+async function inOneWrite<R>({ handle, create, after }: { handle: AnyStoreHandle; create: (h: AnyStoreHandle) => R | Promise<R>; after: (r: R) => Op<void> }): Promise<R> {
+  if (handle.kind === "pg") {
+    const outer = handle as PgStoreHandle;
+    return withStoreTx({
+      handle: outer,
+      work: async (tx) => {
+        const inner = { ...outer, db: tx as unknown as PgStoreHandle["db"] };
+        const r = await create(inner);
+        await write(inner, after(r));
+        return r;
+      },
+    });
+  }
+  const h = handle as StoreHandle;
+  return h.sqlite
+    .transaction(() => {
+      const r = create(h);
+      if (r instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
+      write(h, after(r));
+      return r;
+    })
+    .immediate();
+}
+
+type Creating = { store: string; input: object };
+
+/**
+ * A create under the store's write policy, written once for every governed kind (the backends wrap their create
+ * with it, around `superseding()`): open for the kind → `create` as before; review and a trusted actor with an
+ * unflagged write → `create`, the bypass audited and in the ledger ("bypass: trusted"); otherwise `createIn` (the
+ * repository's write on the handle given) in one transaction with the proposal's state and provenance, and the
+ * answer carries `proposal`. A proposal naming `supersedes` supersedes on approval, not before. `isNew` says whether
+ * the write made a new item (a learning or relation merged into an existing one leaves that one as it was).
+ */
+export function proposing<A extends Creating, R extends object>({ kind, open, create, createIn, idOf, actorOf, isNew = () => true }: {
+  kind: ReviewKind;
+  open: (store: string) => Promise<AnyStoreHandle>;
+  create: (a: A) => Promise<R>;
+  createIn: (a: A & { handle: AnyStoreHandle }) => R | Promise<R>;
+  idOf: (r: R) => string;
+  actorOf: (a: A) => string;
+  isNew?: (r: R, startedAt: number) => boolean;
+}): (a: A) => Promise<R & { proposal?: ProposalMark }> {
+  return async (a) => {
+    const handle = await open(a.store);
+    const policy = await read(handle, writePolicyOp());
+    if (policy.modes[kind] !== "review") return create(a);
+    const actor = actorOf(a);
+    const tokenLabel = workScope.getStore()?.writer?.tokenLabel ?? null;
+    const flags = poisonFlags({ fields: a.input as Record<string, unknown> });
+    const trusted = isTrusted({ policy, actor, tokenLabel });
+    if (trusted && flags.length === 0) {
+      const created = await create(a);
+      const id = idOf(created);
+      await write(handle, auditStep({ actor, action: "proposal.bypass", target: itemAuditTarget({ store: a.store, kind, id }), reason: "bypass: trusted", details: { store: a.store, kind, id, token_label: tokenLabel } }));
+      await recordOverride({ handle: await processLedger(), input: { note: `write.bypass ${kind} ${id} in store ${a.store}: bypass: trusted` }, actor, tokenLabel: tokenLabel ?? actor });
+      return created;
+    }
+    const why: ProposalWhy = flags.length > 0 ? "flagged" : "untrusted";
+    const { supersedes, ...input } = a.input as { supersedes?: string };
+    const startedAt = Date.now();
+    let proposed = false;
+    const created = await inOneWrite({
+      handle,
+      create: (h) => createIn({ ...a, input, handle: h } as A & { handle: AnyStoreHandle }),
+      after: function* (r) {
+        if (!isNew(r, startedAt)) return;
+        const id = idOf(r);
+        const now = Date.now();
+        const transition: ItemTransition = { from: "proposed", to: "proposed", at: now, by: actor, reason: `proposed (${why})` };
+        const values = { status: "proposed" as const, reason: `proposed (${why})`, decidedBy: actor, updatedAt: now, history: JSON.stringify([transition]), ...(supersedes !== undefined ? { supersedes } : {}) };
+        yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+        const provenance = { proposedBy: actor, tokenLabel, proposedAt: now, why, flags: JSON.stringify(flags) };
+        yield* upsert(proposalsTable, { kind, itemId: id, ...provenance }, (t) => [t.kind, t.itemId] as never, provenance);
+        yield* auditStep({ actor, action: "proposal.create", target: itemAuditTarget({ store: a.store, kind, id }), reason: `proposed (${why})`, details: { store: a.store, kind, id, why, token_label: tokenLabel, flags: flags.map((f) => f.flag) } });
+        proposed = true;
+      },
+    });
+    if (!proposed) return created;
+    const id = idOf(created);
+    await recordOverride({ handle: await processLedger(), input: { note: `proposal.create ${kind} ${id} in store ${a.store} (${why})` }, actor, tokenLabel: tokenLabel ?? actor });
+    return { ...created, proposal: { status: "proposed", why, flags } };
+  };
+}
+
+/** An answer that wraps its item (`{ thought }`, `{ node }`, `{ frame }`): the item under `key`, its `proposal` beside it. */
+export function wrappedWithProposal<K extends string, T extends { proposal?: ProposalMark }>({ key, item }: { key: K; item: T }): Record<K, Omit<T, "proposal">> & { proposal?: ProposalMark } {
+  const { proposal, ...rest } = item;
+  return { [key]: rest, ...(proposal ? { proposal } : {}) } as Record<K, Omit<T, "proposal">> & { proposal?: ProposalMark };
+}
+
+/** A proposal as the review queue shows it. */
+export type Proposal = { kind: ReviewKind; id: string; status: ItemStateRow["status"]; proposed_by: string; token_label: string | null; proposed_at: number; why: ProposalWhy; flags: PoisonFlag[]; supersedes: string | null; excerpt: string | null };
+
+const EXCERPT_CHARS = 280;
+
+/** Each kind's excerpt column, as SQL text both engines run (table and columns fixed here, ids bound). */
+const EXCERPTS: Record<ReviewKind, { table: string; id: string; text: string }> = {
+  // A memory's text is its file (SQLite) or row (PostgreSQL); both index its first chunk.
+  memory: { table: "memories m left join documents d on d.path = 'memory/' || m.path || '.md' left join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0", id: "m.path", text: "coalesce(m.summary, c.text, m.path)" },
+  learning: { table: "learnings", id: "cast(id as text)", text: "predicate || ': ' || description" },
+  thought: { table: "thoughts", id: "id", text: "content" },
+  node: { table: "kg_node", id: "id", text: "display_name" },
+  relation: { table: "kg_relation", id: "id", text: "from_id || ' ' || relationship_type || ' ' || to_id" },
+  frame: { table: "kg_frame", id: "id", text: "node_id || ' ' || properties" },
+};
+
+function* excerptsOp(page: { kind: ReviewKind; itemId: string }[]): Op<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const kind of new Set(page.map((p) => p.kind))) {
+    const ids = page.filter((p) => p.kind === kind).map((p) => p.itemId);
+    const e = EXCERPTS[kind];
+    const found = yield* sqlRows<{ id: string; text: string | null }>(sql`select ${sql.raw(e.id)} as id, substr(${sql.raw(e.text)}, 1, ${EXCERPT_CHARS}) as text from ${sql.raw(e.table)} where ${sql.raw(e.id)} in ${ids}`);
+    for (const r of found) out.set(`${kind}/${r.id}`, r.text ?? "");
+  }
+  return out;
+}
+
+function flagsOf(text: string): PoisonFlag[] {
+  try {
+    const parsed = poisonFlagsSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The review queue: proposals still waiting, newest first, one page (by kind and proposer when asked). */
+export function listProposals<H extends AnyStoreHandle>({ handle, kind, actor, limit, offset }: { handle: H; kind?: ReviewKind; actor?: string; limit: number; offset: number }): On<H, { total: number; proposals: Proposal[] }> {
+  return read(handle, function* () {
+    const where = sql.join([sql`s.status = 'proposed'`, ...(kind ? [sql`p.kind = ${kind}`] : []), ...(actor ? [sql`p.proposed_by = ${actor}`] : [])], sql` and `);
+    const from = sql`from proposals p join item_state s on s.kind = p.kind and s.item_id = p.item_id where ${where}`;
+    const [{ n }] = yield* sqlRows<{ n: number | string }>(sql`select count(*) as n ${from}`);
+    const page = yield* sqlRows<{ kind: ReviewKind; itemId: string; status: ItemStateRow["status"]; proposedBy: string; tokenLabel: string | null; proposedAt: number | string; why: ProposalWhy; flags: string; supersedes: string | null }>(
+      sql`select p.kind, p.item_id as "itemId", s.status, p.proposed_by as "proposedBy", p.token_label as "tokenLabel", p.proposed_at as "proposedAt", p.why, p.flags, s.supersedes ${from} order by p.proposed_at desc, p.kind, p.item_id limit ${limit} offset ${offset}`,
+    );
+    const excerpts = yield* excerptsOp(page);
+    return {
+      total: Number(n),
+      proposals: page.map((p) => ({ kind: p.kind, id: p.itemId, status: p.status, proposed_by: p.proposedBy, token_label: p.tokenLabel, proposed_at: Number(p.proposedAt), why: p.why, flags: flagsOf(p.flags), supersedes: p.supersedes, excerpt: excerpts.get(`${p.kind}/${p.itemId}`) ?? null })),
+    };
+  });
+}
+
+/** One proposal's provenance and state; 404 (as for an id never written) when there is none in this store. */
+function* proposalOp({ store, kind, id, lock = false }: { store: string; kind: ReviewKind; id: string; lock?: boolean }): Op<{ provenance: ProposalRow; state: ItemStateRow }> {
+  const provenance = yield* row(proposalsTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL);
+  const state = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL, lock ? { lock: "update" } : {});
+  if (!provenance || !state) throw itemNotFound({ store, kind, id });
+  return { provenance: provenance as ProposalRow, state };
+}
+
+/** One proposal's provenance and status; 404 as for an id never written when there is none in this store. */
+export function getProposal<H extends AnyStoreHandle>({ handle, store, kind, id }: { handle: H; store: string; kind: ReviewKind; id: string }): On<H, { proposed_by: string; status: ItemStateRow["status"] }> {
+  return read(handle, function* () {
+    const { provenance, state } = yield* proposalOp({ store, kind, id });
+    return { proposed_by: provenance.proposedBy, status: state.status };
+  });
+}
+
+/**
+ * Whether `actor` may decide this proposal now: it is still proposed (409 not_proposed) and `actor` is not the one
+ * who proposed it (403 self_review). Read before an edit, so an edit that could not be approved is not made.
+ */
+export function assertMayDecide<H extends AnyStoreHandle>({ handle, store, kind, id, actor }: { handle: H; store: string; kind: ReviewKind; id: string; actor: string }): On<H, void> {
+  return read(handle, function* () {
+    const { provenance, state } = yield* proposalOp({ store, kind, id });
+    checkDecidable({ kind, id, actor, provenance, state });
+  });
+}
+
+function checkDecidable({ kind, id, actor, provenance, state }: { kind: ReviewKind; id: string; actor: string; provenance: ProposalRow; state: ItemStateRow }) {
+  if (state.status !== "proposed") throw new AppError("not_proposed", `${kind} ${id} is ${state.status}, not a proposal waiting for review`, [{ path: "id", message: `status is ${state.status}`, status: state.status }]);
+  if (provenance.proposedBy === actor) throw new AppError("self_review", `${actor} proposed ${kind} ${id}: another reviewer must approve or reject it`, [{ path: "id", message: "own proposal" }]);
+}
+
+export type ProposalDecision = { kind: ReviewKind; id: string; status: "active" | "rejected"; transition: ItemTransition; superseded: string | null };
+
+/**
+ * Approve (→ active: it answers search, recall, remember and the lists at once; a `supersedes` it named is retired
+ * now) or reject (→ rejected: kept, out of every answer) one proposal, in one store write with the audit entries.
+ * The caller records the ledger override.
+ */
+export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, id, to, reason, actor, now = Date.now() }: { handle: H; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; now?: number }): On<H, ProposalDecision> {
+  return write(handle, function* () {
+    const { provenance, state } = yield* proposalOp({ store, kind, id, lock: true });
+    checkDecidable({ kind, id, actor, provenance, state });
+    const transition: ItemTransition = { from: "proposed", to, at: now, by: actor, reason };
+    let history: ItemTransition[] = [];
+    try {
+      history = JSON.parse(state.history) as ItemTransition[];
+    } catch {
+      history = [];
+    }
+    const values = { status: to, reason, decidedBy: actor, updatedAt: now, history: JSON.stringify([...history, transition].slice(-ITEM_STATE_LIMITS.maxHistory)) };
+    yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: state.recordedAt, ...values }, (t) => [t.kind, t.itemId] as never, values);
+    let superseded: string | null = null;
+    if (to === "active" && state.supersedes) {
+      const old = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, state.supersedes!)) as SQL);
+      if ((old?.status ?? "active") === "active") {
+        yield* decideItemOp({ store, kind, id: state.supersedes, to: "retired", reason: `superseded by ${kind} ${id}`, actor, now, link: { superseded_by: id } });
+        superseded = state.supersedes;
+      }
+    }
+    yield* auditStep({ actor, action: to === "active" ? "proposal.approve" : "proposal.reject", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from: "proposed", to, proposed_by: provenance.proposedBy, superseded } });
+    return { kind, id, status: to, transition, superseded };
+  });
+}
