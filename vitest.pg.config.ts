@@ -2,17 +2,20 @@ import { defineConfig } from "vitest/config";
 import os from "node:os";
 import path from "node:path";
 import { BOTH_BACKEND_SUITES } from "./tests/pg/both-backends";
+import { sharedAndIsolated, testFilesUnder } from "./tests/shared-process";
 
 /**
  * `npm run test:pg`: the PostgreSQL backend against a real server that the
  * global setup starts in a temp dir (Debian's postgresql package; see tests/pg/harness.ts):
  * the PostgreSQL-only files under tests/pg, and the shared suites of
  * tests/pg/both-backends.ts, which run here with DM_TEST_BACKEND=pg (tests/backend.ts).
+ * Files share worker processes as in the unit suite (tests/shared-process.ts, tests/setup.ts),
+ * except those that replace modules.
  */
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
   test: {
-    include: ["tests/pg/**/*.test.ts", ...BOTH_BACKEND_SUITES],
+    projects: sharedAndIsolated([...testFilesUnder("tests/pg"), ...BOTH_BACKEND_SUITES]),
     environment: "node",
     setupFiles: ["tests/setup.ts"],
     pool: "forks",

@@ -4,7 +4,7 @@ import { nodeEmbeddable } from "./graph/nodes";
 import { nodeEmbeddablePg } from "./graph/nodes";
 import { thoughtEmbeddablePg } from "./graph/thoughts";
 import { thoughtEmbeddable } from "./graph/thoughts";
-import { chunkEmbeddable } from "./index/chunk-embeddings";
+import { chunkEmbeddable, chunkEmbeddablePg } from "./index/chunk-embeddings";
 import { learningEmbeddable, learningEmbeddablePg } from "./recall/learnings";
 import { traceEmbeddable, traceEmbeddablePg } from "./recall/traces";
 
@@ -18,12 +18,12 @@ import { traceEmbeddable, traceEmbeddablePg } from "./recall/traces";
 export const EMBEDDABLE_KINDS: readonly Embeddable[] = [chunkEmbeddable, traceEmbeddable, learningEmbeddable, thoughtEmbeddable, nodeEmbeddable];
 
 /**
- * The kinds the PostgreSQL embed worker embeds besides chunks (built in,
- * lib/index/embed-queue-pg.ts): each one's text loader; their vectors go to
- * the kind-generic `embeddings` table. A kind ported to PostgreSQL joins by
+ * The kinds the PostgreSQL embed worker embeds: each one's text loader.
+ * Chunks' vectors go to chunk_embeddings, every other kind's to the
+ * kind-generic `embeddings` table. A kind ported to PostgreSQL joins by
  * adding its PgEmbeddable here.
  */
-export const EMBEDDABLE_KINDS_PG: readonly PgEmbeddable[] = [traceEmbeddablePg, learningEmbeddablePg, thoughtEmbeddablePg, nodeEmbeddablePg];
+export const EMBEDDABLE_KINDS_PG: readonly PgEmbeddable[] = [chunkEmbeddablePg, traceEmbeddablePg, learningEmbeddablePg, thoughtEmbeddablePg, nodeEmbeddablePg];
 
 /** Idempotent: registering again replaces each kind with itself. */
 export function registerEmbeddableKinds(): void {

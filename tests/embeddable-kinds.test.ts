@@ -12,6 +12,7 @@ import { bootstrapApp } from "@/lib/bootstrap";
 import { clearEmbeddablesForTests, listEmbeddables } from "@/lib/embed/embeddables";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { EMBEDDABLE_KINDS, registerEmbeddableKinds } from "@/lib/embeddable-kinds";
+import { pgEmbeddableKinds } from "@/lib/index/embed-kinds-pg";
 import { runCli } from "@/scripts/cli-kit";
 import { drainEmbeddingsWith, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
@@ -54,6 +55,13 @@ describe("embeddable kinds are registered by the entry points", () => {
     clearEmbeddablesForTests();
     await bootstrapApp();
     expect(registeredKinds()).toEqual(allKinds);
+  });
+
+  it("registerEmbeddableKinds() registers PostgreSQL's kinds too, chunks included: none is left to a module's import", () => {
+    // A registry that starts empty, as in a bundle or a process whose modules were loaded before it was reset.
+    delete (globalThis as Record<string, unknown>).__dualmindPgEmbeddables;
+    registerEmbeddableKinds();
+    expect(pgEmbeddableKinds().sort()).toEqual(allKinds);
   });
 
   it("runCli() registers every kind before any command runs (scripts/cli.ts goes through it)", async () => {

@@ -5,13 +5,15 @@
  *
  * Test files share a worker process (tests/shared-process.ts): this runs before
  * each file and gives it the state a fresh process would have — the
- * environment and working directory the worker started with, no process-wide
- * registry or timer left by the file before (they live on globalThis under
- * `__dualmind…`), and the configuration read again.
+ * environment and working directory the worker started with, no PostgreSQL
+ * pool or process-wide registry or timer left by the file before (they live on
+ * globalThis under `__dualmind…`), the configuration read again and the
+ * embeddable kinds registered again.
  */
 import fs from "node:fs";
 import { afterAll } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
+import { closePgHandle, type PgHandle } from "@/lib/db/pg";
 import { registerEmbeddableKinds } from "@/lib/embeddable-kinds";
 
 type Start = { env: Record<string, string | undefined>; cwd: string };
@@ -24,6 +26,10 @@ if (held.__testProcessStart) {
   for (const key of Object.keys(process.env)) if (ours(key) && !(key in start.env)) delete process.env[key];
   for (const [key, value] of Object.entries(start.env)) if (ours(key) && value !== undefined) process.env[key] = value;
   if (process.cwd() !== start.cwd) process.chdir(start.cwd);
+  // A PostgreSQL pool the file before left open (its database is not this file's): its sessions are ended, and
+  // work of that file still running on it fails there instead of reaching this file's database.
+  const pg = held.__dualmindPg as { handle: Promise<PgHandle> } | undefined;
+  if (pg) await pg.handle.then(closePgHandle, () => undefined);
   for (const key of Object.keys(globalThis)) {
     if (!key.startsWith("__dualmind")) continue;
     const value = held[key];

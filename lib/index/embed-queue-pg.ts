@@ -15,9 +15,8 @@ import type { PgGovernanceExecutor } from "../db/pg";
 import { recordProvenanceBatch } from "../governance/ledger";
 import { log } from "../log";
 import type { Fallback } from "../retrieval";
-import { CHUNKING_VERSION } from "./chunking";
 import { CHUNK_KIND } from "./chunk-embeddings";
-import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbeddable, type PgEmbeddableText } from "./embed-kinds-pg";
+import { getPgEmbeddable, pgEmbeddableKinds, type PgEmbeddableText } from "./embed-kinds-pg";
 import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 import { rebuildBloatedTextIndexesPg } from "./engines/pg-text-indexes";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
@@ -33,20 +32,6 @@ import { EMBEDDING_CACHE_EXCESS_SQL, embeddingCacheTrimSql } from "../db/store-u
  */
 
 export type PgEmbedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
-
-/** Chunks: their own text, the chunk's sha256 as input hash, vectors in chunk_embeddings. Always registered. */
-const chunkEmbeddablePg: PgEmbeddable = {
-  kind: CHUNK_KIND,
-  artifactType: CHUNK_KIND,
-  async load({ tx, refIds }) {
-    const rows = refIds.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>({ tx, query: sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${refIds}` }) : [];
-    return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.chunkSha256, chunkingVersion: CHUNKING_VERSION }]));
-  },
-  missingVectors: (fingerprintId) =>
-    sql`select c.id as ref_id, c.chunk_sha256 as input_hash from chunks c left join chunk_embeddings e on e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId}
-      where e.chunk_row_id is null or e.input_hash <> c.chunk_sha256`,
-};
-registerPgEmbeddable(chunkEmbeddablePg);
 
 /** Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
 async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
