@@ -118,7 +118,7 @@ describe("writes that wait for review", () => {
     expect(plain.status).toBe(201);
     expect(plain.json.proposal).toBeUndefined();
     expect(await listedMemories()).toEqual(["notes/plain"]);
-    const audit = await governanceSql<{ actor: string; action: string; reason: string }>("select actor, action, reason from audit_log where target = ?", ["item:kb/memory/notes/plain"]);
+    const audit = await governanceSql<{ actor: string; action: string; reason: string }>("select actor, action, reason from audit_log where target = ? and action like 'proposal.%'", ["store:kb/memory:notes/plain"]);
     expect(audit).toEqual([{ actor: "agent:librarian", action: "proposal.bypass", reason: "bypass: trusted" }]);
     const bypass = await governanceSql<{ actor: string; note: string }>("select actor, note from overrides where note like ?", ["write.bypass%"]);
     expect(bypass).toEqual([{ actor: "agent:librarian", note: "write.bypass memory notes/plain in store kb: bypass: trusted" }]);
@@ -214,10 +214,10 @@ describe("writes that wait for review", () => {
     const audit = await governanceSql<{ actor: string; action: string; target: string }>("select actor, action, target from audit_log where action like 'proposal.%' or action = 'write_policy.set' order by id");
     expect(audit.map((x) => [x.actor, x.action, x.target])).toEqual([
       ["agent:boss", "write_policy.set", "policy:kb/write"],
-      ["agent:scribe", "proposal.create", "item:kb/memory/notes/a"],
-      ["agent:scribe", "proposal.create", "item:kb/memory/notes/b"],
-      ["agent:curator", "proposal.approve", "item:kb/memory/notes/a"],
-      ["agent:curator", "proposal.reject", "item:kb/memory/notes/b"],
+      ["agent:scribe", "proposal.create", "store:kb/memory:notes/a"],
+      ["agent:scribe", "proposal.create", "store:kb/memory:notes/b"],
+      ["agent:curator", "proposal.approve", "store:kb/memory:notes/a"],
+      ["agent:curator", "proposal.reject", "store:kb/memory:notes/b"],
     ]);
     // The proposal's state committed with the item: the store holds both rows.
     expect(await storeSql("kb", "select kind, item_id, proposed_by, token_label, why from proposals order by item_id")).toEqual([
@@ -252,6 +252,26 @@ describe("writes that wait for review", () => {
     expect(notAdmin.status).toBe(403);
     const readable = await callRoute(policyRoute.GET, { token: read, params: P });
     expect(readable.json).toMatchObject({ store: "kb", modes: { memory: "review", learning: "review" }, trusted: ["librarian"] });
+  });
+
+  it("a fact written under review waits as a proposal; approving it supersedes the current value then, not before", async () => {
+    expect((await review()).status).toBe(200);
+    const T1 = Date.UTC(2023, 4, 1);
+    const T2 = Date.UTC(2023, 7, 1);
+    const fact = (token: string, path: string, body: string, valid_from: number) => callRoute(memoriesRoute.POST, { token, params: P, body: { path, body, subject: "Dana", property: "lives in", valid_from } });
+    const first = await fact(trusted, "people/dana-home-1", "Dana lives in Porto by the river.", T1);
+    expect(first.status, JSON.stringify(first.json)).toBe(201);
+    expect(first.json.proposal).toBeUndefined();
+    const second = await fact(scribe, "people/dana-home-2", "Dana lives in Lisbon near the castle.", T2);
+    expect(second.status, JSON.stringify(second.json)).toBe(201);
+    expect(second.json.proposal?.status).toBe("proposed");
+    // Waiting: the current value still answers, the proposed one does not, nothing was retired.
+    expect(await searched("Dana lives")).toEqual(["memory/people/dana-home-1.md"]);
+    expect((await approve("memory", "people/dana-home-2")).status).toBe(200);
+    expect(await searched("Dana lives")).toEqual(["memory/people/dana-home-2.md"]);
+    const old = await callRoute(historyRoute.GET, { token: read, params: { ...P, kind: "memory", id: "people/dana-home-1" } });
+    expect(old.json.state).toMatchObject({ status: "retired", superseded_by: "people/dana-home-2", valid_to: T2 });
+    expect(await searched("Dana lives", { as_of: T2 - 1 })).toEqual(["memory/people/dana-home-1.md"]);
   });
 
   it("an open store writes as before: no policy row, no proposal, no item state", async () => {

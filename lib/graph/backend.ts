@@ -49,7 +49,7 @@ export function graphOn(engine: Engine) {
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = {
     think: proposing<ThinkArgs, Thought>({
-      kind: "thought",
+      kind: "thought", facts: factsOf({ kind: "thought" }),
       open,
       create: superseding({ kind: "thought", open, create: (a: ThinkArgs): Promise<Thought> => on(thinkThought)(a), idOf: (t) => t.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "thought" }), atomic: true }),
       createIn: ({ handle, input, actor }) => thinkThought({ handle, input, actor }),
@@ -62,7 +62,7 @@ export function graphOn(engine: Engine) {
     updateNode: on(updateNode),
     deleteNode: on(deleteNode),
     createOrMergeRelation: proposing({
-      kind: "relation",
+      kind: "relation", facts: factsOf({ kind: "relation" }),
       open,
       create: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "relation" }), atomic: true }),
       createIn: ({ handle, input, actor }) => createOrMergeRelation({ handle, input, actor }),
@@ -73,7 +73,7 @@ export function graphOn(engine: Engine) {
     updateRelation: on(updateRelation),
     deleteRelation: on(deleteRelation),
     createFrame: proposing({
-      kind: "frame",
+      kind: "frame", facts: factsOf({ kind: "frame" }),
       open,
       create: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "frame" }), atomic: true }),
       createIn: ({ handle, input, actor }) => createFrame({ handle, input, actor }),

@@ -659,6 +659,13 @@ async function dropHiddenNodes({ hide, cands }: { hide: HiddenLookup; cands: Map
   if (gone) for (const c of nodes) if (gone.has(c.id)) cands.delete(c.key);
 }
 
+/** With include_proposed a proposal answers (it is not hidden while gathering); retired and rejected items still do not. */
+function answeringProposals({ hidden, view }: { hidden: Map<ItemKind, Map<string, ItemStatus>>; view: ItemView }): Map<ItemKind, Map<string, ItemStatus>> {
+  if (!view.includeProposed) return hidden;
+  for (const of of hidden.values()) for (const [id, status] of of) if (status === "proposed") of.delete(id);
+  return hidden;
+}
+
 /**
  * Governed memory (lib/index/item-state.ts): a source's candidates whose thought or node, or the relation a node
  * was reached by, the view hides are dropped, in one lookup; a store without item state pays that one lookup.
@@ -705,9 +712,9 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   for (const src of sources) {
     const query = src.fp ? vp.queryVector : null;
     const on = src.core ?? handle;
-    const view = { asOf: req.as_of, includeRetired: req.include_retired };
+    const view = { asOf: req.as_of, includeRetired: req.include_retired, includeProposed: req.include_proposed };
     // A store that never had a decision pays one probe for the whole request, and nothing while gathering.
-    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !(await holdsItemState({ handle: on }))) ? null : async (ids) => hiddenByKind({ handle: on, view, ids });
+    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !(await holdsItemState({ handle: on }))) ? null : async (ids) => answeringProposals({ hidden: await hiddenByKind({ handle: on, view, ids }), view });
     hides.push(hide);
     perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide })));
   }

@@ -12,7 +12,8 @@ import { auditStep } from "../governance/audit";
 import { recordOverride } from "../governance/ledger";
 import { processLedger } from "../db/engine";
 import { poisonFlags, poisonFlagsSchema, type PoisonFlag } from "../poison";
-import { decideItemOp, itemAuditTarget, itemNotFound, itemStateTable, ITEM_STATE_LIMITS, type ItemTransition } from "./item-state";
+import { decideItemOp, itemAuditTarget, itemNotFound, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemTransition } from "./item-state";
+import { recordFactOp } from "./facts";
 import { isTrusted, writePolicyOp, type ReviewKind } from "./write-policy";
 
 /**
@@ -75,8 +76,10 @@ type Creating = { store: string; input: object };
  * answer carries `proposal`. A proposal naming `supersedes` supersedes on approval, not before. `isNew` says whether
  * the write made a new item (a learning or relation merged into an existing one leaves that one as it was).
  */
-export function proposing<A extends Creating, R extends object>({ kind, open, create, createIn, idOf, actorOf, isNew = () => true }: {
+export function proposing<A extends Creating, R extends object>({ kind, open, create, createIn, idOf, actorOf, isNew = () => true, facts }: {
   kind: ReviewKind;
+  /** The kind's fact rule (lib/index/facts.ts factsOf), as `superseding()` applies it: a proposal keeps its claim and applies it when approved. */
+  facts?: FactsHook;
   open: (store: string) => Promise<AnyStoreHandle>;
   create: (a: A) => Promise<R>;
   createIn: (a: A & { handle: AnyStoreHandle }) => R | Promise<R>;
@@ -100,7 +103,9 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
       return created;
     }
     const why: ProposalWhy = flags.length > 0 ? "flagged" : "untrusted";
-    const { supersedes, ...input } = a.input as { supersedes?: string };
+    const { supersedes, ...rest } = a.input as { supersedes?: string };
+    const claim = facts?.claimOf(rest) ?? null;
+    const input = facts ? facts.strip({ input: rest }) : rest;
     const startedAt = Date.now();
     let proposed = false;
     const created = await inOneWrite({
@@ -111,7 +116,7 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
         const id = idOf(r);
         const now = Date.now();
         const transition: ItemTransition = { from: "proposed", to: "proposed", at: now, by: actor, reason: `proposed (${why})` };
-        const values = { status: "proposed" as const, reason: `proposed (${why})`, decidedBy: actor, updatedAt: now, history: JSON.stringify([transition]), ...(supersedes !== undefined ? { supersedes } : {}) };
+        const values = { status: "proposed" as const, reason: `proposed (${why})`, decidedBy: actor, updatedAt: now, history: JSON.stringify([transition]), ...(supersedes !== undefined ? { supersedes } : {}), ...(claim ? { factKey: claim.key, factValue: claim.value, validFrom: claim.validFrom } : {}) };
         yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
         const provenance = { proposedBy: actor, tokenLabel, proposedAt: now, why, flags: JSON.stringify(flags) };
         yield* upsert(proposalsTable, { kind, itemId: id, ...provenance }, (t) => [t.kind, t.itemId] as never, provenance);
@@ -235,9 +240,15 @@ export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, 
     } catch {
       history = [];
     }
-    const values = { status: to, reason, decidedBy: actor, updatedAt: now, history: JSON.stringify([...history, transition].slice(-ITEM_STATE_LIMITS.maxHistory)) };
+    // A fact the proposal stated is written as one when approved (its claim set aside until then: a proposal retires nothing).
+    const claim = to === "active" && state.factKey !== null && state.factValue !== null ? { key: state.factKey, value: state.factValue, validFrom: state.validFrom ?? now } : null;
+    const values = { status: to, reason, decidedBy: actor, updatedAt: now, history: JSON.stringify([...history, transition].slice(-ITEM_STATE_LIMITS.maxHistory)), ...(claim ? { factKey: null, factValue: null } : {}) };
     yield* upsert(itemStateTable, { kind, itemId: id, recordedAt: state.recordedAt, ...values }, (t) => [t.kind, t.itemId] as never, values);
     let superseded: string | null = null;
+    if (claim) {
+      const outcome = yield* recordFactOp({ store, kind, id, claim, actor, now });
+      superseded = outcome.supersedes.at(-1) ?? null;
+    }
     if (to === "active" && state.supersedes) {
       const old = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, state.supersedes!)) as SQL);
       if ((old?.status ?? "active") === "active") {

@@ -47,7 +47,7 @@ export function recallOn(engine: Engine) {
   const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = { recordTrace: on(recordTrace), recordLearning: proposing({
-      kind: "learning",
+      kind: "learning", facts: factsOf({ kind: "learning" }),
       open: storeEngineOf(engine).open,
       create: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}`, facts: factsOf({ kind: "learning" }), atomic: true }),
       createIn: ({ handle, agentId, input }) => recordLearning({ handle, agentId, input }),

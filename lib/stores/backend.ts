@@ -184,7 +184,7 @@ export function storesOn(engine: Engine): StoresBackend {
       // Facts (lib/index/facts.ts): a single memory read carries its unresolved contradictions in its flags.
       getMemory: flaggingContradictions({ kind: "memory", open: on, get: async (a: StoreArg & { memoryPath: string }) => flaggedMemory(await own.getMemory(a)), idOf: (m) => m.path }),
       createMemory: proposing({
-        kind: "memory",
+        kind: "memory", facts: factsOf({ kind: "memory" }),
         open: on,
         create: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor, facts: factsOf({ kind: "memory" }) }),
         createIn: ({ handle, input, actor }) => {
