@@ -145,6 +145,14 @@ describe("facts: a new value for the same subject and property supersedes the ol
     expect(after.json.results.find((r: { id: string }) => r.id === one.id).breakdown.inconsistency).toBe(0);
   });
 
+  it("an event time in the future does not pin a fact: the next value still supersedes it", async () => {
+    // A thought's timestamp is the writer's to give; as a fact's start it is taken no later than the write.
+    const far = created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "Jon's bakery is on Elm Street", timestamp: 9e15, subject: "Jon", property: "bakery" } })).thought;
+    const next = created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "Jon's bakery moved to Oak Avenue", subject: "Jon", property: "bakery" } })).thought;
+    expect((await history("thought", far.id)).json.state).toMatchObject({ status: "retired", superseded_by: next.id });
+    expect((await history("thought", next.id)).json.state).toMatchObject({ status: "active" });
+  });
+
   it("limits name themselves: a subject, property or value past its length, a valid_from before 2000", async () => {
     const long = await memory("x/long", "b", { subject: "s".repeat(201), property: "p" });
     expect([long.status, JSON.stringify(long.json)]).toEqual([400, expect.stringContaining("maxSubjectChars")]);

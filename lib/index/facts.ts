@@ -78,7 +78,9 @@ export function factValueOf({ value }: { value: string }): string {
 /** A claim from a write's fields, or null when the write is not a fact (no subject or property). */
 export function factClaimOf({ subject, property, value, validFrom, now = Date.now() }: { subject?: string | null; property?: string | null; value: string; validFrom?: number | null; now?: number }): FactClaim | null {
   if (!subject || !property) return null;
-  return { key: factKeyOf({ subject, property }), value: factValueOf({ value }), validFrom: validFrom ?? now };
+  // A fact starts no later than it is written: an event time in the future (a thought's timestamp, a relation's
+  // temporal_start, valid_from) would otherwise pin its value and file every later write as history.
+  return { key: factKeyOf({ subject, property }), value: factValueOf({ value }), validFrom: Math.min(validFrom ?? now, now) };
 }
 
 export const itemContradictionsTable = tablePair(sqliteIndex.itemContradictions, pg.itemContradictions);
