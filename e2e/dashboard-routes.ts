@@ -103,6 +103,7 @@ export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/sessions/[id]/export": (s) => ({ url: `/sessions/${s.sessionId}/export`, role: "viewer", shows: [MARK.transcript] }),
   "/stores/[store]": (s) => ({ url: `/stores/${s.store}`, role: "viewer", shows: [`secret-${RUN}`] }),
   "/stores/[store]/forgetting": (s) => ({ url: `/stores/${s.store}/forgetting`, role: "viewer", shows: ["Forgotten items"] }),
+  "/stores/[store]/review": (s) => ({ url: `/stores/${s.store}/review`, role: "viewer", shows: ["Nothing waits for review"] }),
 };
 
 async function post(request: APIRequestContext, url: string, data: unknown, headers = bootstrapHeaders()): Promise<Record<string, unknown>> {

@@ -23,6 +23,10 @@ export const ERROR_STATUS = {
   not_proposed: 409,
   /** A reviewer approving or rejecting its own proposal. */
   self_review: 403,
+  /** Under a store's review policy: an agent that is not trusted changing an existing item, or deciding a proposal (lib/index/proposals.ts). */
+  review_required: 403,
+  /** Changing a proposal other than by approving it with an edit. */
+  review_pending: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,

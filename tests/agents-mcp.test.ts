@@ -43,7 +43,9 @@ function serveRoute(): Promise<{ url: URL; close: () => Promise<void> }> {
 
 async function connectHttp(url: URL, token: string): Promise<Client> {
   const client = new Client({ name: "agents-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  // A fresh connection per request: a kept-alive socket the server closes as idle while the next call goes out
+  // answers ECONNRESET on a loaded machine, which says nothing about the server.
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}`, Connection: "close" } } }));
   return client;
 }
 

@@ -149,8 +149,8 @@ describe("facts: a new value for the same subject and property supersedes the ol
     // A thought's timestamp is the writer's to give; as a fact's start it is taken no later than the write.
     const far = created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "Jon's bakery is on Elm Street", timestamp: 9e15, subject: "Jon", property: "bakery" } })).thought;
     const next = created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content: "Jon's bakery moved to Oak Avenue", subject: "Jon", property: "bakery" } })).thought;
-    expect((await history("thought", far.id)).json.state).toMatchObject({ status: "retired", superseded_by: next.id });
-    expect((await history("thought", next.id)).json.state).toMatchObject({ status: "active" });
+    expect((await history("thought", String(far.id))).json.state).toMatchObject({ status: "retired", superseded_by: String(next.id) });
+    expect((await history("thought", String(next.id))).json.state).toMatchObject({ status: "active" });
   });
 
   it("limits name themselves: a subject, property or value past its length, a valid_from before 2000", async () => {

@@ -8,6 +8,7 @@ import { isAppError } from "../errors";
 import type { LedgerCaller } from "../governance/ledger";
 import { decideItem, itemHistory, itemNotFound, type ItemDecision, type ItemKind, type ItemState, type ItemTransition } from "../index/item-state";
 import { storeEngineOf } from "../stores/backend";
+import { assertAgentMayChange } from "../index/proposals";
 import { callerOf } from "./respond";
 
 /**
@@ -41,6 +42,7 @@ export async function decideItemIn({ store, kind, id, to, reason, who }: { store
   await assertStoresWritable([store]);
   const handle = await openItemStore({ store, kind, id });
   const actor = actorFor(who);
+  if (kind !== "trace") await assertAgentMayChange({ handle, kind, id, proposalsDecideThemselves: true });
   const decision = await decideItem({ handle, store, kind, id, to, reason, actor });
   const verb = to === "retired" ? "invalidate" : "restore";
   const tokenLabel = "principal" in who ? who.principal.label : actor;

@@ -6,7 +6,7 @@ import { currentEngine } from "../db/engine";
 import { isAppError, AppError } from "../errors";
 import { itemNotFound, itemReasonSchema, itemIdSchema } from "../index/item-state";
 import { updateMemorySchema } from "../index/memories";
-import { assertMayDecide, decideProposal, getProposal, listProposals, PROPOSAL_LIMITS, type Proposal, type ProposalDecision } from "../index/proposals";
+import { assertAgentMayReview, assertMayDecide, decideProposal, getProposal, listProposals, PROPOSAL_LIMITS, type Proposal, type ProposalDecision } from "../index/proposals";
 import { readWritePolicy, reviewKindSchema, setWritePolicy, writePolicyInputSchema, type ReviewKind, type WritePolicy, type WritePolicyView } from "../index/write-policy";
 import { updateFrameInputSchema } from "../graph/frames";
 import { updateNodeInputSchema } from "../graph/nodes";
@@ -16,6 +16,7 @@ import { stores, storeEngineOf } from "../stores/backend";
 import { storeNameSchema } from "../db/store-names";
 import { offsetSchema } from "../common";
 import { actorFor, callerFor, type Who } from "./items";
+import { withinWorkScope } from "../db/work-scope";
 
 /**
  * Write policy and the review queue for every surface (REST, MCP, CLI, dashboard): lib/index/write-policy.ts and
@@ -93,10 +94,16 @@ async function applyEdit({ store, kind, id, edit, actor }: { store: string; kind
   const parsed = schema.safeParse(edit);
   if (!parsed.success) throw new AppError("invalid_request", `edit: ${parsed.error.issues[0]?.message ?? "invalid"}`, parsed.error.issues.map((i) => ({ path: ["edit", ...i.path].join("."), message: i.message })));
   const input = parsed.data as never;
-  if (kind === "memory") await stores().updateMemory({ store, input: { ...(input as object), path: id } as never, actor });
-  else if (kind === "node") await graphBackend().updateNode({ store, id, input });
-  else if (kind === "relation") await graphBackend().updateRelation({ store, id, input });
-  else await graphBackend().updateFrame({ store, id, input });
+  // The reviewer's edit is part of its decision (checked by the caller), not an agent's change of a proposal.
+  await withinWorkScope({
+    part: { writer: undefined },
+    fn: async () => {
+      if (kind === "memory") await stores().updateMemory({ store, input: { ...(input as object), path: id } as never, actor });
+      else if (kind === "node") await graphBackend().updateNode({ store, id, input });
+      else if (kind === "relation") await graphBackend().updateRelation({ store, id, input });
+      else await graphBackend().updateFrame({ store, id, input });
+    },
+  });
 }
 
 /**
@@ -108,6 +115,13 @@ export async function decideProposalIn({ store, kind, id, to, reason, edit, who 
   await assertStoresWritable([store]);
   const handle = await openProposalStore({ store, kind, id });
   const actor = actorFor(who);
+  // An agent reviews only where it is trusted (or holds the admin scope); people reach this through the dashboard's editor role.
+  if ("principal" in who) {
+    // Its own proposal says so first (self_review), whoever the proposer is.
+    const proposal = await getProposal({ handle, store, kind, id });
+    if (proposal.proposed_by === actor) throw new AppError("self_review", `${actor} proposed ${kind} ${id}: another reviewer must approve or reject it`, [{ path: "id", message: "own proposal" }]);
+    await assertAgentMayReview({ handle, actor, tokenLabel: who.principal.label, admin: who.principal.scopes.includes("admin") });
+  }
   if (edit !== undefined) {
     await assertMayDecide({ handle, store, kind, id, actor });
     await applyEdit({ store, kind, id, edit, actor });

@@ -13,6 +13,7 @@ import { recordRequest } from "../http/request-timer";
 import { assertMatchesContract, contractChecksEnabled, successStatuses, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
 import { assertStoresWritable } from "../db/store-lifecycle";
+import { actorOf } from "../auth/actor";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -168,7 +169,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         if (principal) assertStoresAllowed({ principal, stores: named });
       }
       if (writesStores(spec, request)) await assertStoresWritable(named);
-      const result = await withinWorkScope({ part: { writer: { tokenLabel: principal?.label ?? null } }, fn: () => holdingStoreHandles({ work: () => spec.handler({ params, query, body, principal, request }) }) });
+      const result = await withinWorkScope({ part: { writer: { tokenLabel: principal?.label ?? null, actor: principal ? actorOf(principal) : null } }, fn: () => holdingStoreHandles({ work: () => spec.handler({ params, query, body, principal, request }) }) });
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };

@@ -10,7 +10,8 @@ export type WorkScope = {
   /** The query budget every statement of the work shares (query-budget.ts withSharedQueryBudget). */
   budget?: { remainingMs: number };
   /** The token a request or MCP call writes with (its label), for a store's write policy (lib/index/write-policy.ts). */
-  writer?: { tokenLabel: string | null };
+  /** The agent writing (a bearer token's request, REST or MCP): its actor and token label; unset for people and the CLI. */
+  writer?: { tokenLabel: string | null; actor?: string | null };
 };
 
 /**

@@ -13,7 +13,7 @@ import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 import { superseding, type WithinCreate } from "../index/item-state";
 import { contradictionFlagsOf, factsOf, flaggingContradictions, type Contradiction } from "../index/facts";
-import { proposing } from "../index/proposals";
+import { proposing, reviewedChange } from "../index/proposals";
 import { withFlags, type Flagged } from "../poison";
 
 /**
@@ -56,11 +56,11 @@ export function graphOn(engine: Engine) {
       idOf: (t) => t.id,
       actorOf: (a) => a.actor,
     }),
-    deleteThought: on(deleteThought),
+    deleteThought: reviewedChange({ kind: "thought", open, change: on(deleteThought), idOf: (a) => a.id }),
     recordThoughtFeedback: on(recordThoughtFeedback),
     createNode: proposing({ kind: "node", open, create: on(createNode), createIn: ({ handle, input, actor }) => createNode({ handle, input, actor }), idOf: (n) => n.id, actorOf: (a) => a.actor, isNew: (n, startedAt) => n.created_at >= startedAt }),
-    updateNode: on(updateNode),
-    deleteNode: on(deleteNode),
+    updateNode: reviewedChange({ kind: "node", open, change: on(updateNode), idOf: (a) => a.id, fieldsOf: (a) => a.input as Record<string, unknown> }),
+    deleteNode: reviewedChange({ kind: "node", open, change: on(deleteNode), idOf: (a) => a.id }),
     createOrMergeRelation: proposing({
       kind: "relation", facts: factsOf({ kind: "relation" }),
       open,
@@ -70,8 +70,8 @@ export function graphOn(engine: Engine) {
       actorOf: (a) => a.actor,
       isNew: (r) => !r.merged,
     }),
-    updateRelation: on(updateRelation),
-    deleteRelation: on(deleteRelation),
+    updateRelation: reviewedChange({ kind: "relation", open, change: on(updateRelation), idOf: (a) => a.id, fieldsOf: (a) => a.input as Record<string, unknown> }),
+    deleteRelation: reviewedChange({ kind: "relation", open, change: on(deleteRelation), idOf: (a) => a.id }),
     createFrame: proposing({
       kind: "frame", facts: factsOf({ kind: "frame" }),
       open,
@@ -80,8 +80,8 @@ export function graphOn(engine: Engine) {
       idOf: (f) => f.id,
       actorOf: (a) => a.actor,
     }),
-    updateFrame: on(updateFrame),
-    deleteFrame: on(deleteFrame),
+    updateFrame: reviewedChange({ kind: "frame", open, change: on(updateFrame), idOf: (a) => a.id, fieldsOf: (a) => a.input as Record<string, unknown> }),
+    deleteFrame: reviewedChange({ kind: "frame", open, change: on(deleteFrame), idOf: (a) => a.id }),
     linkEvidence: on(linkEvidence),
     unlinkEvidence: on(unlinkEvidence),
     setWorkingMemory: on(setWorkingMemory),

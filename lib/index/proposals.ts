@@ -260,3 +260,44 @@ export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, 
     return { kind, id, status: to, transition, superseded };
   });
 }
+
+/**
+ * Under a store's `review` policy for the kind, an agent's change to an existing item — an update, a move, a delete,
+ * an invalidate or restore, a restore from the trash — must come from a trusted agent and carry nothing the
+ * poisoning guard flags (403 review_required: write a new item with `supersedes`, which waits for review); a proposal
+ * changes only by being approved with an edit (409 review_pending). People (the dashboard's editors, who review) and
+ * the local CLI are not held: only a request carrying an agent's token is. A made-up id answers the same as a real one.
+ */
+export async function assertAgentMayChange({ handle, kind, id, fields, proposalsDecideThemselves = false }: { handle: AnyStoreHandle; kind: ReviewKind; id?: string; fields?: Record<string, unknown>; /** An invalidate or restore: a proposal answers its own 409 not_proposed there. */ proposalsDecideThemselves?: boolean }): Promise<void> {
+  const writer = workScope.getStore()?.writer;
+  if (!writer?.actor) return;
+  const actor = writer.actor;
+  const { policy, status } = await read(handle, function* () {
+    const policy = yield* writePolicyOp();
+    const state = policy.modes[kind] === "review" && id !== undefined ? yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL) : undefined;
+    return { policy, status: state?.status ?? "active" };
+  });
+  if (policy.modes[kind] !== "review") return;
+  const what = id === undefined ? `a ${kind}` : `${kind} ${id}`;
+  if (status === "proposed" && !proposalsDecideThemselves) throw new AppError("review_pending", `${what} is a proposal waiting for review in store ${handle.store}: a reviewer approves it (with an edit if it needs one)`, [{ path: "id", message: "proposed" }]);
+  if (!isTrusted({ policy, actor, tokenLabel: writer.tokenLabel })) {
+    throw new AppError("review_required", `store ${handle.store} reviews ${kind} writes and ${actor} is not trusted there: write a new ${kind} naming supersedes (it waits for review) instead of changing ${what}`, [{ path: "id", message: "not trusted" }]);
+  }
+  const flags = fields ? poisonFlags({ fields }) : [];
+  if (flags.length > 0) throw new AppError("review_required", `the change to ${what} is flagged (${flags.map((f) => `${f.flag}: ${f.rule}`).join(", ")}): write it as a new ${kind} naming supersedes, which waits for review`, [{ path: flags[0].field, message: "flagged" }]);
+}
+
+/** A change of an existing item, held by assertAgentMayChange first (the backends wrap their updates and deletes with it). */
+export function reviewedChange<A extends { store: string }, R>({ kind, open, change, idOf, fieldsOf }: { kind: ReviewKind; open: (store: string) => Promise<AnyStoreHandle>; change: (a: A) => Promise<R>; idOf: (a: A) => string | undefined; fieldsOf?: (a: A) => Record<string, unknown> }): (a: A) => Promise<R> {
+  return async (a) => {
+    await assertAgentMayChange({ handle: await open(a.store), kind, id: idOf(a), fields: fieldsOf?.(a) });
+    return change(a);
+  };
+}
+
+/** Whether an agent may decide proposals in this store: a trusted agent, or a token with the admin scope. */
+export async function assertAgentMayReview({ handle, actor, tokenLabel, admin }: { handle: AnyStoreHandle; actor: string; tokenLabel: string | null; admin: boolean }): Promise<void> {
+  if (admin) return;
+  const policy = await read(handle, writePolicyOp());
+  if (!isTrusted({ policy, actor, tokenLabel })) throw new AppError("review_required", `${actor} is not trusted in store ${handle.store}: proposals are decided by a trusted agent, an admin token or a dashboard editor`, [{ path: "token", message: "not trusted" }]);
+}

@@ -31,6 +31,7 @@ import { recordRequest } from "../http/request-timer";
 import { stores } from "../stores/backend";
 import { versions } from "../version";
 import { MCP_TOOLS, type ToolDef } from "./tools";
+import { actorOf } from "../auth/actor";
 
 export type McpSessionOptions = {
   principal: AgentPrincipal;
@@ -91,7 +92,7 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   assertStoresAllowed({ principal, stores: named });
   // As the REST wrapper: a write to an archived store is refused (409 store_archived).
   if (t.scope === "write") await assertStoresWritable(named);
-  const wire = toWire({ schema: t.output, value: await withinWorkScope({ part: { writer: { tokenLabel: principal.label } }, fn: () => t.run(parsed.data as never, { principal }) }), opts: { undeclared: contractChecksEnabled() ? "keep" : "strip" } });
+  const wire = toWire({ schema: t.output, value: await withinWorkScope({ part: { writer: { tokenLabel: principal.label, actor: actorOf(principal) } }, fn: () => t.run(parsed.data as never, { principal }) }), opts: { undeclared: contractChecksEnabled() ? "keep" : "strip" } });
   if (contractChecksEnabled()) assertMatchesContract({ schema: t.output, wire, what: `MCP tool ${name}` });
   return wire;
 }

@@ -39,7 +39,7 @@ import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
 import { superseding } from "../index/item-state";
 import { factsOf, flaggingContradictions } from "../index/facts";
-import { proposing } from "../index/proposals";
+import { proposing, reviewedChange } from "../index/proposals";
 
 /**
  * The stores behind one interface (docs/ARCHITECTURE.md, "Composition"):
@@ -194,8 +194,10 @@ export function storesOn(engine: Engine): StoresBackend {
         idOf: (m) => m.path,
         actorOf: (a) => a.actor,
       }),
-      updateMemory: async (a) => flaggedMemory(await own.updateMemory(a)),
-      restoreMemory: async (a) => flaggedMemory(await own.restoreMemory(a)),
+      // Under a review policy an untrusted agent does not change, move, delete or bring back a memory (lib/index/proposals.ts).
+      updateMemory: reviewedChange({ kind: "memory", open: on, change: async (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => flaggedMemory(await own.updateMemory(a)), idOf: (a) => a.input.path, fieldsOf: (a) => ({ body: a.input.body, summary: a.input.summary, tags: a.input.tags }) }),
+      deleteMemory: reviewedChange({ kind: "memory", open: on, change: own.deleteMemory, idOf: (a) => a.memoryPath }),
+      restoreMemory: reviewedChange({ kind: "memory", open: on, change: async (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => flaggedMemory(await own.restoreMemory(a)), idOf: (a) => a.input.to }),
       listMemoryTrash: async (a) => (await own.listMemoryTrash(a)).map(flaggedMemory),
       getTrashedMemory: async (a) => flaggedMemory(await own.getTrashedMemory(a)),
       listStores: async ({ only = () => true, memoryFiles = false } = {}) => {
