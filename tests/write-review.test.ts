@@ -14,12 +14,14 @@ import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
 import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
 import * as nodeRoute from "@/app/api/v1/stores/[store]/nodes/[id]/route";
+import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
 import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import { ITEM_STATE_LIMITS } from "@/lib/index/item-state";
 import { PROPOSAL_LIMITS } from "@/lib/index/proposals";
 import { WRITE_POLICY_LIMITS } from "@/lib/index/write-policy";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { runTool } from "@/lib/mcp/server";
+import { stores } from "@/lib/stores/backend";
 import { callRoute } from "./helpers";
 import { governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 
@@ -299,6 +301,30 @@ describe("writes that wait for review", () => {
     expect(code(await approve("memory", "ops/pending", other))).toEqual([403, "review_required"]);
     expect((await approve("memory", "ops/pending", admin)).status).toBe(200);
     expect(await searched("rotate logs")).toEqual(["memory/ops/pending.md"]);
+  });
+
+  it("a proposal a person moves stays in the queue at its new path and is decided there", async () => {
+    await review();
+    expect((await writeMemory(scribe, "inbox/draft", "The archive closes on Sundays.")).json.proposal?.status).toBe("proposed");
+    // The dashboard's editor (no agent token: not held by the review policy) moves it.
+    await stores().updateMemory({ store: "kb", input: { path: "inbox/draft", move_to: "library/hours" }, actor: "user:editor" });
+    const listed = (await queue()).json.proposals.map((p: { kind: string; id: string; proposed_by: string }) => [p.kind, p.id, p.proposed_by]);
+    expect(listed).toEqual([["memory", "library/hours", "agent:scribe"]]);
+    expect(await searched("archive Sundays")).toEqual([]);
+    expect((await approve("memory", "library/hours")).status).toBe(200);
+    expect(await searched("archive Sundays")).toEqual(["memory/library/hours.md"]);
+  });
+
+  it("a node's detail shows no proposed frame until it is approved", async () => {
+    const node = (await callRoute(nodesRoute.POST, { token: trusted, params: P, body: { name: "cold storage", entity_type: "concept" } })).json.node;
+    await review();
+    const frame = await callRoute(framesRoute.POST, { token: scribe, params: P, body: { node_id: node.id, column: "procedural", properties: { step: "open the vault door" } } });
+    expect(frame.json.proposal?.status).toBe("proposed");
+    const detail = async () => (await callRoute(nodeRoute.GET, { token: read, params: { ...P, id: node.id } })).json;
+    expect((await detail()).frames).toEqual([]);
+    expect((await detail()).totals.frames).toBe(0);
+    expect((await approve("frame", frame.json.frame.id)).status).toBe(200);
+    expect((await detail()).frames.map((f: { id: string }) => f.id)).toEqual([frame.json.frame.id]);
   });
 
   it("an open store writes as before: no policy row, no proposal, no item state", async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { count, insert, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
@@ -8,7 +8,7 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
-import { supersedesSchema, type WithinCreate } from "../index/item-state";
+import { supersedesSchema, visibleWhere, type WithinCreate } from "../index/item-state";
 import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -89,6 +89,7 @@ export function deleteFrame<H extends AnyStoreHandle>({ handle, id, actor }: { h
 
 /** A node's first `limit` frames (by column, then age) and how many it has. */
 export function* listFramesByNodeId({ nodeId, limit }: { nodeId: string; limit: number }): Op<{ frames: GraphFrame[]; total: number }> {
-  const page = yield* rows(frames, { where: (t) => eq(t.nodeId, nodeId), orderBy: (t, o) => [o.bytewise(t.column), asc(t.createdAt), o.bytewise(t.id)], limit });
-  return { frames: page.map(toGraphFrame), total: yield* count(frames, (t) => eq(t.nodeId, nodeId)) };
+  // Active frames only: a retired, proposed or rejected one is not what is known about the node (item state).
+  const page = yield* rows(frames, { where: (t) => and(eq(t.nodeId, nodeId), visibleWhere({ kind: "frame", id: t.id })), orderBy: (t, o) => [o.bytewise(t.column), asc(t.createdAt), o.bytewise(t.id)], limit });
+  return { frames: page.map(toGraphFrame), total: yield* count(frames, (t) => and(eq(t.nodeId, nodeId), visibleWhere({ kind: "frame", id: t.id }))) };
 }

@@ -9,7 +9,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, unitInterval, uuidSchema, type SnakeCased } from "../common";
-import { supersedesSchema, type WithinCreate } from "../index/item-state";
+import { supersedesSchema, visibleWhere, type WithinCreate } from "../index/item-state";
 import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -202,9 +202,11 @@ export function deleteRelation<H extends AnyStoreHandle>({ handle, id, actor }: 
 export type NodeRelations = { outgoing: GraphRelation[]; incoming: GraphRelation[]; outgoingTotal: number; incomingTotal: number };
 
 export function* listRelationsByNodeId({ nodeId, limit }: { nodeId: string; limit: number }): Op<NodeRelations> {
+  // Active relations to active nodes only: a retired, proposed or rejected relation or neighbour is not what is known (item state).
   function* side(end: "fromId" | "toId") {
-    const page = yield* rows(relations, { where: (t) => eq(t[end], nodeId), orderBy: (t, o) => [desc(t.weight), o.bytewise(t.id)], limit });
-    return { rows: page.map(toGraphRelation), total: yield* count(relations, (t) => eq(t[end], nodeId)) };
+    const other = end === "fromId" ? "toId" : "fromId";
+    const page = yield* rows(relations, { where: (t) => and(eq(t[end], nodeId), visibleWhere({ kind: "relation", id: t.id }), visibleWhere({ kind: "node", id: t[other] })), orderBy: (t, o) => [desc(t.weight), o.bytewise(t.id)], limit });
+    return { rows: page.map(toGraphRelation), total: yield* count(relations, (t) => and(eq(t[end], nodeId), visibleWhere({ kind: "relation", id: t.id }), visibleWhere({ kind: "node", id: t[other] }))) };
   }
   const out = yield* side("fromId");
   const inc = yield* side("toId");

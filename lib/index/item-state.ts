@@ -123,11 +123,17 @@ function historyOf(r: Pick<ItemStateRow, "history"> | undefined): ItemTransition
  */
 export function* memoryStateFollowsOp({ from, to }: { from: string; to: string | null }): Op<void> {
   if (to === null || to === from) {
-    if (to === null) yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${from}`);
+    if (to === null) {
+      yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${from}`);
+      yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id = ${from}`);
+    }
     return;
   }
   yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${to}`);
   yield* sqlRun(sql`update item_state set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
+  // A proposal's provenance (lib/index/proposals.ts) moves with it, so the moved proposal stays in the review queue.
+  yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id = ${to}`);
+  yield* sqlRun(sql`update proposals set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
 }
 
 /**
