@@ -198,6 +198,28 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect((await viaRoute({ jsonrpc: "2.0", id: 10, method: "tools/list" }, { accept: "application/json" })).status).toBe(406);
   });
 
+  it("answers tools/list from bytes made once: every tool of the catalog on every call, the request's id put in, and a revoked token refused on its next call", async () => {
+    const { MCP_TOOLS } = await import("@/lib/mcp/tools");
+    const token = await seedToken({ label: "lister", agent_id: "lister", scopes: ["read"] });
+    const list = async (id: unknown, bearer = token) => {
+      const res = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" }) });
+      return { status: res.status, type: res.headers.get("content-type"), body: await res.text() };
+    };
+    const first = await list(1);
+    const again = await list("é ✓ \"quoted\"");
+    expect(first.status).toBe(200);
+    expect(first.type).toBe("application/json");
+    const [a, b] = [JSON.parse(first.body), JSON.parse(again.body)];
+    expect(a.result.tools.map((t: { name: string }) => t.name)).toEqual(MCP_TOOLS.map((t) => t.name));
+    expect(b.id).toBe("é ✓ \"quoted\"");
+    expect(b.result).toEqual(a.result);
+    const info = (await governance().listApiTokens({})).find((t) => t.label === "lister")!;
+    await governance().revokeApiToken({ id: info.id, actor: "test" });
+    const refused = await list(2);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.body).error.code).toBe("unauthorized");
+  });
+
   it("refuses a request body over the REST limit with 413", async () => {
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "write_memory", arguments: { store: "default", path: "ops/huge", body: "x".repeat(1024 * 1024 + 10) } } });
     const res = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body });

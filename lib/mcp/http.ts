@@ -37,7 +37,21 @@ function assertBatchWithinLimit(body: unknown): void {
   if (body.length > max) throw limitReached({ limit: "DUALMIND_MCP_BATCH_MAX", message: `a JSON-RPC batch may hold at most ${max} calls; this one holds ${body.length}` });
 }
 
-let toolsListJson: string | null = null;
+/** tools/list's answer around its id, as UTF-8 once: a body given as a string is checked and encoded again on every answer. */
+let toolsListBytes: { head: Uint8Array; tail: Uint8Array } | null = null;
+const utf8 = new TextEncoder();
+
+/** The transport's own shape, `{ result, jsonrpc, id }`, with the request's id put in. */
+function toolsListBody(id: string | number): Uint8Array<ArrayBuffer> {
+  toolsListBytes ??= { head: utf8.encode(`{"result":${JSON.stringify({ tools: listToolDescriptors() })},"jsonrpc":"2.0","id":`), tail: utf8.encode("}") };
+  const { head, tail } = toolsListBytes;
+  const idBytes = utf8.encode(JSON.stringify(id));
+  const body = new Uint8Array(head.length + idBytes.length + tail.length);
+  body.set(head);
+  body.set(idBytes, head.length);
+  body.set(tail, head.length + idBytes.length);
+  return body;
+}
 
 /**
  * tools/list answered without an MCP server and transport for the request: its answer is the same for every principal
@@ -59,9 +73,8 @@ function toolsListAnswer(request: Request, body: unknown): Response | null {
   if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return null;
   const version = request.headers.get("mcp-protocol-version");
   if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
-  toolsListJson ??= JSON.stringify({ tools: listToolDescriptors() });
   // The transport's own shape: { result, jsonrpc, id }, application/json, 200.
-  return new Response(`{"result":${toolsListJson},"jsonrpc":"2.0","id":${JSON.stringify(m.id)}}`, { status: 200, headers: { "content-type": "application/json" } });
+  return new Response(toolsListBody(m.id), { status: 200, headers: { "content-type": "application/json" } });
 }
 
 export async function handleMcpPost(request: Request): Promise<Response> {
