@@ -15,6 +15,9 @@
  * in the same rounds. The servers take turns second by second within each
  * cell (BENCH_API_SECONDS slices each), and each cell is the range over
  * BENCH_API_ROUNDS rounds: the machine is shared, and one round says little.
+ * With a baseline, each row also prints after p95 ÷ before p95 (the search,
+ * recall and remember rows: what a change did to a user's wait).
+ * BENCH_API_ONLY=<words,…>: only the request shapes whose name contains one of them.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -24,6 +27,12 @@ import path from "node:path";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases } from "../lib/db/connection";
 import { createApiToken } from "../lib/auth/tokens";
+import { drainEmbedQueues } from "../lib/embed/worker";
+import { thinkThought } from "../lib/graph/thoughts";
+import { recordTrace } from "../lib/recall/traces";
+import { openStore } from "../lib/stores/stores";
+import { loadTextWindows } from "./corpus";
+import { syntheticTrace } from "./side-by-side-data";
 import { NEXT_BIN, ROOT } from "../scripts/build-freshness";
 import { ensureProductionBuild, freePort } from "../tests/fixtures/next-server";
 import { seed } from "./api.bench";
@@ -35,6 +44,10 @@ const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
 const DOCUMENTS = Number(process.env.BENCH_API_FRAMEWORK_DOCS ?? 10_000);
 const BASELINE = process.env.BENCH_API_BASELINE;
+/** Thoughts (README text windows) and traces (the side-by-side bench's synthetic ones) the recall and remember rows read. */
+const THOUGHTS = Number(process.env.BENCH_API_FRAMEWORK_THOUGHTS ?? 2_000);
+const TRACES = Number(process.env.BENCH_API_FRAMEWORK_TRACES ?? 2_000);
+const ONLY = (process.env.BENCH_API_ONLY ?? "").split(",").map((w) => w.trim()).filter(Boolean);
 const WARMUP_REQUESTS = 20;
 
 /** The trivial app: what Next costs with nothing of ours in the way. JavaScript, so the build needs no TypeScript setup. */
@@ -80,12 +93,20 @@ function buildTrivialApp(): string {
 
 /**
  * The store api.bench.ts serves (DOCUMENTS documents, each with a word of its own, `item<n>`, its word lists built, so
- * no server builds them mid-run) and one read-scoped agent token for every store.
+ * no server builds them mid-run), THOUGHTS thoughts and TRACES traces in it with their vectors (the servers run no
+ * embed worker), and one read-scoped agent token for every store.
  */
-function seedWithToken(dataDir: string): string {
+async function seedWithToken(dataDir: string): Promise<string> {
   seed(dataDir, DOCUMENTS);
   process.env.DATA_DIR = dataDir;
   resetConfigForTests();
+  const handle = openStore({ store: "bench" });
+  const texts = loadTextWindows(THOUGHTS);
+  handle.sqlite.transaction(() => {
+    for (let i = 0; i < THOUGHTS; i++) thinkThought({ handle, input: { content: texts[i % texts.length], framework: "conversation", timestamp: 1_790_000_000_000 + i * 60_000 }, actor: "bench" });
+    for (let i = 0; i < TRACES; i++) recordTrace({ handle, agentId: "bench", input: syntheticTrace(i) });
+  })();
+  await drainEmbedQueues({ stores: ["bench"], batchSize: 256 });
   // A real agent token (looked up by hash on every request), not the bootstrap token, which is answered from config.
   const { token } = createApiToken({ input: { label: "bench", agent_id: "bench", scopes: ["read"], stores: null }, actor: "bench" });
   closeAllDatabases();
@@ -222,13 +243,17 @@ async function cells(targets: { name: string; base: string; shot: Shot; pid?: nu
 
 const MCP_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
 const SELECTIVE_SEARCH = "/api/v1/stores/bench/search?q=item4242&mode=fts&limit=10";
+/** A question in the words of the synthetic traces, and one in README words: hybrid recall and remember, as agents ask. */
+const RECALL_BODY = JSON.stringify({ query: "fix the retry queue after a timeout" });
+const REMEMBER_BODY = JSON.stringify({ query: "how do I configure the plugin options", limit: 10 });
 
 /** Per request shape: the trivial app's counterpart, dualmind's request, and the goal it is held to (if any). */
-function shapes({ token, cookie }: { token: string; cookie: string }): { name: string; goal: string; trivial: Shot; dualmind: (cookie: string) => Shot }[] {
+type Shape = { name: string; goal: string; trivial: Shot; dualmind: (cookie: string) => Shot };
+function shapes({ token, cookie }: { token: string; cookie: string }): Shape[] {
   const bearer = { authorization: `Bearer ${token}` };
   const trivialGet: Shot = { path: "/api/health", status: 200 };
   void cookie;
-  return [
+  const all: Shape[] = [
     { name: "GET /api/v1/health (select 1)", goal: "≥ 0.8×", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/health", status: 200 }) },
     { name: "selective search (fts, one match, agent token)", goal: "≥ 0.6×", trivial: trivialGet, dualmind: () => ({ path: SELECTIVE_SEARCH, headers: bearer, status: 200 }) },
     // Against Next's own cost of the same request shape (a dynamic route answering the same body), not of `{ ok: true }`.
@@ -241,7 +266,19 @@ function shapes({ token, cookie }: { token: string; cookie: string }): { name: s
       dualmind: () => ({ path: "/api/mcp", method: "POST", headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: MCP_LIST, status: 200 }),
     },
     { name: "dashboard page, signed in (GET /)", goal: "", trivial: { path: "/", status: 200 }, dualmind: (c) => ({ path: "/", headers: { cookie: c, accept: "text/html" }, status: 200 }) },
+    ...(
+      [
+        ["recall (hybrid, POST /stores/{s}/recall)", "recall", RECALL_BODY],
+        ["remember (POST /stores/{s}/remember)", "remember", REMEMBER_BODY],
+      ] as const
+    ).map(([name, route, body]): Shape => ({
+      name,
+      goal: "",
+      trivial: { path: "/api/health", method: "POST" as const, headers: { "content-type": "application/json" }, body, status: 200 },
+      dualmind: () => ({ path: `/api/v1/stores/bench/${route}`, method: "POST" as const, headers: { ...bearer, "content-type": "application/json" }, body, status: 200 }),
+    })),
   ];
+  return all.filter((shape) => ONLY.length === 0 || ONLY.some((w) => shape.name.includes(w)));
 }
 
 const range = (xs: number[], digits = 0) => (xs.length === 0 ? "" : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`);
@@ -252,7 +289,7 @@ export default async function apiFrameworkBench(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-framework-"));
   const servers: Server[] = [];
   try {
-    const token = seedWithToken(path.join(dataDir, "after"));
+    const token = await seedWithToken(path.join(dataDir, "after"));
     fs.cpSync(path.join(dataDir, "after"), path.join(dataDir, "before"), { recursive: true });
     // Production settings: answers not checked against their schemas (the test servers check them), no embed worker.
     const dualmindEnv = (dir: string) => ({ DATA_DIR: path.join(dataDir, dir), DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "error", DUALMIND_CHECK_RESPONSES: "false", DUALMIND_EMBED_WORKER: "false" });
@@ -299,6 +336,11 @@ export default async function apiFrameworkBench(): Promise<void> {
         const runs = results[i].get(server.name)!;
         row[`${server.name} p95 ms`] = range(runs.map((r) => r.p95), 1);
         row[`${server.name} p95 ÷ trivial`] = range(runs.map((r, k) => r.p95 / t[k].p95), 2);
+      }
+      if (BASELINE) {
+        // Each round's after ÷ before, the two measured in the same slices' turns.
+        const before = results[i].get("before")!;
+        row["after p95 ÷ before"] = range(results[i].get("after")!.map((r, k) => r.p95 / before[k].p95), 2);
       }
       const wrong = [...results[i].values()].flat().reduce((a, r) => a + r.wrong, 0);
       row["wrong answers"] = wrong;
