@@ -10,6 +10,7 @@ import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store"
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
+import { memoryStateToTrashOp } from "./memory-trash-state";
 import {
   CATEGORY_FILE,
   describeCategoryOp,
@@ -114,7 +115,10 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
     await purgeExpiredTrashPg(tx, handle, now);
     const id = newTrashId(now);
-    if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
+    if (trashRetentionMs() > 0) {
+      await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
+      await inCallerTx(tx, memoryStateToTrashOp({ memoryPath, trashId: id }));
+    }
     await inCallerTx(tx, removeMemoryOp(memoryPath));
     await inCallerTx(tx, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }), handle);
   } });

@@ -11,9 +11,11 @@ import type { ItemStateRow, ProposalRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
 import { recordOverride } from "../governance/ledger";
 import { processLedger } from "../db/engine";
-import { poisonFlags, poisonFlagsSchema, type PoisonFlag } from "../poison";
+import { maskCredentials, poisonFlags, poisonFlagsSchema, POISON_MAX_FIELD_CHARS, type PoisonFlag } from "../poison";
 import { decideItemOp, itemAuditTarget, itemNotFound, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemTransition } from "./item-state";
 import { recordFactOp } from "./facts";
+import { afterCommit } from "./files-after-commit";
+import { TRASH_STATE_LIKE } from "./memory-trash-state";
 import { isTrusted, writePolicyOp, type ReviewKind } from "./write-policy";
 
 /**
@@ -56,14 +58,18 @@ async function inOneWrite<R>({ handle, create, after }: { handle: AnyStoreHandle
     });
   }
   const h = handle as StoreHandle;
-  return h.sqlite
-    .transaction(() => {
-      const r = create(h);
-      if (r instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
-      write(h, after(r));
-      return r;
-    })
-    .immediate();
+  // A memory's file goes in place after the commit (lib/index/files-after-commit.ts): never on disk without its state.
+  return afterCommit({
+    transaction: () =>
+      h.sqlite
+        .transaction(() => {
+          const r = create(h);
+          if (r instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
+          write(h, after(r));
+          return r;
+        })
+        .immediate(),
+  });
 }
 
 type Creating = { store: string; input: object };
@@ -112,7 +118,7 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
       handle,
       create: (h) => createIn({ ...a, input, handle: h } as A & { handle: AnyStoreHandle }),
       after: function* (r) {
-        if (!isNew(r, startedAt)) return;
+        if (!isNew(r, startedAt)) return yield* mergeUnderReviewOp({ store: a.store, kind, id: idOf(r), why });
         const id = idOf(r);
         const now = Date.now();
         const transition: ItemTransition = { from: "proposed", to: "proposed", at: now, by: actor, reason: `proposed (${why})` };
@@ -129,6 +135,21 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
     await recordOverride({ handle: await processLedger(), input: { note: `proposal.create ${kind} ${id} in store ${a.store} (${why})` }, actor, tokenLabel: tokenLabel ?? actor });
     return { ...created, proposal: { status: "proposed", why, flags } };
   };
+}
+
+/**
+ * A write that merged into an existing item (a relation written again, a learning seen again) where it would have
+ * been a proposal: the merge changes that item (its weight and attributes, its seen count and confidence), so an
+ * agent's is refused as a change of an existing item is (403 review_required; 409 review_pending on a proposal),
+ * and the merge rolls back with it. People and the local CLI are not held, as for updates (assertAgentMayChange).
+ */
+function* mergeUnderReviewOp({ store, kind, id, why }: { store: string; kind: ReviewKind; id: string; why: ProposalWhy }): Op<void> {
+  const writer = workScope.getStore()?.writer;
+  if (!writer?.actor) return;
+  const state = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL);
+  if (state?.status === "proposed") throw new AppError("review_pending", `this ${kind} merges into ${kind} ${id}, a proposal waiting for review in store ${store}: a reviewer approves it (with an edit if it needs one)`, [{ path: "id", message: "proposed" }]);
+  const because = why === "flagged" ? "the write is flagged" : `${writer.actor} is not trusted there`;
+  throw new AppError("review_required", `store ${store} reviews ${kind} writes and ${because}: this ${kind} would merge into ${kind} ${id} and change it, which only a trusted agent or a reviewer may do`, [{ path: "id", message: why === "flagged" ? "flagged" : "not trusted" }]);
 }
 
 /** An answer that wraps its item (`{ thought }`, `{ node }`, `{ frame }`): the item under `key`, its `proposal` beside it. */
@@ -158,8 +179,9 @@ function* excerptsOp(page: { kind: ReviewKind; itemId: string }[]): Op<Map<strin
   for (const kind of new Set(page.map((p) => p.kind))) {
     const ids = page.filter((p) => p.kind === kind).map((p) => p.itemId);
     const e = EXCERPTS[kind];
-    const found = yield* sqlRows<{ id: string; text: string | null }>(sql`select ${sql.raw(e.id)} as id, substr(${sql.raw(e.text)}, 1, ${EXCERPT_CHARS}) as text from ${sql.raw(e.table)} where ${sql.raw(e.id)} in ${ids}`);
-    for (const r of found) out.set(`${kind}/${r.id}`, r.text ?? "");
+    // Read as far as the poisoning scan reads, so a credential that starts in the excerpt is found whole and masked.
+    const found = yield* sqlRows<{ id: string; text: string | null }>(sql`select ${sql.raw(e.id)} as id, substr(${sql.raw(e.text)}, 1, ${POISON_MAX_FIELD_CHARS}) as text from ${sql.raw(e.table)} where ${sql.raw(e.id)} in ${ids}`);
+    for (const r of found) out.set(`${kind}/${r.id}`, maskCredentials({ text: r.text ?? "" }).slice(0, EXCERPT_CHARS));
   }
   return out;
 }
@@ -176,7 +198,7 @@ function flagsOf(text: string): PoisonFlag[] {
 /** The review queue: proposals still waiting, newest first, one page (by kind and proposer when asked). */
 export function listProposals<H extends AnyStoreHandle>({ handle, kind, actor, limit, offset }: { handle: H; kind?: ReviewKind; actor?: string; limit: number; offset: number }): On<H, { total: number; proposals: Proposal[] }> {
   return read(handle, function* () {
-    const where = sql.join([sql`s.status = 'proposed'`, ...(kind ? [sql`p.kind = ${kind}`] : []), ...(actor ? [sql`p.proposed_by = ${actor}`] : [])], sql` and `);
+    const where = sql.join([sql`s.status = 'proposed'`, sql`p.item_id not like ${TRASH_STATE_LIKE}`, ...(kind ? [sql`p.kind = ${kind}`] : []), ...(actor ? [sql`p.proposed_by = ${actor}`] : [])], sql` and `);
     const from = sql`from proposals p join item_state s on s.kind = p.kind and s.item_id = p.item_id where ${where}`;
     const [{ n }] = yield* sqlRows<{ n: number | string }>(sql`select count(*) as n ${from}`);
     const page = yield* sqlRows<{ kind: ReviewKind; itemId: string; status: ItemStateRow["status"]; proposedBy: string; tokenLabel: string | null; proposedAt: number | string; why: ProposalWhy; flags: string; supersedes: string | null }>(
