@@ -14,11 +14,14 @@ import * as workingMemoryRoute from "@/app/api/v1/stores/[store]/working-memory/
 import * as trashRoute from "@/app/api/v1/stores/[store]/memories/trash/route";
 import * as rejectRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route";
 import { stores } from "@/lib/stores/backend";
+import { getPg } from "@/lib/db/pg";
+import { importMemoriesPg } from "@/lib/index/memories-pg";
+import { openStorePg } from "@/lib/stores/engines/pg";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { getStoreDb } from "@/lib/db/connection";
 import { reindexStore } from "@/lib/index/reindex";
 import { callRoute } from "./helpers";
-import { onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * Governed memory's leftovers from a security review: a proposed memory never becomes active through a failure (on
@@ -175,5 +178,62 @@ describe("governed memory: what the security review left", () => {
     expect(restored.status, JSON.stringify(restored.json)).toBe(200);
     expect(await listed({ include_proposed: "true" })).toEqual([]);
     expect(await storeSql("kb", "select item_id, status from item_state where kind = 'memory'")).toEqual([{ item_id: "inbox/claim-2", status: "rejected" }]);
+  });
+
+  it("an automatic supersession has its ledger row beside its audit entry, as a manual decision has", async () => {
+    const T = Date.UTC(2023, 4, 8);
+    const fact = (p: string, body: string, valid_from: number) => callRoute(memoriesRoute.POST, { token: trusted, params: P, body: { path: p, body, subject: "Bo", property: "job", valid_from } });
+    expect((await fact("people/bo-1", "Bo works at the mill.", T)).status).toBe(201);
+    expect((await fact("people/bo-2", "Bo works at the bakery.", T + 86_400_000)).status).toBe(201);
+    expect((await fact("people/bo-0", "Bo worked at the docks.", T - 86_400_000)).status).toBe(201);
+    const rows = await governanceSql<{ actor: string; token_label: string; note: string }>("select actor, token_label, note from overrides where note like 'item.%' order by ts, note");
+    expect(rows).toEqual([
+      { actor: "agent:librarian", token_label: "librarian-token", note: "item.supersede memory people/bo-1 by people/bo-2 in store kb: a newer value for the same subject and property" },
+      { actor: "agent:librarian", token_label: "librarian-token", note: "item.history memory people/bo-0 in store kb: memory people/bo-2 states a newer value for the same subject and property" },
+    ]);
+    const audit = await governanceSql<{ action: string }>("select action from audit_log where action in ('item.supersede', 'item.history') order by id");
+    expect(audit.map((r) => r.action)).toEqual(["item.supersede", "item.history"]);
+  });
+
+  it.skipIf(!onPg)("PostgreSQL: memories import into a store that reviews memories records the bypass, audited and in the ledger", async () => {
+    expect((await review()).status).toBe(200);
+    const dir = fs.mkdtempSync(path.join(env.dataDir, "import-"));
+    fs.mkdirSync(path.join(dir, "notes"));
+    fs.writeFileSync(path.join(dir, "notes", "imported.md"), "Imported from a checkout, not reviewed.\n");
+    const handle = await openStorePg({ pg: await getPg()!, store: "kb" });
+    expect(await importMemoriesPg({ handle, dir, actor: "cli:importer" })).toMatchObject({ added: 1 });
+    expect(await governanceSql("select actor, action, reason from audit_log where action = 'proposal.bypass'")).toEqual([{ actor: "cli:importer", action: "proposal.bypass", reason: "bypass: import" }]);
+    expect(await governanceSql("select actor, note from overrides where note like 'write.bypass%'")).toEqual([{ actor: "cli:importer", note: "write.bypass memory import in store kb (1 added, 0 changed): bypass: import" }]);
+  });
+
+  it.skipIf(!onPg)("a policy turned to review while a create is deciding waits for it: no create commits as open after review has", async () => {
+    expect((await callRoute(policyRoute.PUT, { method: "PUT", token: admin, params: P, body: { modes: { memory: "open" } } })).status).toBe(200);
+    const pg = await getPg()!;
+    // Another session holds the store's quota lock: the memory's write stops there, after it has decided by the policy.
+    const holder = await pg.pool.connect();
+    const waiting = async () => Number((await pg.pool.query("select count(*) as n from pg_locks where not granted")).rows[0].n);
+    const until = async (done: () => Promise<boolean>) => {
+      for (let i = 0; i < 500 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    let settled = false;
+    try {
+      await holder.query("begin");
+      await holder.query("select pg_advisory_xact_lock(hashtextextended('dualmind:store-quota:kb', 0))");
+      const writing = writeMemory(scribe, "notes/raced", "Written while the policy turns to review.");
+      await until(async () => (await waiting()) >= 1);
+      const turning = review().finally(() => (settled = true));
+      await until(async () => settled || (await waiting()) >= 2);
+      await holder.query("commit");
+      const [w, t] = await Promise.all([writing, turning]);
+      expect([w.status, t.status]).toEqual([201, 200]);
+      const order = (await governanceSql<{ action: string }>("select action from audit_log where action in ('memory.create', 'write_policy.set') order by id")).map((r) => r.action);
+      // The create decided by the open policy, so it commits before the policy turns; a create after it is a proposal.
+      expect(w.json.proposal).toBeUndefined();
+      expect(order).toEqual(["write_policy.set", "memory.create", "write_policy.set"]);
+      expect((await writeMemory(scribe, "notes/after", "Written after the policy turned.")).json.proposal).toMatchObject({ status: "proposed" });
+    } finally {
+      await holder.query("rollback").catch(() => undefined);
+      holder.release();
+    }
   });
 });

@@ -11,6 +11,7 @@ import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
 import { memoryStateToTrashOp } from "./memory-trash-state";
+import { importBypassOp } from "./import-bypass";
 import {
   CATEGORY_FILE,
   describeCategoryOp,
@@ -256,6 +257,7 @@ export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStore
     if (out.added + out.changed + out.categories > 0) {
       await inCallerTx(tx, audit({ actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } }), handle);
     }
+    await inCallerTx(tx, importBypassOp({ store: handle.store, imported: out, actor }), handle);
     return out;
   } });
 }
