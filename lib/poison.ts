@@ -287,12 +287,8 @@ function ruleHits(text: string, lower: string): Hit[] {
 
 const spelled = (c: string) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`;
 
-/** The match with context, credentials in it masked, invisible characters spelled, whitespace folded. */
-function excerptOf({ text, hit, credentials }: { text: string; hit: Hit; credentials: Hit[] }): string {
-  const room = Math.max(0, EXCERPT_CHARS - (hit.end - hit.start));
-  let from = Math.max(0, hit.start - Math.floor(room / 2));
-  let to = Math.min(text.length, hit.end + Math.ceil(room / 2));
-  if (hit.end - hit.start > EXCERPT_CHARS) [from, to] = [hit.start, hit.start + EXCERPT_CHARS];
+/** text[from, to) with each credential span in it replaced by its mask. */
+function masked({ text, credentials, from, to }: { text: string; credentials: Hit[]; from: number; to: number }): string {
   let out = "";
   let at = from;
   for (const c of credentials.filter((s) => s.end > from && s.start < to).sort((a, b) => a.start - b.start)) {
@@ -302,6 +298,26 @@ function excerptOf({ text, hit, credentials }: { text: string; hit: Hit; credent
     at = c.end;
   }
   if (at < to) out += text.slice(at, to);
+  return out;
+}
+
+/**
+ * `text` with every credential in it masked as the flags' excerpts mask them (the sanitizer's patterns, then
+ * high-entropy runs after a word naming a secret), for showing stored text that may hold one (the review queue's
+ * excerpt). Up to POISON_MAX_FIELD_CHARS are scanned; the rest is left out, never shown unscanned.
+ */
+export function maskCredentials({ text }: { text: string }): string {
+  const scanned = text.length > POISON_MAX_FIELD_CHARS ? text.slice(0, POISON_MAX_FIELD_CHARS) : text;
+  return masked({ text: scanned, credentials: credentialSpans(scanned, scanned.toLowerCase()), from: 0, to: scanned.length });
+}
+
+/** The match with context, credentials in it masked, invisible characters spelled, whitespace folded. */
+function excerptOf({ text, hit, credentials }: { text: string; hit: Hit; credentials: Hit[] }): string {
+  const room = Math.max(0, EXCERPT_CHARS - (hit.end - hit.start));
+  let from = Math.max(0, hit.start - Math.floor(room / 2));
+  let to = Math.min(text.length, hit.end + Math.ceil(room / 2));
+  if (hit.end - hit.start > EXCERPT_CHARS) [from, to] = [hit.start, hit.start + EXCERPT_CHARS];
+  let out = masked({ text, credentials, from, to });
   out = out.replace(HIDDEN, spelled).replace(LONE_ZWJ, spelled).replace(TAG_CHARS, spelled).replace(/\s+/g, " ");
   return `${from > 0 ? "…" : ""}${out}${to < text.length ? "…" : ""}`;
 }

@@ -139,12 +139,13 @@ const COUNTED: readonly Counted[] = [
   { table: "working_memory", text: ["key", "value", "updated_by"] },
   { table: "reasoning_traces", text: ["agent_id", "intent_verb", "intent_target", "shard_type", "key_files", "key_issue", "error_tags", "summary_descriptor"], derived: ["summary_descriptor"] },
   { table: "learnings", text: ["agent_id", "predicate", "args", "description", "semantic_handle"], derived: ["semantic_handle"] },
-  { table: "item_state", text: ["kind", "item_id", "status", "supersedes", "superseded_by", "reason", "decided_by", "history"] },
+  { table: "item_state", text: ["kind", "item_id", "status", "supersedes", "superseded_by", "reason", "decided_by", "history", "fact_key", "fact_value"] },
   { table: "forget_policy", text: ["kind", "ttl_since", "protected_ids", "updated_by"] },
   { table: "forget_run", text: ["id", "actor", "counts", "ids_sha256"] },
   { table: "forget_retired", text: ["kind", "item_id", "run_id", "rule", "why", "title"] },
   { table: "write_policy", text: ["policy", "updated_by"] },
   { table: "proposals", text: ["kind", "item_id", "proposed_by", "token_label", "why", "flags"] },
+  { table: "item_contradictions", text: ["kind", "item_id", "other_id", "fact_key", "reason"] },
 ];
 
 

@@ -6,6 +6,8 @@ import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
 import { auditStep } from "../governance/audit";
 import { decideItemOp, itemAuditTarget, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemKind, type ItemTransition } from "./item-state";
+import { workScope } from "../db/work-scope";
+import { ledgerOverrideStep } from "./governed-ledger";
 
 /**
  * Facts superseded instead of contradicted (docs/ARCHITECTURE.md, "Governed memory"), written once for both engines.
@@ -155,6 +157,7 @@ export function* recordFactOp({ store, kind, id, claim, actor, now = Date.now() 
   if (out.supersedes.length || out.status === "retired" || out.contradicts.length) {
     yield* auditStep({ actor, action: out.contradicts.length ? "item.contradiction" : out.status === "retired" ? "item.history" : "item.supersede", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, key: claim.key, valid_from: claim.validFrom, ...out } });
   }
+  yield* factLedgerStep({ store, kind, id, outcome: out, actor });
   return out;
 }
 
@@ -263,4 +266,14 @@ export function flaggingContradictions<A extends { store: string }, R extends { 
     const found = (await contradictionsOf({ handle: await open(a.store), ids: { [kind]: [id] } })).get(`${kind}:${id}`);
     return found ? { ...item, flags: [...item.flags, ...contradictionFlagsOf({ contradictions: found })] } : item;
   };
+}
+
+/**
+ * The ledger row of an automatic supersession, in the fact write's own transaction beside its audit entry, as a
+ * manual decision has one: what the rule retired (older values, or this write filed as history), by whom.
+ */
+function* factLedgerStep({ store, kind, id, outcome, actor }: { store: string; kind: ItemKind; id: string; outcome: FactOutcome; actor: string }): Op<void> {
+  const tokenLabel = workScope.getStore()?.writer?.tokenLabel ?? null;
+  if (outcome.supersedes.length) yield* ledgerOverrideStep({ note: `item.supersede ${kind} ${outcome.supersedes.join(", ")} by ${id} in store ${store}: a newer value for the same subject and property`, actor, tokenLabel });
+  else if (outcome.status === "retired") yield* ledgerOverrideStep({ note: `item.history ${kind} ${id} in store ${store}: ${kind} ${outcome.superseded_by} states a newer value for the same subject and property`, actor, tokenLabel });
 }

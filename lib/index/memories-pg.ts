@@ -10,6 +10,8 @@ import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store"
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
+import { memoryStateToTrashOp } from "./memory-trash-state";
+import { importBypassOp } from "./import-bypass";
 import {
   CATEGORY_FILE,
   describeCategoryOp,
@@ -114,7 +116,10 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
     await purgeExpiredTrashPg(tx, handle, now);
     const id = newTrashId(now);
-    if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
+    if (trashRetentionMs() > 0) {
+      await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
+      await inCallerTx(tx, memoryStateToTrashOp({ memoryPath, trashId: id }));
+    }
     await inCallerTx(tx, removeMemoryOp(memoryPath));
     await inCallerTx(tx, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }), handle);
   } });
@@ -252,6 +257,7 @@ export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStore
     if (out.added + out.changed + out.categories > 0) {
       await inCallerTx(tx, audit({ actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } }), handle);
     }
+    await inCallerTx(tx, importBypassOp({ store: handle.store, imported: out, actor }), handle);
     return out;
   } });
 }

@@ -24,6 +24,8 @@ import { deleteDocumentOp, documentsLeastGrowth, ingestDocumentsOp, type IngestR
 import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withinStoreQuota } from "./store-quota";
 import { listViewQuerySchema, visibleWhere } from "./item-state";
+import { stageFile } from "./files-after-commit";
+import { memoryStateFromTrashOp, memoryStateToTrashOp } from "./memory-trash-state";
 import { memoryStateFollowsOp, supersedesSchema } from "./item-state";
 import { factPropertySchema, factSubjectSchema, factValueSchema, validFromSchema } from "./facts";
 
@@ -320,6 +322,7 @@ export function* memoryWriteOp({ store, write: w, mtime }: { store: string; writ
       yield* removeMemoryOp(w.replaces);
     }
     yield* indexMemoryOp({ memoryPath: w.to, text: w.text, mtime, capped: true });
+    if (w.restoredFrom !== undefined) yield* memoryStateFromTrashOp({ trashId: w.restoredFrom, to: w.to });
   })() });
   // Through the audit step: an agent's write is refused while the ledger is full or its share used up.
   yield* audit(w.audit);
@@ -343,21 +346,26 @@ function writeMemory({ handle, write: w }: { handle: StoreHandle; write: MemoryW
     fs.rmSync(tmp, { force: true });
     throw e;
   }
-  try {
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    log("error", "memory indexed but its file could not be renamed into place", { store: handle.store, memoryPath, error: String(e) });
-    throw new AppError("internal", `memory ${memoryPath} was indexed but its file could not be written; run a reindex of store ${handle.store}`);
-  }
-  if (oldFile) {
+  const place = () => {
     try {
-      fs.rmSync(oldFile);
+      fs.renameSync(tmp, file);
     } catch (e) {
-      log("error", "memory moved but its old file could not be removed", { store: handle.store, from: replaces, to: memoryPath, error: String(e) });
-      throw new AppError("internal", `memory moved to ${memoryPath} but ${replaces} could not be removed; delete it or run a reindex of store ${handle.store}`);
+      fs.rmSync(tmp, { force: true });
+      log("error", "memory indexed but its file could not be renamed into place", { store: handle.store, memoryPath, error: String(e) });
+      throw new AppError("internal", `memory ${memoryPath} was indexed but its file could not be written; run a reindex of store ${handle.store}`);
     }
-  }
+    if (oldFile) {
+      try {
+        fs.rmSync(oldFile);
+      } catch (e) {
+        log("error", "memory moved but its old file could not be removed", { store: handle.store, from: replaces, to: memoryPath, error: String(e) });
+        throw new AppError("internal", `memory moved to ${memoryPath} but ${replaces} could not be removed; delete it or run a reindex of store ${handle.store}`);
+      }
+    }
+  };
+  // Inside a transaction that writes more after this (a proposal's state): the file goes in place once it commits.
+  if (stageFile({ staged: { place, abandon: () => fs.rmSync(tmp, { force: true }) } })) return memoryFromText({ memoryPath, text: w.text, mtime: fs.statSync(tmp).mtimeMs });
+  place();
   return getMemoryByPath({ handle, memoryPath });
 }
 
@@ -388,7 +396,7 @@ const FRONTMATTER_FIELDS = [["tags", "tags"], ["summary", "summary"], ["source",
  * What a create, update or restore writes (both backends): the file's text at `to`, its audit entry, and for a
  * move the path it leaves (`replaces`). `conflict` is the 409 when another memory holds `to`.
  */
-export type MemoryWrite = { to: string; text: string; audit: AuditEntry; replaces?: string; conflict: string };
+export type MemoryWrite = { to: string; text: string; audit: AuditEntry; replaces?: string; conflict: string; /** A restore: the trash entry whose kept governed state comes back at `to`. */ restoredFrom?: string };
 
 const alreadyExists = (to: string) => `memory ${to} already exists`;
 
@@ -605,7 +613,7 @@ export function restoreMemory({ handle, input, actor }: { handle: StoreHandle; i
 export function restoreWrite({ store, entry, text, input, actor }: { store: string; entry: TrashedMemory; text: string; input: z.output<typeof restoreMemorySchema>; actor: string }): MemoryWrite {
   const to = input.to ?? entry.path;
   const details = { trashId: entry.id, deletedAt: entry.deleted_at, ...(to !== entry.path ? { movedFrom: entry.path } : {}) };
-  return { to, text, audit: { actor, action: "memory.restore", target: memoryTarget({ handle: { store }, memoryPath: to }), details }, conflict: `${alreadyExists(to)}: restore the deleted one to another path, or move that one first` };
+  return { to, text, audit: { actor, action: "memory.restore", target: memoryTarget({ handle: { store }, memoryPath: to }), details }, conflict: `${alreadyExists(to)}: restore the deleted one to another path, or move that one first`, restoredFrom: entry.id };
 }
 
 /** The 404 of a trash id the store does not hold (either backend). */
@@ -646,6 +654,7 @@ export function deleteMemory({ handle, memoryPath, actor, now = Date.now() }: { 
   try {
     handle.sqlite
       .transaction(() => {
+        if (trashRetentionMs() > 0) write(handle, memoryStateToTrashOp({ memoryPath, trashId: id }));
         write(handle, removeMemoryOp(memoryPath));
         inCallerTx(handle, audit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } }));
       })

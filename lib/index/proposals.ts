@@ -9,12 +9,13 @@ import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
 import type { ItemStateRow, ProposalRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
-import { recordOverride } from "../governance/ledger";
-import { processLedger } from "../db/engine";
-import { poisonFlags, poisonFlagsSchema, type PoisonFlag } from "../poison";
+import { maskCredentials, poisonFlags, poisonFlagsSchema, POISON_MAX_FIELD_CHARS, type PoisonFlag } from "../poison";
 import { decideItemOp, itemAuditTarget, itemNotFound, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemTransition } from "./item-state";
 import { recordFactOp } from "./facts";
-import { isTrusted, writePolicyOp, type ReviewKind } from "./write-policy";
+import { afterCommit } from "./files-after-commit";
+import { ledgerOverrideStep } from "./governed-ledger";
+import { TRASH_STATE_LIKE } from "./memory-trash-state";
+import { isTrusted, writePolicyOp, type ReviewKind, type WritePolicy } from "./write-policy";
 
 /**
  * Proposals (docs/ARCHITECTURE.md, "Governed memory"): under a store's `review` policy for a kind, a create by an
@@ -38,43 +39,58 @@ export type ProposalMark = { status: "proposed"; why: ProposalWhy; flags: Poison
 export const proposalMarkSchema = z.strictObject({ status: z.literal("proposed"), why: z.enum(["untrusted", "flagged"]), flags: poisonFlagsSchema });
 
 /**
- * One transaction on the store: `create` (a repository's own write, which nests in it: SQLite's savepoint, a
- * PostgreSQL savepoint), then `after` over its answer. On SQLite `create` runs synchronously, as every store write
- * there does.
+ * One transaction on the store: `before` (the write policy, read and share-locked in it), then `create` (a
+ * repository's own write, which nests in it: SQLite's savepoint, a PostgreSQL savepoint), then `after` over its
+ * answer. On SQLite `create` runs synchronously, as every store write there does.
  */
-async function inOneWrite<R>({ handle, create, after }: { handle: AnyStoreHandle; create: (h: AnyStoreHandle) => R | Promise<R>; after: (r: R) => Op<void> }): Promise<R> {
+async function inOneWrite<D, R>({ handle, before, create, after }: { handle: AnyStoreHandle; before: () => Op<D>; create: (h: AnyStoreHandle, d: D) => R | Promise<R>; after: (r: R, d: D) => Op<void> }): Promise<R> {
   if (handle.kind === "pg") {
     const outer = handle as PgStoreHandle;
     return withStoreTx({
       handle: outer,
       work: async (tx) => {
         const inner = { ...outer, db: tx as unknown as PgStoreHandle["db"] };
-        const r = await create(inner);
-        await write(inner, after(r));
+        const d = await write(inner, before());
+        const r = await create(inner, d);
+        await write(inner, after(r, d));
         return r;
       },
     });
   }
   const h = handle as StoreHandle;
-  return h.sqlite
-    .transaction(() => {
-      const r = create(h);
-      if (r instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
-      write(h, after(r));
-      return r;
-    })
-    .immediate();
+  // A memory's file goes in place after the commit (lib/index/files-after-commit.ts): never on disk without its state.
+  return afterCommit({
+    transaction: () =>
+      h.sqlite
+        .transaction(() => {
+          const d = write(h, before());
+          const r = create(h, d);
+          if (r instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
+          write(h, after(r, d));
+          return r;
+        })
+        .immediate(),
+  });
 }
 
 type Creating = { store: string; input: object };
 
+/** What the write policy makes of one create: counted at once, a trusted writer's bypass, or a proposal. */
+type Decision = { to: "open" } | { to: "bypass" } | { to: "propose"; why: ProposalWhy };
+
 /**
  * A create under the store's write policy, written once for every governed kind (the backends wrap their create
- * with it, around `superseding()`): open for the kind → `create` as before; review and a trusted actor with an
- * unflagged write → `create`, the bypass audited and in the ledger ("bypass: trusted"); otherwise `createIn` (the
- * repository's write on the handle given) in one transaction with the proposal's state and provenance, and the
- * answer carries `proposal`. A proposal naming `supersedes` supersedes on approval, not before. `isNew` says whether
- * the write made a new item (a learning or relation merged into an existing one leaves that one as it was).
+ * with it, around `superseding()`): open for the kind → the create as before; review and a trusted actor with an
+ * unflagged write → the create, the bypass audited and in the ledger ("bypass: trusted"); otherwise `createIn` (the
+ * repository's write on the handle given) in one transaction with the proposal's state, provenance, audit entry and
+ * ledger row, and the answer carries `proposal`. A proposal naming `supersedes` supersedes on approval, not before.
+ * `isNew` says whether the write made a new item (a learning or relation merged into an existing one changes that
+ * one: refused under review as other changes are, mergeUnderReviewOp).
+ *
+ * The policy is read inside the create's own transaction (share-locked on PostgreSQL, under SQLite's write lock), so
+ * a policy change commits wholly before the write, which then follows it, or after it: none lets a write through as
+ * `open` once `review` has committed. A create naming `supersedes` or stating a fact goes through `superseding()`
+ * (`create`), whose retirement runs in its own write: the policy is read just before it, as before.
  */
 export function proposing<A extends Creating, R extends object>({ kind, open, create, createIn, idOf, actorOf, isNew = () => true, facts }: {
   kind: ReviewKind;
@@ -89,30 +105,44 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
 }): (a: A) => Promise<R & { proposal?: ProposalMark }> {
   return async (a) => {
     const handle = await open(a.store);
-    const policy = await read(handle, writePolicyOp());
-    if (policy.modes[kind] !== "review") return create(a);
     const actor = actorOf(a);
     const tokenLabel = workScope.getStore()?.writer?.tokenLabel ?? null;
     const flags = poisonFlags({ fields: a.input as Record<string, unknown> });
-    const trusted = isTrusted({ policy, actor, tokenLabel });
-    if (trusted && flags.length === 0) {
-      const created = await create(a);
-      const id = idOf(created);
-      await write(handle, auditStep({ actor, action: "proposal.bypass", target: itemAuditTarget({ store: a.store, kind, id }), reason: "bypass: trusted", details: { store: a.store, kind, id, token_label: tokenLabel } }));
-      await recordOverride({ handle: await processLedger(), input: { note: `write.bypass ${kind} ${id} in store ${a.store}: bypass: trusted` }, actor, tokenLabel: tokenLabel ?? actor });
-      return created;
-    }
-    const why: ProposalWhy = flags.length > 0 ? "flagged" : "untrusted";
     const { supersedes, ...rest } = a.input as { supersedes?: string };
     const claim = facts?.claimOf(rest) ?? null;
     const input = facts ? facts.strip({ input: rest }) : rest;
+    const decide = (policy: WritePolicy): Decision => {
+      if (policy.modes[kind] !== "review") return { to: "open" };
+      if (isTrusted({ policy, actor, tokenLabel }) && flags.length === 0) return { to: "bypass" };
+      return { to: "propose", why: flags.length > 0 ? "flagged" : "untrusted" };
+    };
+    const bypassSteps = function* (id: string): Op<void> {
+      yield* auditStep({ actor, action: "proposal.bypass", target: itemAuditTarget({ store: a.store, kind, id }), reason: "bypass: trusted", details: { store: a.store, kind, id, token_label: tokenLabel } });
+      yield* ledgerOverrideStep({ note: `write.bypass ${kind} ${id} in store ${a.store}: bypass: trusted`, actor, tokenLabel });
+    };
+    let decided: Decision | null = null;
+    if (supersedes !== undefined || claim !== null) {
+      decided = decide(await read(handle, writePolicyOp()));
+      if (decided.to === "open") return create(a);
+      if (decided.to === "bypass") {
+        const created = await create(a);
+        await write(handle, bypassSteps(idOf(created)));
+        return created;
+      }
+    }
     const startedAt = Date.now();
-    let proposed = false;
+    let proposed: ProposalWhy | null = null;
     const created = await inOneWrite({
       handle,
+      before: function* (): Op<Decision> {
+        return decided ?? decide(yield* writePolicyOp({ lock: true }));
+      },
       create: (h) => createIn({ ...a, input, handle: h } as A & { handle: AnyStoreHandle }),
-      after: function* (r) {
-        if (!isNew(r, startedAt)) return;
+      after: function* (r, d) {
+        if (d.to === "open") return;
+        if (d.to === "bypass") return yield* bypassSteps(idOf(r));
+        const why = d.why;
+        if (!isNew(r, startedAt)) return yield* mergeUnderReviewOp({ store: a.store, kind, id: idOf(r), why });
         const id = idOf(r);
         const now = Date.now();
         const transition: ItemTransition = { from: "proposed", to: "proposed", at: now, by: actor, reason: `proposed (${why})` };
@@ -121,14 +151,28 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
         const provenance = { proposedBy: actor, tokenLabel, proposedAt: now, why, flags: JSON.stringify(flags) };
         yield* upsert(proposalsTable, { kind, itemId: id, ...provenance }, (t) => [t.kind, t.itemId] as never, provenance);
         yield* auditStep({ actor, action: "proposal.create", target: itemAuditTarget({ store: a.store, kind, id }), reason: `proposed (${why})`, details: { store: a.store, kind, id, why, token_label: tokenLabel, flags: flags.map((f) => f.flag) } });
-        proposed = true;
+        yield* ledgerOverrideStep({ note: `proposal.create ${kind} ${id} in store ${a.store} (${why})`, actor, tokenLabel });
+        proposed = why;
       },
     });
-    if (!proposed) return created;
-    const id = idOf(created);
-    await recordOverride({ handle: await processLedger(), input: { note: `proposal.create ${kind} ${id} in store ${a.store} (${why})` }, actor, tokenLabel: tokenLabel ?? actor });
-    return { ...created, proposal: { status: "proposed", why, flags } };
+    if (proposed === null) return created;
+    return { ...created, proposal: { status: "proposed", why: proposed, flags } };
   };
+}
+
+/**
+ * A write that merged into an existing item (a relation written again, a learning seen again) where it would have
+ * been a proposal: the merge changes that item (its weight and attributes, its seen count and confidence), so an
+ * agent's is refused as a change of an existing item is (403 review_required; 409 review_pending on a proposal),
+ * and the merge rolls back with it. People and the local CLI are not held, as for updates (assertAgentMayChange).
+ */
+function* mergeUnderReviewOp({ store, kind, id, why }: { store: string; kind: ReviewKind; id: string; why: ProposalWhy }): Op<void> {
+  const writer = workScope.getStore()?.writer;
+  if (!writer?.actor) return;
+  const state = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL);
+  if (state?.status === "proposed") throw new AppError("review_pending", `this ${kind} merges into ${kind} ${id}, a proposal waiting for review in store ${store}: a reviewer approves it (with an edit if it needs one)`, [{ path: "id", message: "proposed" }]);
+  const because = why === "flagged" ? "the write is flagged" : `${writer.actor} is not trusted there`;
+  throw new AppError("review_required", `store ${store} reviews ${kind} writes and ${because}: this ${kind} would merge into ${kind} ${id} and change it, which only a trusted agent or a reviewer may do`, [{ path: "id", message: why === "flagged" ? "flagged" : "not trusted" }]);
 }
 
 /** An answer that wraps its item (`{ thought }`, `{ node }`, `{ frame }`): the item under `key`, its `proposal` beside it. */
@@ -158,8 +202,9 @@ function* excerptsOp(page: { kind: ReviewKind; itemId: string }[]): Op<Map<strin
   for (const kind of new Set(page.map((p) => p.kind))) {
     const ids = page.filter((p) => p.kind === kind).map((p) => p.itemId);
     const e = EXCERPTS[kind];
-    const found = yield* sqlRows<{ id: string; text: string | null }>(sql`select ${sql.raw(e.id)} as id, substr(${sql.raw(e.text)}, 1, ${EXCERPT_CHARS}) as text from ${sql.raw(e.table)} where ${sql.raw(e.id)} in ${ids}`);
-    for (const r of found) out.set(`${kind}/${r.id}`, r.text ?? "");
+    // Read as far as the poisoning scan reads, so a credential that starts in the excerpt is found whole and masked.
+    const found = yield* sqlRows<{ id: string; text: string | null }>(sql`select ${sql.raw(e.id)} as id, substr(${sql.raw(e.text)}, 1, ${POISON_MAX_FIELD_CHARS}) as text from ${sql.raw(e.table)} where ${sql.raw(e.id)} in ${ids}`);
+    for (const r of found) out.set(`${kind}/${r.id}`, maskCredentials({ text: r.text ?? "" }).slice(0, EXCERPT_CHARS));
   }
   return out;
 }
@@ -176,7 +221,7 @@ function flagsOf(text: string): PoisonFlag[] {
 /** The review queue: proposals still waiting, newest first, one page (by kind and proposer when asked). */
 export function listProposals<H extends AnyStoreHandle>({ handle, kind, actor, limit, offset }: { handle: H; kind?: ReviewKind; actor?: string; limit: number; offset: number }): On<H, { total: number; proposals: Proposal[] }> {
   return read(handle, function* () {
-    const where = sql.join([sql`s.status = 'proposed'`, ...(kind ? [sql`p.kind = ${kind}`] : []), ...(actor ? [sql`p.proposed_by = ${actor}`] : [])], sql` and `);
+    const where = sql.join([sql`s.status = 'proposed'`, sql`p.item_id not like ${TRASH_STATE_LIKE}`, ...(kind ? [sql`p.kind = ${kind}`] : []), ...(actor ? [sql`p.proposed_by = ${actor}`] : [])], sql` and `);
     const from = sql`from proposals p join item_state s on s.kind = p.kind and s.item_id = p.item_id where ${where}`;
     const [{ n }] = yield* sqlRows<{ n: number | string }>(sql`select count(*) as n ${from}`);
     const page = yield* sqlRows<{ kind: ReviewKind; itemId: string; status: ItemStateRow["status"]; proposedBy: string; tokenLabel: string | null; proposedAt: number | string; why: ProposalWhy; flags: string; supersedes: string | null }>(

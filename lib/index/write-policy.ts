@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import { read, row, tablePair, upsert, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { insertOrIgnore, read, row, tablePair, upsert, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
 import { REVIEWABLE_KINDS } from "../db/schema/index";
@@ -63,9 +63,12 @@ function parsed(text: string | undefined): WritePolicy {
   }
 }
 
-/** The store's policy, as a step: one lookup by primary key (a store without a policy row is open). */
-export function* writePolicyOp(): Op<WritePolicyView> {
-  const found = yield* row(writePolicyTable, (t) => eq(t.id, 1));
+/**
+ * The store's policy, as a step: one lookup by primary key (a store without a policy row is open). `lock` share-locks
+ * the row on PostgreSQL for the rest of the write (a create deciding by it: a policy change waits for it to commit).
+ */
+export function* writePolicyOp({ lock = false }: { lock?: boolean } = {}): Op<WritePolicyView> {
+  const found = yield* row(writePolicyTable, (t) => eq(t.id, 1), lock ? { lock: "share" } : {});
   return { ...parsed(found?.policy), updated_at: found?.updatedAt ?? null, updated_by: found?.updatedBy ?? null };
 }
 
@@ -82,6 +85,14 @@ export const writePolicyAuditTarget = ({ store }: { store: string }) => `policy:
  * given; the audit entry (old → new) commits with it. The caller records the ledger override.
  */
 export function setWritePolicy<H extends AnyStoreHandle>({ handle, store, input, actor, now = Date.now() }: { handle: H; store: string; input: WritePolicyInput; actor: string; now?: number }): On<H, { old: WritePolicy; policy: WritePolicyView }> {
+  // A store's first policy: its row (open, as no row reads) is made in a write of its own first, so the change below
+  // updates a row that creates share-lock while they decide by it (lib/index/proposals.ts): they wait for each other.
+  const made = write(handle, insertOrIgnore(writePolicyTable, { id: 1, policy: JSON.stringify(OPEN), updatedAt: now, updatedBy: actor }, (t) => [t.id] as never));
+  const change = () => changeWritePolicy({ handle, store, input, actor, now });
+  return (made instanceof Promise ? made.then(change) : change()) as On<H, { old: WritePolicy; policy: WritePolicyView }>;
+}
+
+function changeWritePolicy<H extends AnyStoreHandle>({ handle, store, input, actor, now }: { handle: H; store: string; input: WritePolicyInput; actor: string; now: number }): On<H, { old: WritePolicy; policy: WritePolicyView }> {
   return write(handle, function* () {
     const before = yield* row(writePolicyTable, (t) => eq(t.id, 1), { lock: "update" });
     const old = parsed(before?.policy);

@@ -29,6 +29,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-store-disk.test.ts",
   "tests/store-lifecycle.test.ts",
   "tests/write-review.test.ts",
+  "tests/governed-memory-leftovers.test.ts",
   "tests/item-state.test.ts",
   "tests/forgetting.test.ts",
   "tests/facts.test.ts",
