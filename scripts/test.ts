@@ -34,10 +34,10 @@ const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-sta
  * after the build runs two files (e2e: two specs) at a time, and much of each
  * waits (PostgreSQL, servers starting, timed load, the browser). After the
  * build there is no barrier: the lanes are balanced by their phases' summed
- * seconds — the PostgreSQL suite (the longest) then the reliability suite on
- * PostgreSQL (one cluster serves both), beside the type check, e2e, unit and the
- * reliability suite — so neither lane waits for the other (`npm test -- --timings`
- * shows each phase's seconds and slowest files).
+ * seconds — the PostgreSQL suite (the longest), the reliability suite on
+ * PostgreSQL (one cluster serves both) and the reliability suite on SQLite, beside
+ * the type check, e2e and unit — so neither lane waits for the other
+ * (`npm test -- --timings` shows each phase's seconds and slowest files).
  */
 const STAGES: Phase[][][] = [
   [[BUILD], [{ name: "lint", args: npm("lint") }]],
@@ -45,6 +45,7 @@ const STAGES: Phase[][][] = [
     [
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
       { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
     ],
     [
       // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
@@ -52,7 +53,6 @@ const STAGES: Phase[][][] = [
       { name: "e2e", args: npm("test:e2e"), needsBuild: true },
       // Route handlers are called in-process: no server, no bundle.
       { name: "unit", args: npm("test:unit") },
-      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
     ],
   ],
 ];
