@@ -12,7 +12,8 @@
  *
  * `npm test -- unit pg` runs only the named phases (with the build and the
  * cluster when they need them); `--serial` runs every phase alone; `--timings` adds
- * each phase's CPU seconds and its slowest test files (from the runners' JSON reports).
+ * each phase's CPU seconds (what it waited for, and every process it started, the
+ * cluster's on a row of its own) and its slowest test files (from the runners' JSON reports).
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -20,6 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
 import { ROOT } from "./build-freshness";
+import { TreeCpu } from "./tree-cpu";
 import type { FileTime } from "./vitest-file-times";
 
 type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres?: boolean };
@@ -34,10 +36,10 @@ const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-sta
  * after the build runs two files (e2e: two specs) at a time, and much of each
  * waits (PostgreSQL, servers starting, timed load, the browser). After the
  * build there is no barrier: the lanes are balanced by their phases' summed
- * seconds — the PostgreSQL suite (the longest) then the reliability suite on
- * PostgreSQL (one cluster serves both), beside the type check, e2e, unit and the
- * reliability suite — so neither lane waits for the other (`npm test -- --timings`
- * shows each phase's seconds and slowest files).
+ * seconds — the PostgreSQL suite (the longest), the reliability suite on
+ * PostgreSQL (one cluster serves both) and the reliability suite on SQLite, beside
+ * the type check, e2e and unit — so neither lane waits for the other
+ * (`npm test -- --timings` shows each phase's seconds and slowest files).
  */
 const STAGES: Phase[][][] = [
   [[BUILD], [{ name: "lint", args: npm("lint") }]],
@@ -45,6 +47,7 @@ const STAGES: Phase[][][] = [
     [
       { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
       { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
     ],
     [
       // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
@@ -52,12 +55,11 @@ const STAGES: Phase[][][] = [
       { name: "e2e", args: npm("test:e2e"), needsBuild: true },
       // Route handlers are called in-process: no server, no bundle.
       { name: "unit", args: npm("test:unit") },
-      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
     ],
   ],
 ];
 
-type Result = { name: string; seconds: number; ok: boolean; logFile?: string; cpuSeconds?: number; report?: string };
+type Result = { name: string; seconds: number; ok: boolean; logFile?: string; cpuSeconds?: number; treeCpuSeconds?: number; report?: string };
 
 /** The runner of a phase's tests, for its JSON report: vitest, Playwright, or none (build, lint, typecheck). */
 const runnerOf = (phase: Phase): "vitest" | "playwright" | null =>
@@ -65,9 +67,10 @@ const runnerOf = (phase: Phase): "vitest" | "playwright" | null =>
 
 /**
  * With `timings`, the phase runs under /usr/bin/time (the CPU seconds of it and the children it waited for:
- * a measure a loaded machine disturbs less than the wall clock) and its runner writes a JSON report.
+ * a measure a loaded machine disturbs less than the wall clock) and its runner writes a JSON report; `tree`
+ * also samples every process the phase starts (scripts/tree-cpu.ts: browsers and servers nobody waited for).
  */
-function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string, timings = false): Promise<Result> {
+function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string, timings = false, tree: TreeCpu | null = null): Promise<Result> {
   const started = performance.now();
   const base = path.join(logDir, phase.name.replace(/\W/g, "-"));
   const logFile = `${base}.log`;
@@ -84,8 +87,9 @@ function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string, timings 
       const seconds = (performance.now() - started) / 1000;
       process.stdout.write(fs.readFileSync(logFile, "utf8"));
       console.log(`== ${phase.name}: ${ok ? "passed" : `FAILED${note}`} in ${seconds.toFixed(0)} s`);
-      resolve({ name: phase.name, seconds, ok, logFile, cpuSeconds: timings ? cpuSeconds(`${base}.cpu`) : undefined, report });
+      resolve({ name: phase.name, seconds, ok, logFile, cpuSeconds: timings ? cpuSeconds(`${base}.cpu`) : undefined, treeCpuSeconds: tree?.seconds(phase.name), report });
     };
+    if (child.pid !== undefined) tree?.track(phase.name, child.pid);
     child.on("error", (e) => finish(false, ` (${e.message})`));
     child.on("exit", (code, signal) => finish(code === 0, code === 0 ? "" : ` (exit ${code ?? signal})`));
   });
@@ -182,12 +186,22 @@ async function main() {
 
   const total = performance.now();
   const results: Result[] = [];
+  const tree = timings ? TreeCpu.start() : null;
+  let clusterResult: Result | null = null;
   let cluster: Promise<{ seconds: number } | { error: unknown }> | null = null;
   const startCluster = () => {
     const started = performance.now();
     return (cluster ??= startTestPostgres().then(
       (pg) => {
         postgres = pg;
+        // The server's processes: the postmaster (a daemon, not the runner's child) and its backends.
+        if (tree) {
+          try {
+            tree.track("postgres cluster", Number(fs.readFileSync(path.join(pg.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]));
+          } catch {
+            // not readable here: the row shows no CPU
+          }
+        }
         return { seconds: (performance.now() - started) / 1000 };
       },
       // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
@@ -203,12 +217,13 @@ async function main() {
         if ("error" in started) throw started.error;
         // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
         env.DM_TEST_PG_ADMIN_URL = postgres!.url;
-        results.push({ name: "postgres cluster", seconds: started.seconds, ok: true });
+        clusterResult = { name: "postgres cluster", seconds: started.seconds, ok: true };
+        results.push(clusterResult);
       }
       const lanes = await Promise.all(
         stage.map(async (lane) => {
           const done: Result[] = [];
-          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir, timings));
+          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir, timings, tree));
           return done;
         }),
       );
@@ -217,7 +232,9 @@ async function main() {
   } finally {
     // A cluster still starting when a stage threw is stopped once it is up.
     await cluster;
+    if (clusterResult) clusterResult.treeCpuSeconds = tree?.seconds("postgres cluster");
     stopPostgres();
+    tree?.stop();
   }
   const seconds = (performance.now() - total) / 1000;
   // A CI log may keep only its tail: why each failed phase failed, then the table, then the failed tests' names last.
@@ -225,7 +242,10 @@ async function main() {
   const why = failed.map((r) => ({ name: r.name, lines: failureLines(fs.readFileSync(r.logFile!, "utf8")) }));
   for (const w of why) console.log(`\n== why ${w.name} failed\n${w.lines.join("\n")}`);
   console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
-  const cpu = (r: Result) => (timings ? `${r.cpuSeconds === undefined ? "" : r.cpuSeconds.toFixed(0)}`.padStart(7) + " s cpu" : "");
+  if (timings)
+    console.log("(cpu: the phase and the processes it waited for, /usr/bin/time; tree: every process it started, sampled each second, browsers and servers included)");
+  const n = (x: number | undefined) => (x === undefined ? "-" : x.toFixed(0));
+  const cpu = (r: Result) => (timings ? `${n(r.cpuSeconds).padStart(7)} s cpu${n(r.treeCpuSeconds).padStart(7)} s tree` : "");
   for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s${cpu(r)}  ${r.ok ? "ok" : "FAILED"}`);
   console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(1)})`);
   for (const r of results.filter((r) => r.report)) {
