@@ -12,6 +12,7 @@ import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
 import { contradictionsOf, type Contradiction } from "../index/facts";
+import { factMatches } from "../index/fact-match";
 import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type ItemStatus, type ItemView } from "../index/item-state";
 
 /**
@@ -21,8 +22,9 @@ import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type 
  * procedural and relation weights let neighbours and recent items crowd out the item asked for; small ones reorder
  * near-ties. The conflict penalty only lowers items that disagree with themselves, so it stays high.
  */
-export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
-const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
+export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number; fact: number };
+/** fact: a thought whose subject and property the query names counts as much as the best full-text match (lib/index/fact-match.ts). */
+const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5, fact: 1 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
   semantic: "relevance: bm25 relative to the best FTS hit × (0.5 + 0.5 × share of the query's words the item holds) + context from the neighbouring turns + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
@@ -31,8 +33,9 @@ export const REMEMBER_SIGNALS = {
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
   edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
   inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency; each unresolved contradiction of the thought (or of the relation the node was reached by) adds 0.5, at most 1",
+  fact_match: "a thought written as a fact whose subject and property the query names (the property's words stemmed): the share of the query's content words its subject and property account for; 0 otherwise. Supersession leaves one value of a key visible (the current one, or the one that held at as_of), so it is that value that gains",
 } as const;
-export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
+export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + w_fact·fact_match";
 
 const weight = z.number().min(0).max(10);
 const GRAPH_KINDS = [THOUGHT_KIND, NODE_KIND];
@@ -53,7 +56,7 @@ export const rememberInputSchema = z
       .array(z.enum([THOUGHT_KIND, NODE_KIND]))
       .min(1)
       .default([THOUGHT_KIND, NODE_KIND]),
-    weights: z.object({ semantic: weight, episodic: weight, procedural: weight, relation: weight, conflict: weight }).partial().strict().optional(),
+    weights: z.object({ semantic: weight, episodic: weight, procedural: weight, relation: weight, conflict: weight, fact: weight }).partial().strict().optional(),
     /** Recency time constant τ in hours. */
     tau_hours: z.number().positive().max(24 * 365 * 10).default(24 * 7),
     min_edge_weight: unitInterval.default(0.5),
@@ -74,10 +77,10 @@ export const rememberInputSchema = z
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
 export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-const MATCH_SOURCES = ["thought_knn", "thought_fts", "thought_context", "node_knn", "node_fts", "expansion"] as const;
+const MATCH_SOURCES = ["thought_knn", "thought_fts", "thought_context", "thought_fact", "node_knn", "node_fts", "expansion"] as const;
 type MatchSource = (typeof MATCH_SOURCES)[number];
 
-const termWeights = z.strictObject({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number() });
+const termWeights = z.strictObject({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number(), fact: z.number() });
 /** One result as returned (the API's and MCP's response schema, lib/api/responses/graph.ts). */
 export const rememberResultSchema = z.strictObject({
   kind: z.enum([THOUGHT_KIND, NODE_KIND]),
@@ -105,6 +108,8 @@ export const rememberResultSchema = z.strictObject({
     procedure_match: z.number(),
     edge_weight: z.number(),
     inconsistency: z.number(),
+    /** The share of the query's content words named by the thought's fact subject and property (lib/index/fact-match.ts); 0 when the query names no key of it. */
+    fact_match: z.number(),
     /** Each weighted term of the score; they sum to `score`. */
     terms: termWeights,
   }),
@@ -162,6 +167,8 @@ export type Candidate = {
   expanded: boolean;
   /** Unresolved contradictions of the thought, or of the relation the node was reached by (lib/index/facts.ts). */
   contradicts?: Contradiction[];
+  /** The strength of the fact key the query names, for a thought written as a fact (lib/index/fact-match.ts). */
+  fact?: number;
 };
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -414,6 +421,7 @@ type Scored = {
   procedure: number;
   edgeWeight: number;
   inconsistency: number;
+  factMatch: number;
   terms: ScoreBreakdown["terms"];
   score: number;
   /** The rounded cosine the order reads (null without a current vector). */
@@ -444,6 +452,7 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
       const edgeWeight = c.edge?.weight ?? 0;
       const inconsistency = clamp01((isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0)) + 0.5 * (c.contradicts?.length ?? 0));
+      const factMatch = c.fact ?? 0;
       const weighted = {
         semantic: round(w.semantic * semantic),
         // Recency scales the item's relevance, so a recent item that merely shares a word cannot bury an old fact that answers.
@@ -451,9 +460,10 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
         procedural: round(w.procedural * procedure),
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
+        fact: round(w.fact * factMatch),
       };
-      const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict);
-      scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
+      const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict + weighted.fact);
+      scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, factMatch, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
     }
   }
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
@@ -475,7 +485,7 @@ function resultOf({ s, alsoInCore, fusion, ftsTerms }: { s: Scored; alsoInCore: 
     entity_type: c.entityType,
     score: s.score,
     confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
-    breakdown: { semantic: round(s.semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(s.lexical), context: round(c.context), vector: s.vector, recency: round(s.recency), episodic: round(s.episodic), procedure_match: round(s.procedure), edge_weight: round(s.edgeWeight), inconsistency: round(s.inconsistency), terms: s.terms },
+    breakdown: { semantic: round(s.semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(s.lexical), context: round(c.context), vector: s.vector, recency: round(s.recency), episodic: round(s.episodic), procedure_match: round(s.procedure), edge_weight: round(s.edgeWeight), inconsistency: round(s.inconsistency), fact_match: round(s.factMatch), terms: s.terms },
     matched_by: [...c.matchedBy].sort(),
     evidence_thought_ids: evidence,
     via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
@@ -508,6 +518,8 @@ export type LexicalNote = { words: string[]; tsRank: boolean };
  */
 export type RememberReader = {
   thoughts: (seqs: number[]) => Awaitable<ThoughtCandidateRow[]>;
+  /** Thoughts by id (the ones a fact key named, lib/index/fact-match.ts). */
+  thoughtsByIds: (ids: string[]) => Awaitable<ThoughtCandidateRow[]>;
   nodes: (by: { seqs: number[] } | { ids: string[] }) => Awaitable<NodeCandidateRow[]>;
   /** The kind's nearest seqs at or above the similarity floor, or why the KNN refused. */
   nearest: (a: { kind: Kind; k: number }) => Awaitable<{ ok: true; seqs: number[]; belowFloor: number } | { ok: false; message: string }>;
@@ -541,7 +553,7 @@ type Gathered = ScoredSource & { belowFloor: number; vectorFallback: Fallback | 
  * One source: the KNN of each kind (when one refuses, this source answers lexically), full-text seeds with their
  * context, merged by entity, one hop over strong edges, then what scoring reads of every candidate.
  */
-async function gather({ reader, store, plan, vectors, budget, hide = null }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget; /** The view's item filter, applied while gathering (null: every item answers). */ hide?: HiddenLookup | null }): Promise<Gathered> {
+async function gather({ reader, store, plan, vectors, budget, hide = null, named = new Map() }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget; /** The view's item filter, applied while gathering (null: every item answers). */ hide?: HiddenLookup | null; /** Thoughts whose fact key the query names, by id, with the strength (lib/index/fact-match.ts). */ named?: Map<string, number> }): Promise<Gathered> {
   const { req, ftsTerms } = plan;
   const set = candidateSet(store);
   const kinds = req.kinds as Kind[];
@@ -584,6 +596,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null }: { r
       set.addThoughts(read(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
       set.addThoughts(read(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
     }
+    if (named.size > 0) await admitNamed({ reader, set, store, named, hide });
   }
   if (kinds.includes(NODE_KIND)) {
     const knn = useVectors ? (nearest.get(NODE_KIND) ?? []) : [];
@@ -631,6 +644,26 @@ async function gather({ reader, store, plan, vectors, budget, hide = null }: { r
     searchable: set.cands.size > 0 || (await reader.searchable()),
     notes,
   };
+}
+
+/**
+ * The thoughts whose fact key the query names join as candidates ("thought_fact") when the other sources missed them,
+ * the view's hidden ones left out first (a superseded value stays out by default), and each carries its strength.
+ */
+async function admitNamed({ reader, set, store, named, hide }: { reader: RememberReader; set: CandidateSet; store: string; named: Map<string, number>; hide: HiddenLookup | null }): Promise<void> {
+  const keyOf = (id: string) => `${store}:${THOUGHT_KIND}:${id}`;
+  let missing = [...named.keys()].filter((id) => !set.cands.has(keyOf(id)));
+  if (hide && missing.length > 0) {
+    const gone = (await hide({ thought: missing })).get("thought");
+    if (gone) missing = missing.filter((id) => !gone.has(id));
+  }
+  if (missing.length > 0) set.addThoughts(await reader.thoughtsByIds(missing), "thought_fact");
+  for (const [id, strength] of named) {
+    const c = set.cands.get(keyOf(id));
+    if (!c) continue;
+    c.matchedBy.add("thought_fact");
+    c.fact = strength;
+  }
 }
 
 /** The unresolved contradictions of each result that has any (the backend shows them as flags). */
@@ -714,9 +747,12 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
     const on = src.core ?? handle;
     const view = { asOf: req.as_of, includeRetired: req.include_retired, includeProposed: req.include_proposed };
     // A store that never had a decision pays one probe for the whole request, and nothing while gathering.
-    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !(await holdsItemState({ handle: on }))) ? null : async (ids) => answeringProposals({ hidden: await hiddenByKind({ handle: on, view, ids }), view });
+    const stateful = await holdsItemState({ handle: on });
+    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !stateful) ? null : async (ids) => answeringProposals({ hidden: await hiddenByKind({ handle: on, view, ids }), view });
     hides.push(hide);
-    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide })));
+    // A store without item state holds no fact: no lookup.
+    const named = stateful && req.kinds.includes(THOUGHT_KIND) ? new Map((await factMatches({ handle: on, kind: "thought", query: req.query })).map((m) => [m.id, m.strength] as const)) : undefined;
+    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide, named })));
   }
   for (const [i, src] of perSource.entries()) if (hides[i]) await markContradictions({ handle: i === 0 ? handle : coreHandle!, cands: src.cands });
   for (const [i, src] of perSource.entries()) if (hides[i]) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired, includeProposed: req.include_proposed } });

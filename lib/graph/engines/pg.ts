@@ -1,4 +1,4 @@
-import { inArray, sql } from "drizzle-orm";
+import { inArray, sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
 import { runWithinBudgetPg } from "../../db/query-budget";
 import { kgNodes, thoughts } from "../../db/schema/pg/store";
@@ -56,8 +56,10 @@ const bigints = (values: number[]) => sql`${`{${values.join(",")}}`}::bigint[]`;
 function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; handle: PgStoreHandle; fingerprintId: string | null; floor: number; query: number[] | null }): RememberReader {
   const t = thoughts;
   const n = kgNodes;
+  const thoughtRows = (where: SQL) => tx.select({ seq: t.seq, id: t.id, content: t.content, timestamp: t.timestamp, hash: t.contentHash, framework: t.framework, consistency: t.consistency }).from(t).where(where);
   return {
-    thoughts: async (seqs) => (seqs.length ? tx.select({ seq: t.seq, id: t.id, content: t.content, timestamp: t.timestamp, hash: t.contentHash, framework: t.framework, consistency: t.consistency }).from(t).where(inArray(t.seq, seqs)) : []),
+    thoughts: async (seqs) => (seqs.length ? thoughtRows(inArray(t.seq, seqs)) : []),
+    thoughtsByIds: async (ids) => (ids.length ? thoughtRows(inArray(t.id, ids)) : []),
     nodes: async (by) => {
       const where = "seqs" in by ? (by.seqs.length ? inArray(n.seq, by.seqs) : null) : by.ids.length ? inArray(n.id, by.ids) : null;
       return where ? tx.select({ seq: n.seq, id: n.id, name: n.name, displayName: n.displayName, entityType: n.entityType, updatedAt: n.updatedAt, hash: n.embedHash }).from(n).where(where) : [];

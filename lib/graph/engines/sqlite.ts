@@ -51,6 +51,7 @@ function readerOf(src: Source): RememberReader {
     values.length === 0 ? [] : all<R>(`select ${ROW_COLUMNS[kind]} from ${src.schema}.${TABLES[kind]} where ${column} in (select value from json_each(?))`, ids(values));
   return {
     thoughts: (seqs) => rowsBy<ThoughtCandidateRow>("thought", "seq", seqs),
+    thoughtsByIds: (ids) => rowsBy<ThoughtCandidateRow>("thought", "id", ids),
     nodes: (by) => ("seqs" in by ? rowsBy<NodeCandidateRow>("node", "seq", by.seqs) : rowsBy<NodeCandidateRow>("node", "id", by.ids)),
     nearest({ kind, k }) {
       const r = vectorNeighbours({ sources: [{ store: src.store, source: knn, fingerprintId: src.fingerprintId! }], kind, query: src.query!, k, floor: src.floor });
