@@ -23,7 +23,7 @@ import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type 
  * near-ties. The conflict penalty only lowers items that disagree with themselves, so it stays high.
  */
 export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number; fact: number };
-/** fact: a thought whose subject and property the query names counts as much as the best full-text match (lib/index/fact-match.ts). */
+/** fact: a thought whose subject and property the query names gains the best score of the answer's candidates (lib/index/fact-match.ts). */
 const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5, fact: 1 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
@@ -33,9 +33,9 @@ export const REMEMBER_SIGNALS = {
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
   edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
   inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency; each unresolved contradiction of the thought (or of the relation the node was reached by) adds 0.5, at most 1",
-  fact_match: "a thought written as a fact whose subject and property the query names (the property's words stemmed): the share of the query's content words its subject and property account for; 0 otherwise. Supersession leaves one value of a key visible (the current one, or the one that held at as_of), so it is that value that gains",
+  fact_match: "a thought written as a fact whose subject and property the query names (the property's words stemmed): the query's words its key names relative to the key that names most (1 for it); 0 otherwise. Its term is w_fact × fact_match × the best score of the answer's candidates on the other terms (at least 1); on equal scores the named value comes first. Supersession leaves one value of a key visible (the current one, or the one that held at as_of), so it is that value that gains",
 } as const;
-export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + w_fact·fact_match";
+export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + w_fact·fact_match·max(1, the best candidate's score on the other terms)";
 
 const weight = z.number().min(0).max(10);
 const GRAPH_KINDS = [THOUGHT_KIND, NODE_KIND];
@@ -108,7 +108,7 @@ export const rememberResultSchema = z.strictObject({
     procedure_match: z.number(),
     edge_weight: z.number(),
     inconsistency: z.number(),
-    /** The share of the query's content words named by the thought's fact subject and property (lib/index/fact-match.ts); 0 when the query names no key of it. */
+    /** The query's words the thought's fact subject and property name, relative to the key that names most (lib/index/fact-match.ts); 0 when the query names no key of it. */
     fact_match: z.number(),
     /** Each weighted term of the score; they sum to `score`. */
     terms: termWeights,
@@ -460,15 +460,23 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
         procedural: round(w.procedural * procedure),
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
-        fact: round(w.fact * factMatch),
+        fact: 0,
       };
-      const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict + weighted.fact);
+      const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict);
       scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, factMatch, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
     }
   }
+  // A named fact key is worth the best score any candidate reached on the other terms (at least a full lexical match),
+  // as a lexical score is relative to the best hit: its value answers before what only shares the query's words.
+  const best = Math.max(1, ...scored.map((s) => s.score));
+  for (const s of scored) {
+    if (s.factMatch === 0) continue;
+    s.terms.fact = round(w.fact * s.factMatch * best);
+    s.score = round(s.score + s.terms.fact);
+  }
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
   // before core, then kind and id, so ties never reorder between calls.
-  scored.sort((a, b) => b.score - a.score || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
+  scored.sort((a, b) => b.score - a.score || b.factMatch - a.factMatch || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
   return scored;
 }
 

@@ -2,7 +2,8 @@ import { and, eq, gte, isNotNull, lt } from "drizzle-orm";
 import { read, select, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { contentWords, queryWords } from "../retrieval/match";
 import { tokenRowsOf } from "../retrieval/fts-tokens";
-import { itemStateTable, type ItemKind } from "./item-state";
+import { rrfTerm } from "../retrieval/fusion";
+import { itemStateTable, memoryIdOfDocument, type ItemKind, type RunOn } from "./item-state";
 
 /**
  * The writer's subject and property as evidence of what a query asks (docs/ARCHITECTURE.md, "Governed memory"),
@@ -15,8 +16,9 @@ import { itemStateTable, type ItemKind } from "./item-state";
  * leaves one of them visible at a time (the current one by default, the one that held at as_of under as_of), so the
  * caller boosts the visible ones and admits them as candidates when the text legs did not find them.
  *
- * Each named item's strength is the share of the query's content words its key accounts for: a key that says more
- * of the query ("Caroline" + "art show") weighs more than one that says less ("Caroline" + "art").
+ * Each named item's strength is the number of the query's words (stemmed) its key names, relative to the key that
+ * names most (1 for it), as a lexical score is relative to the best hit: a key that says more of the query
+ * ("Caroline" + "art show") weighs more than one that says less ("Caroline" + "art").
  *
  * Bounded: the keys are found by subject, one index range per distinct content word of the query (at most
  * maxWords), each reading at most maxRowsPerWord rows of item state: a query naming many subjects reads at most
@@ -38,7 +40,7 @@ const KEY_SEPARATOR = "\u001f";
 /** The words of a text as a fact key folds them (lower case) and as the query splits them. */
 const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
 
-/** A named item: its id and the share of the query's content words its key accounts for (0..1]. */
+/** A named item: its id, its key and its strength (0..1], the words its key names relative to the key naming most. */
 export type FactMatch = { id: string; key: string; strength: number };
 
 /** What a query looks up: its content words (each a subject's possible first word). */
@@ -53,6 +55,9 @@ export function factLookupWords({ query }: { query: string }): string[] {
 export function* factMatchesOp({ kind, query }: { kind: ItemKind; query: string }): Op<FactMatch[]> {
   const words = factLookupWords({ query });
   if (words.length === 0) return [];
+  // A store (or kind) with no fact pays one probe of the index, not a range per word.
+  const any = yield* select({ s: itemStateTable }, (db, { s }) => db.select({ itemId: s.itemId }).from(s).where(and(eq(s.kind, kind), isNotNull(s.factKey))).limit(1));
+  if (any.length === 0) return [];
   const found: { itemId: string; factKey: string }[] = [];
   for (const w of words) {
     // Keys whose subject is `w` or starts with the word `w`: from "w<U+001F>" up to "w!" (U+001F, then the space, sort before "!").
@@ -78,7 +83,7 @@ export function factMatches<H extends AnyStoreHandle>({ handle, kind, query }: {
 
 /**
  * Of `keys`, those the query names, with their strength: the subject's words all among the query's words, the
- * property's stems all among the query's stems; strength = the query's content stems the key covers / all of them.
+ * property's stems all among the query's stems; strength = the query's stems the key names / the most any key names.
  */
 export function namedKeyStrengths({ query, keys }: { query: string; keys: string[] }): Map<string, number> {
   const out = new Map<string, number>();
@@ -90,16 +95,46 @@ export function namedKeyStrengths({ query, keys }: { query: string; keys: string
   });
   const candidates = parts.filter((p) => p.subject.length > 0 && p.subject.every((w) => queryWordSet.has(w)));
   if (candidates.length === 0) return out;
-  const content = contentWords(queryWords(query.toLowerCase())).join(" ");
-  const [queryStems, contentStems, ...keyStems] = tokenRowsOf({ tokenize: STEMMING_TOKENIZER, texts: [query, content, ...candidates.flatMap((p) => [p.property, p.subject.join(" ")])] });
+  const [queryStems, ...keyStems] = tokenRowsOf({ tokenize: STEMMING_TOKENIZER, texts: [query, ...candidates.flatMap((p) => [p.property, p.subject.join(" ")])] });
   const asked = new Set(queryStems);
-  const contentSet = new Set(contentStems);
+  const covered = new Map<string, number>();
   candidates.forEach((p, i) => {
     const property = keyStems[2 * i];
     const subject = keyStems[2 * i + 1];
     if (property.length === 0 || !property.every((s) => asked.has(s))) return;
-    const covered = new Set([...subject, ...property].filter((s) => contentSet.has(s)));
-    out.set(p.key, contentSet.size ? Math.min(1, covered.size / contentSet.size) : 1);
+    covered.set(p.key, new Set([...subject, ...property].filter((s) => asked.has(s))).size);
   });
+  // Relative to the key that names most of the query (1 for it), as a lexical score is relative to the best hit.
+  const best = Math.max(0, ...covered.values());
+  for (const [key, n] of covered) out.set(key, best > 0 ? n / best : 1);
   return out;
+}
+
+/**
+ * Search's form of the rule (hybrid answers, both engines: lib/index/search.ts finishSearch): the fact key match is
+ * one more ranked leg beside the full-text and vector legs, in which every named memory ranks first, weighted by the
+ * full-text leg's weight × its strength. Hits are re-ordered; other modes (scores of another scale) are left as they are.
+ */
+export async function withFactLeg<H extends { store: string; path: string; kind: string; score: number; id: number }>({ hits, handles, query, weight, run = (handle, op) => Promise.resolve(read(handle, op)) }: {
+  hits: H[];
+  handles: readonly AnyStoreHandle[];
+  query: string;
+  /** The full-text leg's weight. */
+  weight: number;
+  /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */
+  run?: RunOn;
+}): Promise<H[]> {
+  let changed = false;
+  for (const handle of handles) {
+    const mine = hits.filter((h) => h.store === handle.store && memoryIdOfDocument(h) !== null);
+    if (mine.length === 0) continue;
+    const named = new Map((await run(handle, factMatchesOp({ kind: "memory", query }))).map((m) => [m.id, m.strength] as const));
+    for (const h of mine) {
+      const strength = named.get(memoryIdOfDocument(h)!);
+      if (!strength) continue;
+      h.score += rrfTerm(weight * strength, 1);
+      changed = true;
+    }
+  }
+  return changed ? [...hits].sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1)) : hits;
 }
