@@ -22,9 +22,8 @@ import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type 
  * procedural and relation weights let neighbours and recent items crowd out the item asked for; small ones reorder
  * near-ties. The conflict penalty only lowers items that disagree with themselves, so it stays high.
  */
-export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number; fact: number };
-/** fact: a thought whose subject and property the query names gains the best score of the answer's candidates (lib/index/fact-match.ts). */
-const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5, fact: 1 };
+export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
+const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
   semantic: "relevance: bm25 relative to the best FTS hit × (0.5 + 0.5 × share of the query's words the item holds) + context from the neighbouring turns + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
@@ -33,9 +32,16 @@ export const REMEMBER_SIGNALS = {
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
   edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
   inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency; each unresolved contradiction of the thought (or of the relation the node was reached by) adds 0.5, at most 1",
-  fact_match: "a thought written as a fact whose subject and property the query names (the property's words stemmed): the query's words its key names relative to the key that names most (1 for it); 0 otherwise. Its term is w_fact × fact_match × the best score of the answer's candidates on the other terms (at least 1); on equal scores the named value comes first. Supersession leaves one value of a key visible (the current one, or the one that held at as_of), so it is that value that gains",
 } as const;
-export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + w_fact·fact_match·max(1, the best candidate's score on the other terms)";
+export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + fact_match·max(1, the best candidate's score on the other terms)";
+/**
+ * fact_match: a thought written as a fact whose subject and property the query names (the property's words stemmed;
+ * lib/index/fact-match.ts) scores the query's words its key names relative to the key that names most (1 for it); 0
+ * otherwise. Its term is fact_match × the best score any candidate reached on the other terms (at least 1, a full
+ * lexical match), as a lexical score is relative to the best hit: the named value answers before what only shares the
+ * query's words; on equal scores it comes first. Supersession leaves one value of a key visible (the current one, or
+ * the one that held at as_of), so it is that value that gains. No constant: its weight is the answer's own best.
+ */
 
 const weight = z.number().min(0).max(10);
 const GRAPH_KINDS = [THOUGHT_KIND, NODE_KIND];
@@ -56,7 +62,7 @@ export const rememberInputSchema = z
       .array(z.enum([THOUGHT_KIND, NODE_KIND]))
       .min(1)
       .default([THOUGHT_KIND, NODE_KIND]),
-    weights: z.object({ semantic: weight, episodic: weight, procedural: weight, relation: weight, conflict: weight, fact: weight }).partial().strict().optional(),
+    weights: z.object({ semantic: weight, episodic: weight, procedural: weight, relation: weight, conflict: weight }).partial().strict().optional(),
     /** Recency time constant τ in hours. */
     tau_hours: z.number().positive().max(24 * 365 * 10).default(24 * 7),
     min_edge_weight: unitInterval.default(0.5),
@@ -466,12 +472,11 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
       scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, factMatch, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
     }
   }
-  // A named fact key is worth the best score any candidate reached on the other terms (at least a full lexical match),
-  // as a lexical score is relative to the best hit: its value answers before what only shares the query's words.
+  // fact_match (REMEMBER_FORMULA): a named key is worth the best score any candidate reached on the other terms.
   const best = Math.max(1, ...scored.map((s) => s.score));
   for (const s of scored) {
     if (s.factMatch === 0) continue;
-    s.terms.fact = round(w.fact * s.factMatch * best);
+    s.terms.fact = round(s.factMatch * best);
     s.score = round(s.score + s.terms.fact);
   }
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
@@ -539,8 +544,8 @@ export type RememberReader = {
   strongestEdges: (a: { seeds: string[]; minWeight: number }) => Awaitable<EdgeRow[]>;
   /** The query's cosine with each stored vector of these rows, with the hash of the text it was made from. */
   similarities: (a: { kind: Kind; seqs: number[] }) => Awaitable<Map<number, { similarity: number; inputHash: string }>>;
-  /** The nodes' facts from their newest frames and those frames' first evidence links (MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, MAX_EVIDENCE_PER_TARGET), within the budget. */
-  nodeFacts: (a: { nodeIds: string[]; budget: QueryBudget }) => Awaitable<Map<string, NodeFacts>>;
+  /** The nodes' newest frames and those frames' first evidence links (MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, MAX_EVIDENCE_PER_TARGET), within the budget; the view's filter is the caller's (visibleNodeFacts). */
+  nodeFrames: (a: { nodeIds: string[]; budget: QueryBudget }) => Awaitable<{ frames: FrameFactRow[]; evidence: FrameEvidenceRow[] }>;
   /** Each relation's first evidence links by thought id (MAX_EVIDENCE_PER_TARGET), within the budget. */
   relationEvidence: (a: { relationIds: string[]; budget: QueryBudget }) => Awaitable<Map<string, string[]>>;
   /** Whether the source holds any thought or node. */
@@ -644,7 +649,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
     cands: set.cands,
     cosThought: await cosines(THOUGHT_KIND),
     cosNode: await cosines(NODE_KIND),
-    facts: await reader.nodeFacts({ nodeIds, budget }),
+    facts: await visibleNodeFacts({ reader, nodeIds, budget, hide }),
     relEvidence: await reader.relationEvidence({ relationIds: list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : [])), budget }),
     belowFloor,
     vectorFallback,
@@ -672,6 +677,21 @@ async function admitNamed({ reader, set, store, named, hide }: { reader: Remembe
     c.matchedBy.add("thought_fact");
     c.fact = strength;
   }
+}
+
+/**
+ * The nodes' facts from their frames the view shows (governed memory: active frames by default, those visible then
+ * under as_of, proposed ones too with include_proposed): a retired, rejected or proposed frame is not what is known
+ * about the node, as the node's detail and the frame listings say. Of each node's newest frames read, the hidden ones
+ * (one lookup) and their evidence leave before the facts are made.
+ */
+async function visibleNodeFacts({ reader, nodeIds, budget, hide }: { reader: RememberReader; nodeIds: string[]; budget: QueryBudget; hide: HiddenLookup | null }): Promise<Map<string, NodeFacts>> {
+  if (nodeIds.length === 0) return new Map();
+  const { frames, evidence } = await reader.nodeFrames({ nodeIds, budget });
+  const gone = hide && frames.length > 0 ? (await hide({ frame: frames.map((f) => f.id) })).get("frame") : undefined;
+  if (!gone) return nodeFactsOf({ nodeIds, frames, evidence });
+  const shown = frames.filter((f) => !gone.has(f.id));
+  return nodeFactsOf({ nodeIds, frames: shown, evidence: evidence.filter((e) => !gone.has(e.frameId)) });
 }
 
 /** The unresolved contradictions of each result that has any (the backend shows them as flags). */

@@ -5,7 +5,7 @@ import { preparedOnce } from "../../db/statements";
 import type { KnnSource } from "../../embed/vector-index";
 import { broadTopWithinBudget, matchExpression, planQueryVector, rankedByBm25, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
-import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
 
 /**
  * Remember's reads on SQLite: FTS5 (bm25, pruned or ranked from the word
@@ -99,8 +99,8 @@ function readerOf(src: Source): RememberReader {
       return preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({ minWeight, seeds: ids(seeds), perSeed: MAX_EDGES_PER_SEED, total: MAX_EDGES_READ }) as EdgeRow[];
     },
     similarities: ({ kind, seqs }) => similaritiesOf({ source: knn, kind, fingerprintId: src.fingerprintId!, refIds: seqs, query: src.query! }),
-    nodeFacts({ nodeIds, budget }) {
-      if (nodeIds.length === 0) return new Map();
+    nodeFrames({ nodeIds, budget }) {
+      if (nodeIds.length === 0) return { frames: [], evidence: [] };
       const e = `${src.schema}.kg_frame_evidence`;
       return runWithinBudget({
         sqlite: src.db,
@@ -119,7 +119,7 @@ function readerOf(src: Source): RememberReader {
                 on e.frame_id = t.value and e.thought_id in (select y.thought_id from ${e} y where y.frame_id = t.value order by y.thought_id limit @most)`,
             { frames: ids(frames.map((f) => f.id)), most: MAX_EVIDENCE_PER_TARGET },
           );
-          return nodeFactsOf({ nodeIds, frames, evidence });
+          return { frames, evidence };
         },
       });
     },
