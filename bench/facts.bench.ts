@@ -56,7 +56,7 @@ async function writeTurns({ conv, store, labels }: { conv: Conversation; store: 
 }
 
 /** Ranks (1-based, null past K) of the current value and the one before it, by default and under as_of between them. */
-type Ranks = { current: number | null; before: number | null; staleNow: number | null; newerThen: number | null };
+type Ranks = { conversation: string; current: number | null; before: number | null; staleNow: number | null; newerThen: number | null };
 const rankOf = (got: string[], want: string) => {
   const i = got.slice(0, K).indexOf(want);
   return i < 0 ? null : i + 1;
@@ -88,9 +88,9 @@ export default async function facts(): Promise<void> {
           const search = async () => (await stores().search({ store, input: searchInputSchema.parse({ q: f.question, limit: K, mode: "hybrid" }) })).results.map((h) => turnOfPath(h.path));
           const now = await remember();
           const then = await remember(between);
-          push(`remember (${mode})`, { current: rankOf(now, current), before: rankOf(then, before), staleNow: rankOf(now, before), newerThen: rankOf(then, current) });
+          push(`remember (${mode})`, { conversation: conv.name, current: rankOf(now, current), before: rankOf(then, before), staleNow: rankOf(now, before), newerThen: rankOf(then, current) });
           const found = await search();
-          push(`search hybrid (${mode})`, { current: rankOf(found, current), before: null, staleNow: rankOf(found, before), newerThen: null });
+          push(`search hybrid (${mode})`, { conversation: conv.name, current: rankOf(found, current), before: null, staleNow: rankOf(found, before), newerThen: null });
         }
       }
     }
@@ -99,19 +99,29 @@ export default async function facts(): Promise<void> {
     const mrr = (rs: (number | null)[]) => f3(rs.reduce<number>((s, r) => s + (r ? 1 / r : 0), 0) / rs.length);
     /** The share of facts whose wanted value is in the top K above the other value (or the other is not there). */
     const first = (pairs: [number | null, number | null][]) => f3(pairs.filter(([want, other]) => want !== null && (other === null || want < other)).length / pairs.length);
-    printTable(
+    const table = (title: string, of: (r: Ranks) => boolean) =>
+      printTable(
+        title,
+        [...rows].map(([route, all]) => {
+          const rs = all.filter(of);
+          return {
+            route,
+            "current hit@1": hit1(rs.map((r) => r.current)),
+            "current MRR@10": mrr(rs.map((r) => r.current)),
+            "current above the old": first(rs.map((r) => [r.current, r.staleNow])),
+            "old in top 10": f3(rs.filter((r) => r.staleNow !== null).length / rs.length),
+            "as_of: before hit@1": route.startsWith("search") ? "—" : hit1(rs.map((r) => r.before)),
+            "as_of: before MRR@10": route.startsWith("search") ? "—" : mrr(rs.map((r) => r.before)),
+            "as_of: old above the current": route.startsWith("search") ? "—" : first(rs.map((r) => [r.before, r.newerThen])),
+          };
+        }),
+      );
+    table(
       `Facts that change over time (${manifest.length} facts of LoCoMo ${convs.map((c) => c.name).join(", ")}, bench/facts-manifest.tsv; every turn written as a thought and a memory; in process, builtin embedder): the current value by default, the value before with as_of between the two`,
-      [...rows].map(([route, rs]) => ({
-        route,
-        "current hit@1": hit1(rs.map((r) => r.current)),
-        "current MRR@10": mrr(rs.map((r) => r.current)),
-        "current above the old": first(rs.map((r) => [r.current, r.staleNow])),
-        "old in top 10": f3(rs.filter((r) => r.staleNow !== null).length / rs.length),
-        "as_of: before hit@1": route.startsWith("search") ? "—" : hit1(rs.map((r) => r.before)),
-        "as_of: before MRR@10": route.startsWith("search") ? "—" : mrr(rs.map((r) => r.before)),
-        "as_of: old above the current": route.startsWith("search") ? "—" : first(rs.map((r) => [r.before, r.newerThen])),
-      })),
+      () => true,
     );
+    // Per conversation: tune on one, check on the other.
+    for (const conv of convs) table(`Conversation ${conv.name} alone (${manifest.filter((f) => f.conversation === conv.name).length} facts)`, (r) => r.conversation === conv.name);
   } finally {
     scratch.cleanup();
   }

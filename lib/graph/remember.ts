@@ -12,6 +12,7 @@ import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
 import { contradictionsOf, type Contradiction } from "../index/facts";
+import { factMatches } from "../index/fact-match";
 import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type ItemStatus, type ItemView } from "../index/item-state";
 
 /**
@@ -32,7 +33,15 @@ export const REMEMBER_SIGNALS = {
   edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
   inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency; each unresolved contradiction of the thought (or of the relation the node was reached by) adds 0.5, at most 1",
 } as const;
-export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
+export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + fact_match·max(1, the best candidate's score on the other terms)";
+/**
+ * fact_match: a thought written as a fact whose subject and property the query names (the property's words stemmed;
+ * lib/index/fact-match.ts) scores the query's words its key names relative to the key that names most (1 for it); 0
+ * otherwise. Its term is fact_match × the best score any candidate reached on the other terms (at least 1, a full
+ * lexical match), as a lexical score is relative to the best hit: the named value answers before what only shares the
+ * query's words; on equal scores it comes first. Supersession leaves one value of a key visible (the current one, or
+ * the one that held at as_of), so it is that value that gains. No constant: its weight is the answer's own best.
+ */
 
 const weight = z.number().min(0).max(10);
 const GRAPH_KINDS = [THOUGHT_KIND, NODE_KIND];
@@ -74,10 +83,10 @@ export const rememberInputSchema = z
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
 export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-const MATCH_SOURCES = ["thought_knn", "thought_fts", "thought_context", "node_knn", "node_fts", "expansion"] as const;
+const MATCH_SOURCES = ["thought_knn", "thought_fts", "thought_context", "thought_fact", "node_knn", "node_fts", "expansion"] as const;
 type MatchSource = (typeof MATCH_SOURCES)[number];
 
-const termWeights = z.strictObject({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number() });
+const termWeights = z.strictObject({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number(), fact: z.number() });
 /** One result as returned (the API's and MCP's response schema, lib/api/responses/graph.ts). */
 export const rememberResultSchema = z.strictObject({
   kind: z.enum([THOUGHT_KIND, NODE_KIND]),
@@ -105,6 +114,8 @@ export const rememberResultSchema = z.strictObject({
     procedure_match: z.number(),
     edge_weight: z.number(),
     inconsistency: z.number(),
+    /** The query's words the thought's fact subject and property name, relative to the key that names most (lib/index/fact-match.ts); 0 when the query names no key of it. */
+    fact_match: z.number(),
     /** Each weighted term of the score; they sum to `score`. */
     terms: termWeights,
   }),
@@ -162,6 +173,8 @@ export type Candidate = {
   expanded: boolean;
   /** Unresolved contradictions of the thought, or of the relation the node was reached by (lib/index/facts.ts). */
   contradicts?: Contradiction[];
+  /** The strength of the fact key the query names, for a thought written as a fact (lib/index/fact-match.ts). */
+  fact?: number;
 };
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -414,6 +427,7 @@ type Scored = {
   procedure: number;
   edgeWeight: number;
   inconsistency: number;
+  factMatch: number;
   terms: ScoreBreakdown["terms"];
   score: number;
   /** The rounded cosine the order reads (null without a current vector). */
@@ -444,6 +458,7 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
       const edgeWeight = c.edge?.weight ?? 0;
       const inconsistency = clamp01((isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0)) + 0.5 * (c.contradicts?.length ?? 0));
+      const factMatch = c.fact ?? 0;
       const weighted = {
         semantic: round(w.semantic * semantic),
         // Recency scales the item's relevance, so a recent item that merely shares a word cannot bury an old fact that answers.
@@ -451,14 +466,22 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
         procedural: round(w.procedural * procedure),
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
+        fact: 0,
       };
       const score = round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict);
-      scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
+      scored.push({ c, store, f, relEvidence, cosine, coverage, lexical, semantic, recency, episodic, procedure, edgeWeight, inconsistency, factMatch, terms: weighted, score, vector: cosine === undefined ? null : round(cosine) });
     }
+  }
+  // fact_match (REMEMBER_FORMULA): a named key is worth the best score any candidate reached on the other terms.
+  const best = Math.max(1, ...scored.map((s) => s.score));
+  for (const s of scored) {
+    if (s.factMatch === 0) continue;
+    s.terms.fact = round(s.factMatch * best);
+    s.score = round(s.score + s.terms.fact);
   }
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
   // before core, then kind and id, so ties never reorder between calls.
-  scored.sort((a, b) => b.score - a.score || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
+  scored.sort((a, b) => b.score - a.score || b.factMatch - a.factMatch || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
   return scored;
 }
 
@@ -475,7 +498,7 @@ function resultOf({ s, alsoInCore, fusion, ftsTerms }: { s: Scored; alsoInCore: 
     entity_type: c.entityType,
     score: s.score,
     confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
-    breakdown: { semantic: round(s.semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(s.lexical), context: round(c.context), vector: s.vector, recency: round(s.recency), episodic: round(s.episodic), procedure_match: round(s.procedure), edge_weight: round(s.edgeWeight), inconsistency: round(s.inconsistency), terms: s.terms },
+    breakdown: { semantic: round(s.semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(s.lexical), context: round(c.context), vector: s.vector, recency: round(s.recency), episodic: round(s.episodic), procedure_match: round(s.procedure), edge_weight: round(s.edgeWeight), inconsistency: round(s.inconsistency), fact_match: round(s.factMatch), terms: s.terms },
     matched_by: [...c.matchedBy].sort(),
     evidence_thought_ids: evidence,
     via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
@@ -508,6 +531,8 @@ export type LexicalNote = { words: string[]; tsRank: boolean };
  */
 export type RememberReader = {
   thoughts: (seqs: number[]) => Awaitable<ThoughtCandidateRow[]>;
+  /** Thoughts by id (the ones a fact key named, lib/index/fact-match.ts). */
+  thoughtsByIds: (ids: string[]) => Awaitable<ThoughtCandidateRow[]>;
   nodes: (by: { seqs: number[] } | { ids: string[] }) => Awaitable<NodeCandidateRow[]>;
   /** The kind's nearest seqs at or above the similarity floor, or why the KNN refused. */
   nearest: (a: { kind: Kind; k: number }) => Awaitable<{ ok: true; seqs: number[]; belowFloor: number } | { ok: false; message: string }>;
@@ -519,8 +544,8 @@ export type RememberReader = {
   strongestEdges: (a: { seeds: string[]; minWeight: number }) => Awaitable<EdgeRow[]>;
   /** The query's cosine with each stored vector of these rows, with the hash of the text it was made from. */
   similarities: (a: { kind: Kind; seqs: number[] }) => Awaitable<Map<number, { similarity: number; inputHash: string }>>;
-  /** The nodes' facts from their newest frames and those frames' first evidence links (MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, MAX_EVIDENCE_PER_TARGET), within the budget. */
-  nodeFacts: (a: { nodeIds: string[]; budget: QueryBudget }) => Awaitable<Map<string, NodeFacts>>;
+  /** The nodes' newest frames and those frames' first evidence links (MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, MAX_EVIDENCE_PER_TARGET), within the budget; the view's filter is the caller's (visibleNodeFacts). */
+  nodeFrames: (a: { nodeIds: string[]; budget: QueryBudget }) => Awaitable<{ frames: FrameFactRow[]; evidence: FrameEvidenceRow[] }>;
   /** Each relation's first evidence links by thought id (MAX_EVIDENCE_PER_TARGET), within the budget. */
   relationEvidence: (a: { relationIds: string[]; budget: QueryBudget }) => Awaitable<Map<string, string[]>>;
   /** Whether the source holds any thought or node. */
@@ -541,7 +566,7 @@ type Gathered = ScoredSource & { belowFloor: number; vectorFallback: Fallback | 
  * One source: the KNN of each kind (when one refuses, this source answers lexically), full-text seeds with their
  * context, merged by entity, one hop over strong edges, then what scoring reads of every candidate.
  */
-async function gather({ reader, store, plan, vectors, budget, hide = null }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget; /** The view's item filter, applied while gathering (null: every item answers). */ hide?: HiddenLookup | null }): Promise<Gathered> {
+async function gather({ reader, store, plan, vectors, budget, hide = null, named = new Map() }: { reader: RememberReader; store: string; plan: RememberPlan; vectors: boolean; budget: QueryBudget; /** The view's item filter, applied while gathering (null: every item answers). */ hide?: HiddenLookup | null; /** Thoughts whose fact key the query names, by id, with the strength (lib/index/fact-match.ts). */ named?: Map<string, number> }): Promise<Gathered> {
   const { req, ftsTerms } = plan;
   const set = candidateSet(store);
   const kinds = req.kinds as Kind[];
@@ -584,6 +609,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null }: { r
       set.addThoughts(read(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
       set.addThoughts(read(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
     }
+    if (named.size > 0) await admitNamed({ reader, set, store, named, hide });
   }
   if (kinds.includes(NODE_KIND)) {
     const knn = useVectors ? (nearest.get(NODE_KIND) ?? []) : [];
@@ -623,7 +649,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null }: { r
     cands: set.cands,
     cosThought: await cosines(THOUGHT_KIND),
     cosNode: await cosines(NODE_KIND),
-    facts: await reader.nodeFacts({ nodeIds, budget }),
+    facts: await visibleNodeFacts({ reader, nodeIds, budget, hide }),
     relEvidence: await reader.relationEvidence({ relationIds: list.flatMap((c) => (c.kind === NODE_KIND && c.edge ? [c.edge.relationId] : [])), budget }),
     belowFloor,
     vectorFallback,
@@ -631,6 +657,41 @@ async function gather({ reader, store, plan, vectors, budget, hide = null }: { r
     searchable: set.cands.size > 0 || (await reader.searchable()),
     notes,
   };
+}
+
+/**
+ * The thoughts whose fact key the query names join as candidates ("thought_fact") when the other sources missed them,
+ * the view's hidden ones left out first (a superseded value stays out by default), and each carries its strength.
+ */
+async function admitNamed({ reader, set, store, named, hide }: { reader: RememberReader; set: CandidateSet; store: string; named: Map<string, number>; hide: HiddenLookup | null }): Promise<void> {
+  const keyOf = (id: string) => `${store}:${THOUGHT_KIND}:${id}`;
+  let missing = [...named.keys()].filter((id) => !set.cands.has(keyOf(id)));
+  if (hide && missing.length > 0) {
+    const gone = (await hide({ thought: missing })).get("thought");
+    if (gone) missing = missing.filter((id) => !gone.has(id));
+  }
+  if (missing.length > 0) set.addThoughts(await reader.thoughtsByIds(missing), "thought_fact");
+  for (const [id, strength] of named) {
+    const c = set.cands.get(keyOf(id));
+    if (!c) continue;
+    c.matchedBy.add("thought_fact");
+    c.fact = strength;
+  }
+}
+
+/**
+ * The nodes' facts from their frames the view shows (governed memory: active frames by default, those visible then
+ * under as_of, proposed ones too with include_proposed): a retired, rejected or proposed frame is not what is known
+ * about the node, as the node's detail and the frame listings say. Of each node's newest frames read, the hidden ones
+ * (one lookup) and their evidence leave before the facts are made.
+ */
+async function visibleNodeFacts({ reader, nodeIds, budget, hide }: { reader: RememberReader; nodeIds: string[]; budget: QueryBudget; hide: HiddenLookup | null }): Promise<Map<string, NodeFacts>> {
+  if (nodeIds.length === 0) return new Map();
+  const { frames, evidence } = await reader.nodeFrames({ nodeIds, budget });
+  const gone = hide && frames.length > 0 ? (await hide({ frame: frames.map((f) => f.id) })).get("frame") : undefined;
+  if (!gone) return nodeFactsOf({ nodeIds, frames, evidence });
+  const shown = frames.filter((f) => !gone.has(f.id));
+  return nodeFactsOf({ nodeIds, frames: shown, evidence: evidence.filter((e) => !gone.has(e.frameId)) });
 }
 
 /** The unresolved contradictions of each result that has any (the backend shows them as flags). */
@@ -714,9 +775,12 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
     const on = src.core ?? handle;
     const view = { asOf: req.as_of, includeRetired: req.include_retired, includeProposed: req.include_proposed };
     // A store that never had a decision pays one probe for the whole request, and nothing while gathering.
-    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !(await holdsItemState({ handle: on }))) ? null : async (ids) => answeringProposals({ hidden: await hiddenByKind({ handle: on, view, ids }), view });
+    const stateful = await holdsItemState({ handle: on });
+    const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !stateful) ? null : async (ids) => answeringProposals({ hidden: await hiddenByKind({ handle: on, view, ids }), view });
     hides.push(hide);
-    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide })));
+    // A store without item state holds no fact: no lookup.
+    const named = stateful && req.kinds.includes(THOUGHT_KIND) ? new Map((await factMatches({ handle: on, kind: "thought", query: req.query })).map((m) => [m.id, m.strength] as const)) : undefined;
+    perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide, named })));
   }
   for (const [i, src] of perSource.entries()) if (hides[i]) await markContradictions({ handle: i === 0 ? handle : coreHandle!, cands: src.cands });
   for (const [i, src] of perSource.entries()) if (hides[i]) await dropHidden({ handle: i === 0 ? handle : coreHandle!, cands: src.cands, view: { asOf: req.as_of, includeRetired: req.include_retired, includeProposed: req.include_proposed } });

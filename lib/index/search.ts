@@ -43,6 +43,7 @@ import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
 import { itemViewOf, itemViewQuerySchema, visibleSearchCandidates, type Marked, type RunOn } from "./item-state";
+import { withFactLeg } from "./fact-match";
 import type { AnyStoreHandle } from "../db/port";
 
 /** Search a store in any mode over chunks or grouped by document: the one entry point (docs/search-and-retrieval.md). */
@@ -670,6 +671,8 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
     hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why, ranking });
     rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${scoring.combine})${groupingNote ? `; ${groupingNote}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
+  // The writer's subject and property: a memory whose fact key the query names ranks as if first in a leg of its own (lib/index/fact-match.ts).
+  if (answeredBy === "hybrid") hits = await withFactLeg({ hits, handles: itemHandles, query: input.q, weight: weights.fts, run: itemRun });
   const results = hits.slice(input.offset, input.offset + input.limit);
   // A document's best chunk is also its first passage: one snippet each.
   const byKey = new Map(candidates.map((c) => [c.key, c]));

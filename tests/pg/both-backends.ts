@@ -33,6 +33,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/item-state.test.ts",
   "tests/forgetting.test.ts",
   "tests/facts.test.ts",
+  "tests/fact-ranking.test.ts",
   "tests/store-delete-safety.test.ts",
   "tests/store-archive-action.test.ts",
   "tests/health-parked-redaction.test.ts",

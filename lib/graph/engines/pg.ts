@@ -1,4 +1,4 @@
-import { inArray, sql } from "drizzle-orm";
+import { inArray, sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
 import { runWithinBudgetPg } from "../../db/query-budget";
 import { kgNodes, thoughts } from "../../db/schema/pg/store";
@@ -9,7 +9,7 @@ import { queryStatsPg, tsqueryFor, tsRankExpressionPg } from "../../index/search
 import { normalizeVector, spaceNeighboursPg, type VectorSpace } from "../../index/vectors-pg";
 import { similarityFloorFor } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
-import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type Kind, type LexicalNote, type RememberEngine, type RememberReader } from "../remember";
 
 /**
  * Remember's reads on PostgreSQL, each source in one read-only transaction: vectors through the one PostgreSQL KNN
@@ -56,8 +56,10 @@ const bigints = (values: number[]) => sql`${`{${values.join(",")}}`}::bigint[]`;
 function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; handle: PgStoreHandle; fingerprintId: string | null; floor: number; query: number[] | null }): RememberReader {
   const t = thoughts;
   const n = kgNodes;
+  const thoughtRows = (where: SQL) => tx.select({ seq: t.seq, id: t.id, content: t.content, timestamp: t.timestamp, hash: t.contentHash, framework: t.framework, consistency: t.consistency }).from(t).where(where);
   return {
-    thoughts: async (seqs) => (seqs.length ? tx.select({ seq: t.seq, id: t.id, content: t.content, timestamp: t.timestamp, hash: t.contentHash, framework: t.framework, consistency: t.consistency }).from(t).where(inArray(t.seq, seqs)) : []),
+    thoughts: async (seqs) => (seqs.length ? thoughtRows(inArray(t.seq, seqs)) : []),
+    thoughtsByIds: async (ids) => (ids.length ? thoughtRows(inArray(t.id, ids)) : []),
     nodes: async (by) => {
       const where = "seqs" in by ? (by.seqs.length ? inArray(n.seq, by.seqs) : null) : by.ids.length ? inArray(n.id, by.ids) : null;
       return where ? tx.select({ seq: n.seq, id: n.id, name: n.name, displayName: n.displayName, entityType: n.entityType, updatedAt: n.updatedAt, hash: n.embedHash }).from(n).where(where) : [];
@@ -112,9 +114,9 @@ function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; 
       }
       return out;
     },
-    nodeFacts: ({ nodeIds, budget }) =>
+    nodeFrames: ({ nodeIds, budget }) =>
       nodeIds.length === 0
-        ? new Map()
+        ? { frames: [], evidence: [] }
         : runWithinBudgetPg({
             tx,
             budget,
@@ -134,7 +136,7 @@ function readerOf({ tx, handle, fingerprintId, floor, query }: { tx: PgStoreTx; 
                   from unnest(${arrayLiteral(frames.map((r) => r.id))}::text[]) t(id)
                   cross join lateral (select y.frame_id, y.thought_id, y.stance from kg_frame_evidence y where y.frame_id = t.id order by y.thought_id collate "C" limit ${MAX_EVIDENCE_PER_TARGET}) e`,
               });
-              return nodeFactsOf({ nodeIds, frames: frames.map((r) => ({ ...r, createdAt: Number(r.createdAt) })), evidence });
+              return { frames: frames.map((r) => ({ ...r, createdAt: Number(r.createdAt) })), evidence };
             },
           }),
     relationEvidence: async ({ relationIds, budget }) =>

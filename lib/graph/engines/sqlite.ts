@@ -5,7 +5,7 @@ import { preparedOnce } from "../../db/statements";
 import type { KnnSource } from "../../embed/vector-index";
 import { broadTopWithinBudget, matchExpression, planQueryVector, rankedByBm25, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours } from "../../retrieval";
 import { CONTEXT_EVIDENCE, type ContextNeighbours } from "../../retrieval/context";
-import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, nodeFactsOf, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
+import { MAX_EDGES_PER_SEED, MAX_EDGES_READ, MAX_EVIDENCE_PER_TARGET, MAX_FRAMES_PER_NODE, MAX_FRAMES_READ, relationEvidenceOf, relativeLexical, type EdgeRow, type FrameEvidenceRow, type FrameFactRow, type NodeCandidateRow, type RememberEngine, type RememberReader, type ThoughtCandidateRow } from "../remember";
 
 /**
  * Remember's reads on SQLite: FTS5 (bm25, pruned or ranked from the word
@@ -51,6 +51,7 @@ function readerOf(src: Source): RememberReader {
     values.length === 0 ? [] : all<R>(`select ${ROW_COLUMNS[kind]} from ${src.schema}.${TABLES[kind]} where ${column} in (select value from json_each(?))`, ids(values));
   return {
     thoughts: (seqs) => rowsBy<ThoughtCandidateRow>("thought", "seq", seqs),
+    thoughtsByIds: (ids) => rowsBy<ThoughtCandidateRow>("thought", "id", ids),
     nodes: (by) => ("seqs" in by ? rowsBy<NodeCandidateRow>("node", "seq", by.seqs) : rowsBy<NodeCandidateRow>("node", "id", by.ids)),
     nearest({ kind, k }) {
       const r = vectorNeighbours({ sources: [{ store: src.store, source: knn, fingerprintId: src.fingerprintId! }], kind, query: src.query!, k, floor: src.floor });
@@ -98,8 +99,8 @@ function readerOf(src: Source): RememberReader {
       return preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({ minWeight, seeds: ids(seeds), perSeed: MAX_EDGES_PER_SEED, total: MAX_EDGES_READ }) as EdgeRow[];
     },
     similarities: ({ kind, seqs }) => similaritiesOf({ source: knn, kind, fingerprintId: src.fingerprintId!, refIds: seqs, query: src.query! }),
-    nodeFacts({ nodeIds, budget }) {
-      if (nodeIds.length === 0) return new Map();
+    nodeFrames({ nodeIds, budget }) {
+      if (nodeIds.length === 0) return { frames: [], evidence: [] };
       const e = `${src.schema}.kg_frame_evidence`;
       return runWithinBudget({
         sqlite: src.db,
@@ -118,7 +119,7 @@ function readerOf(src: Source): RememberReader {
                 on e.frame_id = t.value and e.thought_id in (select y.thought_id from ${e} y where y.frame_id = t.value order by y.thought_id limit @most)`,
             { frames: ids(frames.map((f) => f.id)), most: MAX_EVIDENCE_PER_TARGET },
           );
-          return nodeFactsOf({ nodeIds, frames, evidence });
+          return { frames, evidence };
         },
       });
     },

@@ -1,0 +1,140 @@
+import { and, eq, gte, isNotNull, lt } from "drizzle-orm";
+import { read, select, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { contentWords, queryWords } from "../retrieval/match";
+import { tokenRowsOf } from "../retrieval/fts-tokens";
+import { rrfTerm } from "../retrieval/fusion";
+import { itemStateTable, memoryIdOfDocument, type ItemKind, type RunOn } from "./item-state";
+
+/**
+ * The writer's subject and property as evidence of what a query asks (docs/ARCHITECTURE.md, "Governed memory"),
+ * written once for both engines and every route that ranks facts (remember, search).
+ *
+ * A fact's key is its subject and property, folded (lib/index/facts.ts factKeyOf). A query names a key when every
+ * word of its subject is one of the query's words (case folded) and every word of its property is one of them after
+ * the full-text tokenizer's folding and stemming (porter: "adopting" meets "adoption", "hobbies" meets "hobby"). The
+ * items of a named key are the values the writer stated for exactly what is asked; supersession (lib/index/facts.ts)
+ * leaves one of them visible at a time (the current one by default, the one that held at as_of under as_of), so the
+ * caller boosts the visible ones and admits them as candidates when the text legs did not find them.
+ *
+ * Each named item's strength is the number of the query's words (stemmed) its key names, relative to the key that
+ * names most (1 for it), as a lexical score is relative to the best hit: a key that says more of the query
+ * ("Caroline" + "art show") weighs more than one that says less ("Caroline" + "art").
+ *
+ * Bounded: the keys are found by subject, one index range per distinct content word of the query (at most
+ * maxWords), each reading at most maxRowsPerWord rows of item state: a query naming many subjects reads at most
+ * maxWords × maxRowsPerWord rows, never every fact of the store.
+ */
+export const FACT_MATCH_LIMITS = {
+  /** Distinct content words of a query looked up as a subject's first word. */
+  maxWords: 16,
+  /** Rows of item state read for one word (the facts, current and past, of subjects starting with it). */
+  maxRowsPerWord: 64,
+} as const;
+
+/** The folding and stemming of the graph's full-text tables (thoughts_fts), applied the same way for both engines. */
+const STEMMING_TOKENIZER = "porter unicode61 remove_diacritics 2";
+
+/** A fact key's parts (factKeyOf joins them with U+001F). */
+const KEY_SEPARATOR = "\u001f";
+
+/** The words of a text as a fact key folds them (lower case) and as the query splits them. */
+const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+
+/** A named item: its id, its key and its strength (0..1], the words its key names relative to the key naming most. */
+export type FactMatch = { id: string; key: string; strength: number };
+
+/** What a query looks up: its content words (each a subject's possible first word). */
+export function factLookupWords({ query }: { query: string }): string[] {
+  return [...new Set(contentWords(queryWords(query.toLowerCase())).flatMap(wordsOf))].slice(0, FACT_MATCH_LIMITS.maxWords);
+}
+
+/**
+ * The items of `kind` whose fact key the query names (the module's rule), strongest first; every item of a named key
+ * (the caller's view decides which are visible). One index range read per lookup word.
+ */
+export function* factMatchesOp({ kind, query }: { kind: ItemKind; query: string }): Op<FactMatch[]> {
+  const words = factLookupWords({ query });
+  if (words.length === 0) return [];
+  // A store (or kind) with no fact pays one probe of the index, not a range per word.
+  const any = yield* select({ s: itemStateTable }, (db, { s }) => db.select({ itemId: s.itemId }).from(s).where(and(eq(s.kind, kind), isNotNull(s.factKey))).limit(1));
+  if (any.length === 0) return [];
+  const found: { itemId: string; factKey: string }[] = [];
+  for (const w of words) {
+    // Keys whose subject is `w` or starts with the word `w`: from "w<U+001F>" up to "w!" (U+001F, then the space, sort before "!").
+    const rows = yield* select({ s: itemStateTable }, (db, { s }, q) =>
+      db
+        .select({ itemId: s.itemId, factKey: s.factKey })
+        .from(s)
+        .where(and(eq(s.kind, kind), isNotNull(s.factKey), gte(q.bytewise(s.factKey), `${w}${KEY_SEPARATOR}`), lt(q.bytewise(s.factKey), `${w}!`)))
+        .limit(FACT_MATCH_LIMITS.maxRowsPerWord),
+    );
+    for (const r of rows as { itemId: string; factKey: string | null }[]) if (r.factKey) found.push({ itemId: r.itemId, factKey: r.factKey });
+  }
+  if (found.length === 0) return [];
+  const keys = [...new Set(found.map((r) => r.factKey))];
+  const strengths = namedKeyStrengths({ query, keys });
+  return found.flatMap((r) => (strengths.has(r.factKey) ? [{ id: r.itemId, key: r.factKey, strength: strengths.get(r.factKey)! }] : [])).sort((a, b) => b.strength - a.strength || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** factMatchesOp as its own read. */
+export function factMatches<H extends AnyStoreHandle>({ handle, kind, query }: { handle: H; kind: ItemKind; query: string }): On<H, FactMatch[]> {
+  return read(handle, factMatchesOp({ kind, query }));
+}
+
+/**
+ * Of `keys`, those the query names, with their strength: the subject's words all among the query's words, the
+ * property's stems all among the query's stems; strength = the query's stems the key names / the most any key names.
+ */
+export function namedKeyStrengths({ query, keys }: { query: string; keys: string[] }): Map<string, number> {
+  const out = new Map<string, number>();
+  if (keys.length === 0) return out;
+  const queryWordSet = new Set(wordsOf(query));
+  const parts = keys.map((k) => {
+    const [subject, property = ""] = k.split(KEY_SEPARATOR);
+    return { key: k, subject: wordsOf(subject), property };
+  });
+  const candidates = parts.filter((p) => p.subject.length > 0 && p.subject.every((w) => queryWordSet.has(w)));
+  if (candidates.length === 0) return out;
+  const [queryStems, ...keyStems] = tokenRowsOf({ tokenize: STEMMING_TOKENIZER, texts: [query, ...candidates.flatMap((p) => [p.property, p.subject.join(" ")])] });
+  const asked = new Set(queryStems);
+  const covered = new Map<string, number>();
+  candidates.forEach((p, i) => {
+    const property = keyStems[2 * i];
+    const subject = keyStems[2 * i + 1];
+    if (property.length === 0 || !property.every((s) => asked.has(s))) return;
+    covered.set(p.key, new Set([...subject, ...property].filter((s) => asked.has(s))).size);
+  });
+  // Relative to the key that names most of the query (1 for it), as a lexical score is relative to the best hit.
+  const best = Math.max(0, ...covered.values());
+  for (const [key, n] of covered) out.set(key, best > 0 ? n / best : 1);
+  return out;
+}
+
+/**
+ * Search's form of the rule (hybrid answers, both engines: lib/index/search.ts finishSearch): the fact key match is
+ * one more ranked leg beside the full-text and vector legs, in which every named memory ranks first, weighted by the
+ * full-text leg's weight × its strength. Hits are re-ordered; other modes (scores of another scale) are left as they are.
+ */
+export async function withFactLeg<H extends { store: string; path: string; kind: string; score: number; id: number }>({ hits, handles, query, weight, run = (handle, op) => Promise.resolve(read(handle, op)) }: {
+  hits: H[];
+  handles: readonly AnyStoreHandle[];
+  query: string;
+  /** The full-text leg's weight. */
+  weight: number;
+  /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */
+  run?: RunOn;
+}): Promise<H[]> {
+  let changed = false;
+  for (const handle of handles) {
+    const mine = hits.filter((h) => h.store === handle.store && memoryIdOfDocument(h) !== null);
+    if (mine.length === 0) continue;
+    const named = new Map((await run(handle, factMatchesOp({ kind: "memory", query }))).map((m) => [m.id, m.strength] as const));
+    for (const h of mine) {
+      const strength = named.get(memoryIdOfDocument(h)!);
+      if (!strength) continue;
+      h.score += rrfTerm(weight * strength, 1);
+      changed = true;
+    }
+  }
+  return changed ? [...hits].sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1)) : hits;
+}

@@ -1,0 +1,138 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as memoriesRoute from "@/app/api/v1/stores/[store]/memories/route";
+import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
+import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
+import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
+import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
+import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
+import { resetEmbedderForTests } from "@/lib/embed/model";
+import { FACT_MATCH_LIMITS, factLookupWords, factMatches } from "@/lib/index/fact-match";
+import { currentEngine } from "@/lib/db/engine";
+import { storeEngineOf } from "@/lib/stores/backend";
+import { callRoute } from "./helpers";
+import { drainEmbeddings, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+
+/**
+ * The current fact first (lib/index/fact-match.ts): when a query names the subject and property a writer gave, the
+ * value that holds answers first, by default the current one and under as_of the one that held then, above items that
+ * only share the query's words; the lookup is bounded. And remember reads a node's visible frames only.
+ */
+let env: TestEnv;
+let write: string;
+let read: string;
+const P = { store: "kb" };
+const DAY = 86_400_000;
+const T1 = Date.UTC(2023, 0, 20);
+const T2 = T1 + 180 * DAY;
+const BETWEEN = T1 + 90 * DAY;
+
+beforeEach(async () => {
+  env = await useTestBackend();
+  resetEmbedderForTests();
+  await seedStore("kb");
+  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
+  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+});
+afterEach(async () => {
+  await env.cleanup();
+  resetEmbedderForTests();
+});
+
+const created = (r: { status: number; json: unknown }) => {
+  expect(r.status, JSON.stringify(r.json)).toBe(201);
+  return r.json as Record<string, { id: string }>;
+};
+const think = async (content: string, timestamp: number, fact: Record<string, unknown> = {}) => created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content, timestamp, ...fact } })).thought.id;
+type Result = { id: string; kind: string; matched_by: string[]; breakdown: { fact_match: number; procedure_match: number } };
+const remember = async (query: string, extra: Record<string, unknown> = {}) => {
+  const r = await callRoute(rememberRoute.POST, { token: read, params: P, body: { query, ...extra } });
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  return r.json.results as Result[];
+};
+
+/** Turns that say "Jon" and "work" more often than either value of his work does. */
+async function distractors(times: number[]) {
+  const lines = ["Jon: work has been so much work lately, Jon is tired of work talk.", "Gina: Jon, how is work? Work work work, says Jon.", "Jon: I will work on my routines after work tonight.", "Jon: Jon loves to work out at the gym before work."];
+  for (const [i, line] of lines.entries()) await think(line, times[i % times.length]);
+}
+
+describe("the current value of a named subject and property answers first", () => {
+  it("remember: the current value first by default, the old one first under as_of, above turns that only share the words", async () => {
+    const old = await think("Jon: I lost my job as a banker yesterday.", T1, { subject: "Jon", property: "work" });
+    const current = await think("Jon: I got a temp job to cover expenses while the studio looks for investors.", T2, { subject: "Jon", property: "work" });
+    await distractors([T1 + DAY, T2 + DAY, T2 - DAY, BETWEEN - DAY]);
+    const now = await remember("What does Jon do for work now?", { kinds: ["thought"] });
+    expect(now[0].id).toBe(current);
+    expect(now[0].breakdown.fact_match).toBe(1);
+    expect(now[0].matched_by).toContain("thought_fact");
+    // The superseded value is not shown by default.
+    expect(now.map((r) => r.id)).not.toContain(old);
+    const then = await remember("What does Jon do for work now?", { kinds: ["thought"], as_of: BETWEEN });
+    expect(then[0].id).toBe(old);
+    expect(then.map((r) => r.id)).not.toContain(current);
+    // Without the key's words the text decides: the query names no property of Jon's.
+    const other = await remember("What does Jon do at the gym?", { kinds: ["thought"] });
+    expect(other.every((r) => r.breakdown.fact_match === 0)).toBe(true);
+  });
+
+  it("the property is compared after the full-text tokenizer's stemming: 'adopting' names 'adoption'", async () => {
+    await think("Caroline: I am researching adoption agencies.", T1, { subject: "Caroline", property: "adoption" });
+    const current = await think("Caroline: I passed the agency interviews last Friday!", T2, { subject: "Caroline", property: "adoption" });
+    for (const [i, line] of ["Caroline: adopting a kid is a dream, adopting is on my mind.", "Melanie: Caroline, adopting takes courage; how is adopting going?"].entries()) await think(line, T2 - (i + 1) * DAY);
+    const results = await remember("How is Caroline doing with adopting?", { kinds: ["thought"] });
+    expect(results[0].id).toBe(current);
+  });
+
+  it("search hybrid: the current memory of a named key first; the superseded one not shown", async () => {
+    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: write, params: P, body: { path, body: text, ...extra } });
+    created(await body("jon/work-1", "Jon lost his job as a banker.", { subject: "Jon", property: "work", valid_from: T1 }));
+    created(await body("jon/work-2", "Jon took a temp job while the studio looks for investors.", { subject: "Jon", property: "work", valid_from: T2 }));
+    for (const [i, line] of ["Jon talks about work all the time: work, work, work.", "Gina asked Jon about work and Jon said work is fine.", "Jon does his work out before work."].entries()) created(await body(`chat/${i}`, line));
+    await drainEmbeddings(["kb"]);
+    const r = await callRoute(searchRoute.POST, { token: read, params: P, body: { q: "What does Jon do for work now?", mode: "hybrid" } });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const paths = r.json.results.map((h: { path: string }) => h.path);
+    expect(r.json.effective_mode).toBe("hybrid");
+    expect(paths[0]).toBe("memory/jon/work-2.md");
+    expect(paths).not.toContain("memory/jon/work-1.md");
+  });
+});
+
+describe("the lookup is bounded", () => {
+  it("a query naming many subjects reads at most maxWords subjects' ranges, each at most maxRowsPerWord rows", async () => {
+    // One subject with more facts than one range reads, and more subjects than one query looks up.
+    const many = FACT_MATCH_LIMITS.maxRowsPerWord + 6;
+    for (let i = 0; i < many; i++) await think(`Ann: note number ${i}.`, T1 + i * DAY, { subject: "Ann", property: `note ${i}` });
+    const subjects = Array.from({ length: FACT_MATCH_LIMITS.maxWords + 4 }, (_, i) => `person${String.fromCharCode(97 + i)}`);
+    for (const s of subjects) await think(`${s}: my city is Oslo.`, T1, { subject: s, property: "city" });
+    const handle = await storeEngineOf(currentEngine()).open("kb");
+    // The query names every fact of Ann (each key's property is "note <n>", and it asks every number): one range reads at most maxRowsPerWord of them.
+    const ann = await factMatches({ handle, kind: "thought", query: `ann note ${Array.from({ length: many }, (_, i) => i).join(" ")}` });
+    expect(ann).toHaveLength(FACT_MATCH_LIMITS.maxRowsPerWord);
+    const query = `${subjects.join(" ")} city`;
+    expect(factLookupWords({ query })).toHaveLength(FACT_MATCH_LIMITS.maxWords);
+    const named = await factMatches({ handle, kind: "thought", query });
+    // Only the subjects among the words looked up are named, one fact each; the rest of the query's subjects are not read.
+    expect(named).toHaveLength(FACT_MATCH_LIMITS.maxWords);
+    // remember answers within its own limit.
+    expect((await remember(query, { kinds: ["thought"], limit: 5 })).length).toBe(5);
+  });
+});
+
+describe("remember reads a node's visible frames only", () => {
+  it("a superseded procedural frame no longer counts in procedure_match by default; under as_of it does", async () => {
+    const node = created(await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "flux machine", entity_type: "concept" } })).node.id;
+    const frame = (properties: Record<string, string>) => callRoute(framesRoute.POST, { token: write, params: P, body: { node_id: node, column: "procedural", properties, exclusive: true } });
+    created(await frame({ step: "calibrate the capacitor" }));
+    // A moment when the node and the first frame existed and the second did not (each write's time is its event time).
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+    await tick();
+    const between = Date.now();
+    await tick();
+    created(await frame({ step: "restart the harbour pump" }));
+    const procedureOf = (results: Result[]) => results.find((r) => r.id === node)?.breakdown.procedure_match;
+    expect(procedureOf(await remember("flux machine calibrate capacitor", { kinds: ["node"] }))).toBe(0);
+    expect(procedureOf(await remember("flux machine calibrate capacitor", { kinds: ["node"], as_of: between }))).toBeGreaterThan(0);
+    expect(procedureOf(await remember("flux machine restart harbour pump", { kinds: ["node"] }))).toBeGreaterThan(0);
+  });
+});
