@@ -5,12 +5,16 @@ import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
 import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
 import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
 import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
+import * as policyRoute from "@/app/api/v1/stores/[store]/policy/write/route";
+import * as rejectRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { FACT_MATCH_LIMITS, factLookupWords, factMatches } from "@/lib/index/fact-match";
+import { FACT_MATCH_LIMITS, factLookupWords, factMatches, factRangeQuery } from "@/lib/index/fact-match";
+import { itemStateTable } from "@/lib/index/item-state";
+import { read as readOn, select } from "@/lib/db/port";
 import { currentEngine } from "@/lib/db/engine";
 import { storeEngineOf } from "@/lib/stores/backend";
 import { callRoute } from "./helpers";
-import { drainEmbeddings, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * The current fact first (lib/index/fact-match.ts): when a query names the subject and property a writer gave, the
@@ -116,6 +120,77 @@ describe("the lookup is bounded", () => {
     expect(named).toHaveLength(FACT_MATCH_LIMITS.maxWords);
     // remember answers within its own limit.
     expect((await remember(query, { kinds: ["thought"], limit: 5 })).length).toBe(5);
+  });
+});
+
+describe("the lookup reads only what the reader's view can show", () => {
+  it("more than maxRowsPerWord proposals of an untrusted agent naming the same subject do not take the active fact's boost, pending or rejected", async () => {
+    const admin = await seedToken({ label: "admin", agent_id: "boss", scopes: ["read", "write", "admin"] });
+    const scribe = await seedToken({ label: "scribe", agent_id: "scribe", scopes: ["read", "write"] });
+    const hobby = await think("Caroline: painting sunsets is what I love doing on weekends.", T1, { subject: "Caroline", property: "hobby" });
+    const policy = await callRoute(policyRoute.PUT, { method: "PUT", token: admin, params: P, body: { modes: { thought: "review" }, trusted: ["curator"] } });
+    expect(policy.status, JSON.stringify(policy.json)).toBe(200);
+    // Keys "caroline␟a00" … sort before "caroline␟hobby": one range in key order over every status would read only them.
+    const proposals: string[] = [];
+    for (let i = 0; i < FACT_MATCH_LIMITS.maxRowsPerWord + 6; i++) {
+      const r = await callRoute(thoughtsRoute.POST, { token: scribe, params: P, body: { content: `Caroline: entry ${i} of my list.`, timestamp: T2, subject: "Caroline", property: `a${String(i).padStart(2, "0")}` } });
+      expect(r.json.proposal?.status, JSON.stringify(r.json)).toBe("proposed");
+      proposals.push(r.json.thought.id);
+    }
+    const hobbyResult = async (extra: Record<string, unknown> = {}) => (await remember("What is Caroline's hobby?", { kinds: ["thought"], ...extra })).find((r) => r.id === hobby);
+    expect((await hobbyResult())?.breakdown.fact_match).toBe(1);
+    expect((await hobbyResult())?.matched_by).toContain("thought_fact");
+    // A reader who asks for proposals too reads them in a range of their own: the active fact keeps its boost.
+    expect((await hobbyResult({ include_proposed: true }))?.breakdown.fact_match).toBe(1);
+    const handle = await storeEngineOf(currentEngine()).open("kb");
+    const named = await factMatches({ handle, kind: "thought", query: "Caroline hobby a00", view: { includeProposed: true } });
+    expect(named.map((m) => m.id)).toEqual(expect.arrayContaining([hobby, proposals[0]]));
+    // Rejected proposals keep their key; no view reads them.
+    for (const id of proposals) expect((await callRoute(rejectRoute.POST, { token: write, params: { ...P, kind: "thought", id }, body: { reason: "spam" } })).status).toBe(200);
+    expect((await hobbyResult())?.breakdown.fact_match).toBe(1);
+    expect((await factMatches({ handle, kind: "thought", query: "Caroline a00 a01", view: { includeProposed: true, includeRetired: true } }))).toEqual([]);
+  });
+
+  it("remember admits at most `candidates` thoughts by their fact key alone", async () => {
+    const n = 12;
+    // Named by the query's words only through their keys: the text shares none of them.
+    for (let i = 0; i < n; i++) await think(`Quiet harbour evening, gulls over entry ${"abcdefghijkl"[i]}x.`, T1 + i * DAY, { subject: "Ann", property: `note ${i}` });
+    const query = `ann note ${Array.from({ length: n }, (_, i) => i).join(" ")}`;
+    const onlyByKey = (results: Result[]) => results.filter((r) => r.matched_by.length === 1 && r.matched_by[0] === "thought_fact");
+    expect(onlyByKey(await remember(query, { kinds: ["thought"], candidates: 3, limit: 50 }))).toHaveLength(3);
+    expect(onlyByKey(await remember(query, { kinds: ["thought"], candidates: 5, limit: 50 }))).toHaveLength(5);
+  });
+});
+
+describe("the lookup's plan", () => {
+  it("each range is one bounded range of item_state_fact_lookup_idx among 20,000 fact rows, on both engines", async () => {
+    const rows = 20_000;
+    // Facts of many subjects, most of them proposals, as a store under review accumulates them.
+    if (onPg) {
+      await storeSql("kb", `insert into item_state (kind, item_id, status, recorded_at, updated_at, fact_key, fact_value) select 'thought', 'seed-' || g, case when g % 4 = 0 then 'active' else 'proposed' end, 0, 0, 'subject' || g || chr(31) || 'city', 'oslo' from generate_series(1, ${rows}) g`);
+      await storeSql("kb", "analyze item_state");
+    } else {
+      await storeSql("kb", `with recursive g(n) as (select 1 union all select n + 1 from g where n < ${rows}) insert into item_state (kind, item_id, status, recorded_at, updated_at, fact_key, fact_value) select 'thought', 'seed-' || n, case when n % 4 = 0 then 'active' else 'proposed' end, 0, 0, 'subject' || n || char(31) || 'city', 'oslo' from g`);
+      await storeSql("kb", "analyze");
+    }
+    const handle = await storeEngineOf(currentEngine()).open("kb");
+    // The statement the lookup runs, built by its own code on this engine.
+    let statement: { sql: string; params: unknown[] } | undefined;
+    const found = await readOn(handle, select({ s: itemStateTable }, (db, { s }, q) => {
+      const range = factRangeQuery({ db, s, q, kind: "thought", status: "active", word: "subject4" });
+      statement = range.toSQL();
+      return range;
+    }));
+    expect(found).toEqual([{ itemId: "seed-4", factKey: "subject4\u001fcity" }]);
+    if (onPg) {
+      const [plan] = await storeSql<{ "QUERY PLAN": unknown }>("kb", `explain (format json) ${statement!.sql}`, statement!.params);
+      const text = JSON.stringify(plan["QUERY PLAN"]);
+      expect(text).toContain('"Index Name":"item_state_fact_lookup_idx"');
+      expect(text).not.toContain("Seq Scan");
+    } else {
+      const plan = await storeSql<{ detail: string }>("kb", `explain query plan ${statement!.sql}`, statement!.params);
+      expect(plan.map((p) => p.detail)).toEqual(["SEARCH item_state USING INDEX item_state_fact_lookup_idx (kind=? AND status=? AND fact_key>? AND fact_key<?)"]);
+    }
   });
 });
 

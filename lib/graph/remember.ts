@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AnyStoreHandle } from "../db/port";
+import { read, withinBudget, type AnyStoreHandle } from "../db/port";
 import { startQueryBudget, type QueryBudget } from "../db/query-budget";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import { CORE_STORE } from "../db/store-names";
@@ -12,7 +12,7 @@ import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
 import { pushTo } from "../collections";
 import { contradictionsOf, type Contradiction } from "../index/facts";
-import { factMatches } from "../index/fact-match";
+import { factMatchesOp } from "../index/fact-match";
 import { hiddenByKind, holdsItemState, itemViewQuerySchema, type ItemKind, type ItemStatus, type ItemView } from "../index/item-state";
 
 /**
@@ -609,7 +609,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
       set.addThoughts(read(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
       set.addThoughts(read(set.unseen(THOUGHT_KIND, [...context.keys()], "thought_context", context)), "thought_context", context);
     }
-    if (named.size > 0) await admitNamed({ reader, set, store, named, hide });
+    if (named.size > 0) await admitNamed({ reader, set, store, named, hide, limit: req.candidates });
   }
   if (kinds.includes(NODE_KIND)) {
     const knn = useVectors ? (nearest.get(NODE_KIND) ?? []) : [];
@@ -661,15 +661,17 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
 
 /**
  * The thoughts whose fact key the query names join as candidates ("thought_fact") when the other sources missed them,
- * the view's hidden ones left out first (a superseded value stays out by default), and each carries its strength.
+ * the view's hidden ones left out first (a superseded value stays out by default), the strongest `limit` of them (as
+ * many as each other source may bring); each named candidate carries its strength.
  */
-async function admitNamed({ reader, set, store, named, hide }: { reader: RememberReader; set: CandidateSet; store: string; named: Map<string, number>; hide: HiddenLookup | null }): Promise<void> {
+async function admitNamed({ reader, set, store, named, hide, limit }: { reader: RememberReader; set: CandidateSet; store: string; /** Strongest first. */ named: Map<string, number>; hide: HiddenLookup | null; limit: number }): Promise<void> {
   const keyOf = (id: string) => `${store}:${THOUGHT_KIND}:${id}`;
   let missing = [...named.keys()].filter((id) => !set.cands.has(keyOf(id)));
   if (hide && missing.length > 0) {
     const gone = (await hide({ thought: missing })).get("thought");
     if (gone) missing = missing.filter((id) => !gone.has(id));
   }
+  missing = missing.slice(0, limit);
   if (missing.length > 0) set.addThoughts(await reader.thoughtsByIds(missing), "thought_fact");
   for (const [id, strength] of named) {
     const c = set.cands.get(keyOf(id));
@@ -779,7 +781,8 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
     const hide: HiddenLookup | null = view.includeRetired || (view.asOf === undefined && !stateful) ? null : async (ids) => answeringProposals({ hidden: await hiddenByKind({ handle: on, view, ids }), view });
     hides.push(hide);
     // A store without item state holds no fact: no lookup.
-    const named = stateful && req.kinds.includes(THOUGHT_KIND) ? new Map((await factMatches({ handle: on, kind: "thought", query: req.query })).map((m) => [m.id, m.strength] as const)) : undefined;
+    // The statuses the view shows, within the request's query budget.
+    const named = stateful && req.kinds.includes(THOUGHT_KIND) ? new Map((await read(on, withinBudget(budget, factMatchesOp({ kind: "thought", query: req.query, view })))).map((m) => [m.id, m.strength] as const)) : undefined;
     perSource.push(await engine.readSource({ handle, core: src.core, fp: src.fp, query }, (reader) => gather({ reader, store: src.store, plan, vectors: query !== null, budget, hide, named })));
   }
   for (const [i, src] of perSource.entries()) if (hides[i]) await markContradictions({ handle: i === 0 ? handle : coreHandle!, cands: src.cands });

@@ -1,9 +1,10 @@
 import { and, eq, gte, isNotNull, lt } from "drizzle-orm";
-import { read, select, type AnyStoreHandle, type On, type Op } from "../db/port";
+import type { StoreHandle } from "../db/connection";
+import { read, select, type AnyStoreHandle, type On, type Op, type QueryHelpers } from "../db/port";
 import { contentWords, queryWords } from "../retrieval/match";
 import { tokenRowsOf } from "../retrieval/fts-tokens";
 import { rrfTerm } from "../retrieval/fusion";
-import { itemStateTable, memoryIdOfDocument, type ItemKind, type RunOn } from "./item-state";
+import { itemStateTable, memoryIdOfDocument, type ItemKind, type ItemStatus, type ItemView, type RunOn } from "./item-state";
 
 /**
  * The writer's subject and property as evidence of what a query asks (docs/ARCHITECTURE.md, "Governed memory"),
@@ -21,8 +22,9 @@ import { itemStateTable, memoryIdOfDocument, type ItemKind, type RunOn } from ".
  * ("Caroline" + "art show") weighs more than one that says less ("Caroline" + "art").
  *
  * Bounded: the keys are found by subject, one index range per distinct content word of the query (at most
- * maxWords), each reading at most maxRowsPerWord rows of item state: a query naming many subjects reads at most
- * maxWords × maxRowsPerWord rows, never every fact of the store.
+ * maxWords) and status the reader's view can show (at most three), each reading at most maxRowsPerWord rows of item
+ * state: a query naming many subjects reads at most 3 × maxWords × maxRowsPerWord rows, never every fact of the
+ * store. The caller admits at most as many named items as its other sources may bring (remember: `candidates`).
  */
 export const FACT_MATCH_LIMITS = {
   /** Distinct content words of a query looked up as a subject's first word. */
@@ -49,26 +51,32 @@ export function factLookupWords({ query }: { query: string }): string[] {
 }
 
 /**
- * The items of `kind` whose fact key the query names (the module's rule), strongest first; every item of a named key
- * (the caller's view decides which are visible). One index range read per lookup word.
+ * The statuses of item state whose facts the view can show: the active ones always; the retired ones under as_of (a
+ * value that held then) or include_retired; proposals only with include_proposed; rejected items never. Each is read
+ * as its own range, so rows of a status the view hides (a reviewed agent's proposals, say) never fill a range the
+ * view reads.
  */
-export function* factMatchesOp({ kind, query }: { kind: ItemKind; query: string }): Op<FactMatch[]> {
+export function factLookupStatuses({ view = {} }: { view?: ItemView }): ItemStatus[] {
+  return ["active", ...(view.asOf !== undefined || view.includeRetired ? (["retired"] as const) : []), ...(view.includeProposed ? (["proposed"] as const) : [])];
+}
+
+/**
+ * The items of `kind` whose fact key the query names (the module's rule), strongest first: those of the statuses the
+ * view can show (factLookupStatuses), which of them are visible is still the caller's (as_of hides what came later).
+ * One index range read (item_state_fact_lookup_idx) per lookup word and status.
+ */
+export function* factMatchesOp({ kind, query, view = {} }: { kind: ItemKind; query: string; view?: ItemView }): Op<FactMatch[]> {
   const words = factLookupWords({ query });
   if (words.length === 0) return [];
   // A store (or kind) with no fact pays one probe of the index, not a range per word.
   const any = yield* select({ s: itemStateTable }, (db, { s }) => db.select({ itemId: s.itemId }).from(s).where(and(eq(s.kind, kind), isNotNull(s.factKey))).limit(1));
   if (any.length === 0) return [];
   const found: { itemId: string; factKey: string }[] = [];
-  for (const w of words) {
-    // Keys whose subject is `w` or starts with the word `w`: from "w<U+001F>" up to "w!" (U+001F, then the space, sort before "!").
-    const rows = yield* select({ s: itemStateTable }, (db, { s }, q) =>
-      db
-        .select({ itemId: s.itemId, factKey: s.factKey })
-        .from(s)
-        .where(and(eq(s.kind, kind), isNotNull(s.factKey), gte(q.bytewise(s.factKey), `${w}${KEY_SEPARATOR}`), lt(q.bytewise(s.factKey), `${w}!`)))
-        .limit(FACT_MATCH_LIMITS.maxRowsPerWord),
-    );
-    for (const r of rows as { itemId: string; factKey: string | null }[]) if (r.factKey) found.push({ itemId: r.itemId, factKey: r.factKey });
+  for (const status of factLookupStatuses({ view })) {
+    for (const w of words) {
+      const rows = yield* select({ s: itemStateTable }, (db, { s }, q) => factRangeQuery({ db, s, q, kind, status, word: w }));
+      for (const r of rows as { itemId: string; factKey: string | null }[]) if (r.factKey) found.push({ itemId: r.itemId, factKey: r.factKey });
+    }
   }
   if (found.length === 0) return [];
   const keys = [...new Set(found.map((r) => r.factKey))];
@@ -76,9 +84,22 @@ export function* factMatchesOp({ kind, query }: { kind: ItemKind; query: string 
   return found.flatMap((r) => (strengths.has(r.factKey) ? [{ id: r.itemId, key: r.factKey, strength: strengths.get(r.factKey)! }] : [])).sort((a, b) => b.strength - a.strength || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/**
+ * One range of the lookup, written once for both engines: the items of `kind` and `status` whose key's subject is
+ * `word` or starts with the word `word`, from "word<U+001F>" up to "word!" (U+001F, then the space, sort before "!"),
+ * the key compared byte by byte; at most maxRowsPerWord rows, over item_state_fact_lookup_idx.
+ */
+export function factRangeQuery({ db, s, q, kind, status, word }: { db: StoreHandle["db"]; s: typeof itemStateTable.sqlite; q: QueryHelpers; kind: ItemKind; status: ItemStatus; word: string }) {
+  return db
+    .select({ itemId: s.itemId, factKey: s.factKey })
+    .from(s)
+    .where(and(eq(s.kind, kind), eq(s.status, status), isNotNull(s.factKey), gte(q.bytewise(s.factKey), `${word}${KEY_SEPARATOR}`), lt(q.bytewise(s.factKey), `${word}!`)))
+    .limit(FACT_MATCH_LIMITS.maxRowsPerWord);
+}
+
 /** factMatchesOp as its own read. */
-export function factMatches<H extends AnyStoreHandle>({ handle, kind, query }: { handle: H; kind: ItemKind; query: string }): On<H, FactMatch[]> {
-  return read(handle, factMatchesOp({ kind, query }));
+export function factMatches<H extends AnyStoreHandle>({ handle, kind, query, view }: { handle: H; kind: ItemKind; query: string; view?: ItemView }): On<H, FactMatch[]> {
+  return read(handle, factMatchesOp({ kind, query, view }));
 }
 
 /**
@@ -115,10 +136,12 @@ export function namedKeyStrengths({ query, keys }: { query: string; keys: string
  * one more ranked leg beside the full-text and vector legs, in which every named memory ranks first, weighted by the
  * full-text leg's weight × its strength. Hits are re-ordered; other modes (scores of another scale) are left as they are.
  */
-export async function withFactLeg<H extends { store: string; path: string; kind: string; score: number; id: number }>({ hits, handles, query, weight, run = (handle, op) => Promise.resolve(read(handle, op)) }: {
+export async function withFactLeg<H extends { store: string; path: string; kind: string; score: number; id: number }>({ hits, handles, query, view = {}, weight, run = (handle, op) => Promise.resolve(read(handle, op)) }: {
   hits: H[];
   handles: readonly AnyStoreHandle[];
   query: string;
+  /** The search's view (as_of, include_retired, include_proposed): the statuses the lookup reads. */
+  view?: ItemView;
   /** The full-text leg's weight. */
   weight: number;
   /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */
@@ -128,7 +151,7 @@ export async function withFactLeg<H extends { store: string; path: string; kind:
   for (const handle of handles) {
     const mine = hits.filter((h) => h.store === handle.store && memoryIdOfDocument(h) !== null);
     if (mine.length === 0) continue;
-    const named = new Map((await run(handle, factMatchesOp({ kind: "memory", query }))).map((m) => [m.id, m.strength] as const));
+    const named = new Map((await run(handle, factMatchesOp({ kind: "memory", query, view }))).map((m) => [m.id, m.strength] as const));
     for (const h of mine) {
       const strength = named.get(memoryIdOfDocument(h)!);
       if (!strength) continue;

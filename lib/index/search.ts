@@ -672,7 +672,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
     rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${scoring.combine})${groupingNote ? `; ${groupingNote}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
   // The writer's subject and property: a memory whose fact key the query names ranks as if first in a leg of its own (lib/index/fact-match.ts).
-  if (answeredBy === "hybrid") hits = await withFactLeg({ hits, handles: itemHandles, query: input.q, weight: weights.fts, run: itemRun });
+  if (answeredBy === "hybrid") hits = await withFactLeg({ hits, handles: itemHandles, query: input.q, view: itemViewOf(input), weight: weights.fts, run: itemRun });
   const results = hits.slice(input.offset, input.offset + input.limit);
   // A document's best chunk is also its first passage: one snippet each.
   const byKey = new Map(candidates.map((c) => [c.key, c]));

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
@@ -117,7 +118,8 @@ export const itemState = sqliteTable(
     /** What the fact states for its key (compared to tell a new value from the same one). */
     factValue: text("fact_value"),
   },
-  (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
+  // The fact-key lookup's range per kind and status (lib/index/fact-match.ts; drizzle/index/0026_fact_lookup_idx.sql).
+  (t) => [primaryKey({ columns: [t.kind, t.itemId] }), index("item_state_fact_lookup_idx").on(t.kind, t.status, t.factKey).where(sql`fact_key is not null`)],
 );
 export type ItemStateRow = typeof itemState.$inferSelect;
 

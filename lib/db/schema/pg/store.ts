@@ -342,7 +342,8 @@ export const itemState = pgTable(
     factKey: text("fact_key"),
     factValue: text("fact_value"),
   },
-  (t) => [primaryKey({ columns: [t.kind, t.itemId] })],
+  // The fact-key lookup's range per kind and status, the key byte by byte as the lookup compares it (lib/index/fact-match.ts; drizzle/pg/store/0023_fact_lookup_idx.sql).
+  (t) => [primaryKey({ columns: [t.kind, t.itemId] }), index("item_state_fact_lookup_idx").on(t.kind, t.status, sql`(${t.factKey} collate "C")`).where(sql`fact_key is not null`)],
 );
 
 /** Contradictions between facts, as ../index.ts itemContradictions (drizzle/pg/store/0022_fact_keys.sql). */
