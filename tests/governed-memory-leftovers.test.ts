@@ -13,9 +13,16 @@ import * as relationRoute from "@/app/api/v1/stores/[store]/relations/[id]/route
 import * as workingMemoryRoute from "@/app/api/v1/stores/[store]/working-memory/route";
 import * as trashRoute from "@/app/api/v1/stores/[store]/memories/trash/route";
 import * as rejectRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route";
+import * as approveRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/approve/route";
+import * as dialecticRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/dialectic/route";
+import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
+import * as invalidateRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
+import * as restoreItemRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/restore/route";
+import { resetConfigForTests } from "@/lib/config";
+import { listMemoryTrash } from "@/lib/index/memories";
 import { stores } from "@/lib/stores/backend";
 import { getPg } from "@/lib/db/pg";
-import { importMemoriesPg } from "@/lib/index/memories-pg";
+import { importMemoriesPg, listMemoryTrashPg } from "@/lib/index/memories-pg";
 import { openStorePg } from "@/lib/stores/engines/pg";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { getStoreDb } from "@/lib/db/connection";
@@ -48,6 +55,8 @@ beforeEach(async () => {
   read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
 });
 afterEach(async () => {
+  delete process.env.DUALMIND_MEMORY_TRASH_MAX_ENTRIES;
+  resetConfigForTests();
   await env.cleanup();
   resetEmbedderForTests();
 });
@@ -193,6 +202,94 @@ describe("governed memory: what the security review left", () => {
     ]);
     const audit = await governanceSql<{ action: string }>("select action from audit_log where action in ('item.supersede', 'item.history') order by id");
     expect(audit.map((r) => r.action)).toEqual(["item.supersede", "item.history"]);
+  });
+
+  it("a deleted proposal is not there by its trash key: no proposal or item route decides it or shows it (404), and the live memory stays active", async () => {
+    expect((await review()).status).toBe(200);
+    const T = Date.UTC(2023, 4, 8);
+    const fact = (token: string, p: string, body: string) => callRoute(memoriesRoute.POST, { token, params: P, body: { path: p, body, subject: "Bo", property: "job", valid_from: T } });
+    expect((await fact(trusted, "people/bo-1", "Bo works at the mill.")).status).toBe(201);
+    expect((await fact(scribe, "people/bo-2", "Bo works at the bakery.")).json.proposal).toMatchObject({ status: "proposed" });
+    await stores().deleteMemory({ store: "kb", memoryPath: "people/bo-2", actor: "user:editor" });
+    const [{ item_id: key }] = await storeSql<{ item_id: string }>("kb", "select item_id from item_state where kind = 'memory' and item_id like '.trash/%'");
+    const params = { ...P, kind: "memory", id: key };
+    const notThere = [404, "not_found"];
+    const answer = (r: Answer) => [r.status, r.json.error?.code];
+    expect(answer(await callRoute(approveRoute.POST, { token: trusted, params, body: { reason: "ok" } }))).toEqual(notThere);
+    expect(answer(await callRoute(approveRoute.POST, { token: admin, params, body: { reason: "ok", edit: { body: "Bo works at the bakery now." } } }))).toEqual(notThere);
+    expect(answer(await callRoute(rejectRoute.POST, { token: admin, params, body: { reason: "no" } }))).toEqual(notThere);
+    expect(answer(await callRoute(dialecticRoute.POST, { token: trusted, params, body: {} }))).toEqual(notThere);
+    expect(answer(await callRoute(historyRoute.GET, { token: read, params }))).toEqual(notThere);
+    expect(answer(await callRoute(invalidateRoute.POST, { token: trusted, params, body: { reason: "gone" } }))).toEqual(notThere);
+    expect(answer(await callRoute(restoreItemRoute.POST, { token: trusted, params, body: { reason: "back" } }))).toEqual(notThere);
+    // The live memory still holds the key, the deleted proposal still waits in the trash.
+    expect(await listed()).toEqual(["people/bo-1"]);
+    expect(await storeSql("kb", "select item_id, status from item_state where kind = 'memory' order by item_id")).toEqual([
+      { item_id: key, status: "proposed" },
+      { item_id: "people/bo-1", status: "active" },
+    ]);
+  });
+
+  it("purging the trash takes the state a deleted proposal kept: by hand, past the retention and past the trash's entries, its rows and their bytes go", async () => {
+    expect((await review()).status).toBe(200);
+    const kept = async () => (await storeSql<{ item_id: string }>("kb", "select item_id from item_state where item_id like '.trash/%' union all select item_id from proposals where item_id like '.trash/%'")).map((r) => r.item_id).sort();
+    const trashed = async (p: string) => {
+      expect((await writeMemory(scribe, p, `A claim about ${p.replace("/", " ")} waiting for review.`)).json.proposal).toMatchObject({ status: "proposed" });
+      await stores().deleteMemory({ store: "kb", memoryPath: p, actor: "user:editor" });
+      const [entry] = (await callRoute(trashRoute.GET, { token: read, params: P, url: at("memories/trash") })).json.trash as { id: string; path: string }[];
+      expect(entry.path).toBe(p);
+      expect(await kept()).toEqual(expect.arrayContaining([`.trash/${entry.id}`]));
+      return `.trash/${entry.id}`;
+    };
+    const count = async (key: string) => (await kept()).filter((k) => k === key).length;
+
+    // By hand (DELETE /memories/trash).
+    const byHand = await trashed("claims/by-hand");
+    expect(await count(byHand)).toBe(2);
+    let before = await usage();
+    expect((await callRoute(trashRoute.DELETE, { method: "DELETE", token: trusted, params: P, url: at("memories/trash", { id: byHand.slice(7) }) })).status).toBe(200);
+    expect(await count(byHand)).toBe(0);
+    expect(await usage()).toBeLessThan(before);
+
+    // Past the retention: the listing purges what expired.
+    const expired = await trashed("claims/expired");
+    before = await usage();
+    const later = Date.now() + 31 * 86_400_000;
+    if (onPg) await listMemoryTrashPg({ handle: await openStorePg({ pg: await getPg()!, store: "kb" }), now: later });
+    else listMemoryTrash({ handle: getStoreDb({ store: "kb" }), now: later });
+    expect(await count(expired)).toBe(0);
+    expect(await usage()).toBeLessThan(before);
+
+    // Past DUALMIND_MEMORY_TRASH_MAX_ENTRIES: the oldest entry goes, its state with it; the newer one keeps its own.
+    process.env.DUALMIND_MEMORY_TRASH_MAX_ENTRIES = "1";
+    resetConfigForTests();
+    const older = await trashed("claims/older");
+    const newer = await trashed("claims/newer");
+    expect(await count(older)).toBe(0);
+    expect(await kept()).toEqual([newer, newer]);
+    const [{ n }] = await storeSql<{ n: unknown }>("kb", "select count(*) as n from item_state");
+    expect(Number(n)).toBe(1);
+  });
+
+  it("under review a trusted agent's relation written again does not change a proposal it merges into (409 review_pending, rolled back)", async () => {
+    expect((await review()).status).toBe(200);
+    const node = async (name: string) => ((await callRoute(nodesRoute.POST, { token: trusted, params: P, body: { name, entity_type: "concept" } })).json.node as { id: string }).id;
+    const [a, b, c] = [await node("harbour"), await node("lighthouse"), await node("pier")];
+    const proposed = await callRoute(relationsRoute.POST, { token: scribe, params: P, body: { from_id: a, to_id: b, relationship_type: "guards", weight: 0.2 } });
+    expect(proposed.json.proposal).toMatchObject({ status: "proposed" });
+    const id = (proposed.json.relation as { id: string }).id;
+    const stored = async () => (await storeSql<{ weight: unknown; attributes: unknown }>("kb", "select weight, attributes from kg_relation where id = ?", [id])).map((r) => [Number(r.weight), String(r.attributes)]);
+    const was = await stored();
+    const merged = await callRoute(relationsRoute.POST, { token: trusted, params: P, body: { from_id: a, to_id: b, relationship_type: "guards", weight: 1, attributes: { note: "demolished" } } });
+    expect([merged.status, merged.json.error?.code]).toEqual([409, "review_pending"]);
+    expect(await stored()).toEqual(was);
+    // The same through supersedes (its own write path): refused and rolled back, the superseded relation still active.
+    const other = await callRoute(relationsRoute.POST, { token: trusted, params: P, body: { from_id: a, to_id: c, relationship_type: "guards", weight: 0.5 } });
+    const otherId = (other.json.relation as { id: string }).id;
+    const superseding = await callRoute(relationsRoute.POST, { token: trusted, params: P, body: { from_id: a, to_id: b, relationship_type: "guards", weight: 1, supersedes: otherId } });
+    expect([superseding.status, superseding.json.error?.code]).toEqual([409, "review_pending"]);
+    expect(await stored()).toEqual(was);
+    expect(await storeSql("kb", "select item_id, status from item_state where kind = 'relation' order by item_id")).toEqual([{ item_id: id, status: "proposed" }]);
   });
 
   it.skipIf(!onPg)("PostgreSQL: memories import into a store that reviews memories records the bypass, audited and in the ledger", async () => {

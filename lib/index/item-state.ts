@@ -12,6 +12,7 @@ import { recordOverride } from "../governance/ledger";
 import { processLedger } from "../db/engine";
 import { boolParam } from "./query-params";
 import { preparedOnce } from "../db/statements";
+import { workScope } from "../db/work-scope";
 
 /**
  * Governed memory's per-item state (docs/ARCHITECTURE.md, "Governed memory"),
@@ -91,12 +92,26 @@ const ITEM_TABLES = {
   frame: { table: tablePair(sqliteGraph.kgFrames, pg.kgFrames), id: "id", numeric: false },
 } as const satisfies Record<ItemKind, { table: TablePair; id: string; numeric: boolean }>;
 
+/**
+ * A deleted memory's kept state waits under `.trash/<trash id>` (lib/index/memory-trash-state.ts), a key no memory
+ * path can take: no route reaches it by id. Invalidate, restore, history and every proposal route answer it as an
+ * id never written (404).
+ */
+export const TRASH_STATE_PREFIX = ".trash/";
+export const heldInTrash = ({ kind, id }: { kind: ItemKind; id: string }) => kind === "memory" && id.startsWith(TRASH_STATE_PREFIX);
+
+/** The 409 of an agent's create that merged into a proposal waiting for review (lib/index/proposals.ts): the merge rolls back. */
+export function mergesIntoProposal({ store, kind, id }: { store: string; kind: ItemKind; id: string }): AppError {
+  return new AppError("review_pending", `this ${kind} merges into ${kind} ${id}, a proposal waiting for review in store ${store}: a reviewer approves it (with an edit if it needs one)`, [{ path: "id", message: "proposed" }]);
+}
+
 /** The one 404 for an item that is not there and one the caller may not see. */
 export function itemNotFound({ store, kind, id }: { store: string; kind: ItemKind; id: string }): AppError {
   return new AppError("not_found", `no ${kind} ${id} in store ${store}`);
 }
 
 function* itemExists(kind: ItemKind, id: string): Op<boolean> {
+  if (heldInTrash({ kind, id })) return false;
   const spec = ITEM_TABLES[kind];
   if (spec.numeric && !/^[1-9][0-9]{0,15}$/.test(id)) return false;
   const value = spec.numeric ? Number(id) : id;
@@ -219,6 +234,7 @@ export function decideItem<H extends AnyStoreHandle>({ handle, ...a }: { handle:
 /** An item's state and its transitions, oldest first; 404 when the item is not there. */
 export function itemHistory<H extends AnyStoreHandle>({ handle, store, kind, id }: { handle: H; store: string; kind: ItemKind; id: string }): On<H, { state: ItemState; history: ItemTransition[] }> {
   return read(handle, function* () {
+    if (heldInTrash({ kind, id })) throw itemNotFound({ store, kind, id });
     const current = yield* row(itemStateTable, keyOf(kind, id));
     if (!current && !(yield* itemExists(kind, id))) throw itemNotFound({ store, kind, id });
     return { state: stateOf(kind, id, current), history: historyOf(current) };
@@ -473,6 +489,9 @@ export function superseding<A extends { store: string; input: { supersedes?: str
     }
     const actor = actorOf(a);
     const within: WithinCreate = function* (newId) {
+      // Before this step the item written has a state only when the create merged into an existing one: an agent's
+      // merge into a proposal would change what waits for review (people and the local CLI are not held).
+      if (workScope.getStore()?.writer?.actor && (yield* row(itemStateTable, keyOf(kind, newId)))?.status === "proposed") throw mergesIntoProposal({ store: a.store, kind, id: newId });
       if (supersedes !== undefined) {
         if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
         yield* decideItemOp({ store: a.store, kind, id: supersedes, to: "retired", reason: `superseded by ${kind} ${newId}`, actor, link: { superseded_by: newId } });

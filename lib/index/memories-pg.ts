@@ -10,7 +10,7 @@ import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store"
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { markdownFilesIn } from "./files";
 import { inCallerTx, write } from "../db/port";
-import { memoryStateToTrashOp } from "./memory-trash-state";
+import { memoryStateToTrashOp, purgeTrashStateOp } from "./memory-trash-state";
 import { importBypassOp } from "./import-bypass";
 import {
   CATEGORY_FILE,
@@ -130,7 +130,8 @@ type TrashRow = { id: string; path: string; content: string; deleted_at: number 
 const trashEntryOf = (r: TrashRow): TrashedMemoryWithBody => trashedMemoryOf({ id: r.id, path: r.path, deletedAt: Number(r.deleted_at), deletedBy: r.deleted_by, text: r.content });
 
 async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: number): Promise<void> {
-  await tx.execute(sql`delete from memory_trash where deleted_at <= ${now - trashRetentionMs()}`);
+  const expired = (await tx.execute(sql`delete from memory_trash where deleted_at <= ${now - trashRetentionMs()} returning id`)).rows as { id: string }[];
+  await inCallerTx(tx, purgeTrashStateOp({ trashIds: expired.map((r) => r.id) }));
   // Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge.
   const { memoryTrashMaxBytes, memoryTrashMaxEntries } = getConfig().limits;
   const over = (
@@ -140,6 +141,7 @@ async function purgeExpiredTrashPg(tx: PgStoreTx, handle: PgStoreHandle, now: nu
   ).rows as { id: string; path: string; by_count: boolean }[];
   for (const row of over) {
     await tx.execute(sql`delete from memory_trash where id = ${row.id}`);
+    await inCallerTx(tx, purgeTrashStateOp({ trashIds: [row.id] }));
     await inCallerTx(tx, audit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: row.id, limit: row.by_count ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } }), handle);
   }
 }
@@ -183,6 +185,7 @@ export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now()
   await withStoreTx({ handle, work: async (tx) => {
     const row = await trashRowPg({ tx, handle, id, now, lock: true });
     await tx.execute(sql`delete from memory_trash where id = ${id}`);
+    await inCallerTx(tx, purgeTrashStateOp({ trashIds: [id] }));
     await inCallerTx(tx, audit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: row.path }), details: { trashId: id } }), handle);
   } });
 }

@@ -25,7 +25,7 @@ import { boolParam, dateParam, tagsParam } from "./query-params";
 import { withinStoreQuota } from "./store-quota";
 import { listViewQuerySchema, visibleWhere } from "./item-state";
 import { stageFile } from "./files-after-commit";
-import { memoryStateFromTrashOp, memoryStateToTrashOp } from "./memory-trash-state";
+import { memoryStateFromTrashOp, memoryStateToTrashOp, purgeTrashStateOp } from "./memory-trash-state";
 import { memoryStateFollowsOp, supersedesSchema } from "./item-state";
 import { factPropertySchema, factSubjectSchema, factValueSchema, validFromSchema } from "./facts";
 
@@ -543,19 +543,20 @@ function trashIds(handle: StoreHandle, ext: "json" | "md"): string[] | null {
 
 /** Remove trash entries older than the retention (and halves left by an interrupted delete); answers how many went. */
 export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+  // A store opened for reading keeps its trash as it is (its entries and their kept state): purged once writable.
+  if (handle.readOnly) return 0;
   const ids = trashIds(handle, "json");
   if (ids === null) return 0;
   const cutoff = now - trashRetentionMs();
-  let purged = 0;
-  for (const id of ids) {
-    if (Number(id.slice(0, 13)) <= cutoff) {
-      const files = trashFiles(handle, id);
-      fs.rmSync(files.text, { force: true });
-      fs.rmSync(files.meta, { force: true });
-      purged++;
-    }
+  const expired = ids.filter((id) => Number(id.slice(0, 13)) <= cutoff);
+  // The state the entries kept goes first: a store that cannot be written keeps its entries whole, to purge later.
+  if (expired.length > 0) write(handle, purgeTrashStateOp({ trashIds: expired }));
+  for (const id of expired) {
+    const files = trashFiles(handle, id);
+    fs.rmSync(files.text, { force: true });
+    fs.rmSync(files.meta, { force: true });
   }
-  return purged + purgeTrashPastBytes(handle);
+  return expired.length + purgeTrashPastBytes(handle);
 }
 
 /** Past DUALMIND_MEMORY_TRASH_MAX_BYTES or DUALMIND_MEMORY_TRASH_MAX_ENTRIES the oldest entries go first, each audited as memory.purge. */
@@ -571,6 +572,7 @@ function purgeTrashPastBytes(handle: StoreHandle): number {
     if (nth < maxEntries) kept += fs.statSync(files.text, { throwIfNoEntry: false })?.size ?? 0;
     if (kept <= max && nth < maxEntries) continue;
     const entry = readTrashEntry(handle, id);
+    write(handle, purgeTrashStateOp({ trashIds: [id] }));
     fs.rmSync(files.text, { force: true });
     fs.rmSync(files.meta, { force: true });
     appendAudit({ actor: "system", action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry?.path ?? id }), details: { trashId: id, limit: nth >= maxEntries ? "DUALMIND_MEMORY_TRASH_MAX_ENTRIES" : "DUALMIND_MEMORY_TRASH_MAX_BYTES" } });
@@ -623,9 +625,15 @@ export const noTrashEntry = ({ store, id }: { store: string; id: string }) => ne
 export function purgeTrashedMemory({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): void {
   const entry = getTrashedMemory({ handle, id });
   const files = trashFiles(handle, id);
+  // The state the entry kept and the audit row commit together, then its files go: a failed commit keeps the entry whole.
+  handle.sqlite
+    .transaction(() => {
+      write(handle, purgeTrashStateOp({ trashIds: [id] }));
+      inCallerTx(handle, audit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry.path }), details: { trashId: id } }));
+    })
+    .immediate();
   fs.rmSync(files.text, { force: true });
   fs.rmSync(files.meta, { force: true });
-  inCallerTx(handle, audit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry.path }), details: { trashId: id } }));
 }
 
 /**

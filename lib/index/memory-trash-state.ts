@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { sqlRun, type Op } from "../db/port";
-import { memoryStateFollowsOp } from "./item-state";
+import { memoryStateFollowsOp, TRASH_STATE_PREFIX } from "./item-state";
 
 /**
  * A deleted memory's governed state waits in the trash with it, on both engines (docs/governed-memory.md): a
@@ -10,7 +10,7 @@ import { memoryStateFollowsOp } from "./item-state";
  * the restore's. An active memory's state is dropped with it, as before: it comes back active either way, and a
  * fact it stated is not kept waiting in the key's facts.
  */
-const trashStateKey = (trashId: string) => `.trash/${trashId}`;
+const trashStateKey = (trashId: string) => `${TRASH_STATE_PREFIX}${trashId}`;
 
 /** In a delete's write, before its rows go: a state other than active moves to the trash entry's key. */
 export function* memoryStateToTrashOp({ memoryPath, trashId }: { memoryPath: string; trashId: string }): Op<void> {
@@ -25,4 +25,15 @@ export function* memoryStateFromTrashOp({ trashId, to }: { trashId: string; to: 
 }
 
 /** Whether an item id is a trash entry's kept state (the review queue leaves those out: a deleted proposal waits in the trash). */
-export const TRASH_STATE_LIKE = ".trash/%";
+export const TRASH_STATE_LIKE = `${TRASH_STATE_PREFIX}%`;
+
+/**
+ * In a purge's write (each path: by hand, past the retention, past the trash's bytes or entries): the state its
+ * trash entries kept goes with them, so no row waits for an entry that is gone.
+ */
+export function* purgeTrashStateOp({ trashIds }: { trashIds: readonly string[] }): Op<void> {
+  if (trashIds.length === 0) return;
+  const keys = trashIds.map(trashStateKey);
+  yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id in ${keys}`);
+  yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id in ${keys}`);
+}

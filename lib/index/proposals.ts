@@ -10,7 +10,7 @@ import * as pg from "../db/schema/pg/store";
 import type { ItemStateRow, ProposalRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
 import { maskCredentials, poisonFlags, poisonFlagsSchema, POISON_MAX_FIELD_CHARS, type PoisonFlag } from "../poison";
-import { decideItemOp, itemAuditTarget, itemNotFound, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemTransition } from "./item-state";
+import { decideItemOp, heldInTrash, itemAuditTarget, itemNotFound, mergesIntoProposal, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemTransition } from "./item-state";
 import { recordFactOp } from "./facts";
 import { afterCommit } from "./files-after-commit";
 import { ledgerOverrideStep } from "./governed-ledger";
@@ -140,7 +140,10 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
       create: (h) => createIn({ ...a, input, handle: h } as A & { handle: AnyStoreHandle }),
       after: function* (r, d) {
         if (d.to === "open") return;
-        if (d.to === "bypass") return yield* bypassSteps(idOf(r));
+        if (d.to === "bypass") {
+          if (!isNew(r, startedAt)) yield* mergeUnderReviewOp({ store: a.store, kind, id: idOf(r), why: null });
+          return yield* bypassSteps(idOf(r));
+        }
         const why = d.why;
         if (!isNew(r, startedAt)) return yield* mergeUnderReviewOp({ store: a.store, kind, id: idOf(r), why });
         const id = idOf(r);
@@ -161,16 +164,19 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
 }
 
 /**
- * A write that merged into an existing item (a relation written again, a learning seen again) where it would have
- * been a proposal: the merge changes that item (its weight and attributes, its seen count and confidence), so an
- * agent's is refused as a change of an existing item is (403 review_required; 409 review_pending on a proposal),
- * and the merge rolls back with it. People and the local CLI are not held, as for updates (assertAgentMayChange).
+ * A write that merged into an existing item (a relation written again, a learning seen again) under review: the
+ * merge changes that item (its weight and attributes, its seen count and confidence), so an agent's merge into a
+ * proposal is refused whoever the agent is (409 review_pending: a proposal changes only by being approved with an
+ * edit), and where the write would have been a proposal (`why`) its merge into any item is refused as a change of
+ * an existing item is (403 review_required); the merge rolls back with it. People and the local CLI are not held,
+ * as for updates (assertAgentMayChange).
  */
-function* mergeUnderReviewOp({ store, kind, id, why }: { store: string; kind: ReviewKind; id: string; why: ProposalWhy }): Op<void> {
+function* mergeUnderReviewOp({ store, kind, id, why }: { store: string; kind: ReviewKind; id: string; /** null: a trusted agent's bypass. */ why: ProposalWhy | null }): Op<void> {
   const writer = workScope.getStore()?.writer;
   if (!writer?.actor) return;
   const state = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL);
-  if (state?.status === "proposed") throw new AppError("review_pending", `this ${kind} merges into ${kind} ${id}, a proposal waiting for review in store ${store}: a reviewer approves it (with an edit if it needs one)`, [{ path: "id", message: "proposed" }]);
+  if (state?.status === "proposed") throw mergesIntoProposal({ store, kind, id });
+  if (why === null) return;
   const because = why === "flagged" ? "the write is flagged" : `${writer.actor} is not trusted there`;
   throw new AppError("review_required", `store ${store} reviews ${kind} writes and ${because}: this ${kind} would merge into ${kind} ${id} and change it, which only a trusted agent or a reviewer may do`, [{ path: "id", message: why === "flagged" ? "flagged" : "not trusted" }]);
 }
@@ -237,6 +243,8 @@ export function listProposals<H extends AnyStoreHandle>({ handle, kind, actor, l
 
 /** One proposal's provenance and state; 404 (as for an id never written) when there is none in this store. */
 function* proposalOp({ store, kind, id, lock = false }: { store: string; kind: ReviewKind; id: string; lock?: boolean }): Op<{ provenance: ProposalRow; state: ItemStateRow }> {
+  // A deleted proposal waits in the trash with its memory: decided only once restored, never by its trash key.
+  if (heldInTrash({ kind, id })) throw itemNotFound({ store, kind, id });
   const provenance = yield* row(proposalsTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL);
   const state = yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL, lock ? { lock: "update" } : {});
   if (!provenance || !state) throw itemNotFound({ store, kind, id });
@@ -319,7 +327,7 @@ export async function assertAgentMayChange({ handle, kind, id, fields, proposals
   const actor = writer.actor;
   const { policy, status } = await read(handle, function* () {
     const policy = yield* writePolicyOp();
-    const state = policy.modes[kind] === "review" && id !== undefined ? yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL) : undefined;
+    const state = policy.modes[kind] === "review" && id !== undefined && !heldInTrash({ kind, id }) ? yield* row(itemStateTable, (t) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL) : undefined;
     return { policy, status: state?.status ?? "active" };
   });
   if (policy.modes[kind] !== "review") return;
