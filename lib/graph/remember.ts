@@ -49,6 +49,13 @@ const GRAPH_KINDS = [THOUGHT_KIND, NODE_KIND];
 const MAX_FTS_TERMS = 16;
 /** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
 const MAX_EXPANDED_NODES = 100;
+/**
+ * How far a leg reads past items the reader's view hides (proposals under review, retired or rejected items): asked
+ * again for `factor` times as many, at most `rounds` more times, never for more than `maxRows`, while hidden items
+ * took places its visible candidates would have had. So a flood of proposals that match a question better than its
+ * real answer does not push that answer out for every reader, and the extra reading stays bounded.
+ */
+export const READ_PAST_HIDDEN = { factor: 4, rounds: 2, maxRows: 1000 } as const;
 /** One-hop expansion reads at most this many edges per seed in each direction (its strongest), and this many in all. */
 export const MAX_EDGES_PER_SEED = 25;
 export const MAX_EDGES_READ = 500;
@@ -573,23 +580,60 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
   let belowFloor = 0;
   let vectorFallback: Fallback | null = null;
   const nearest = new Map<Kind, number[]>();
+  /** Of `seqs` of `kind`, those the view hides. */
+  const hiddenSeqs = async (kind: Kind, seqs: number[]): Promise<Set<number>> => {
+    if (!hide || seqs.length === 0) return new Set();
+    const rows: { seq: number; id: string }[] = kind === THOUGHT_KIND ? await reader.thoughts(seqs) : await reader.nodes({ seqs });
+    const gone = (await hide({ [kind === THOUGHT_KIND ? "thought" : "node"]: rows.map((r) => r.id) })).get(kind === THOUGHT_KIND ? "thought" : "node");
+    return new Set(gone ? rows.filter((r) => gone.has(r.id)).map((r) => r.seq) : []);
+  };
+  /** A leg's best `candidates` the view shows, read past hidden ones within READ_PAST_HIDDEN; null when the leg failed. */
+  const visibleTop = async <H extends { seq: number }>(kind: Kind, fetch: (k: number) => Promise<H[] | null>): Promise<H[] | null> => {
+    for (let k = req.candidates, round = 0; ; round++) {
+      const got = await fetch(k);
+      if (got === null || !hide || got.length === 0) return got;
+      const hidden = await hiddenSeqs(kind, got.map((h) => h.seq));
+      const visible = hidden.size === 0 ? got : got.filter((h) => !hidden.has(h.seq));
+      const next = Math.min(k * READ_PAST_HIDDEN.factor, READ_PAST_HIDDEN.maxRows);
+      if (visible.length >= req.candidates || got.length < k || round >= READ_PAST_HIDDEN.rounds || next <= k) return visible.slice(0, req.candidates);
+      k = next;
+    }
+  };
   for (const kind of vectors ? kinds : []) {
-    const knn = await reader.nearest({ kind, k: req.candidates });
-    if (!knn.ok) {
-      vectorFallback = { reason: "vectors_unavailable", message: `${store}: ${knn.message}` };
+    let refused: string | null = null;
+    let below = 0;
+    const seqs = await visibleTop(kind, async (k) => {
+      const knn = await reader.nearest({ kind, k });
+      if (!knn.ok) {
+        refused = knn.message;
+        return null;
+      }
+      below = knn.belowFloor;
+      return knn.seqs.map((seq) => ({ seq }));
+    });
+    belowFloor += below;
+    if (seqs === null) {
+      vectorFallback = { reason: "vectors_unavailable", message: `${store}: ${refused}` };
       nearest.clear();
       break;
     }
-    belowFloor += knn.belowFloor;
-    nearest.set(kind, knn.seqs);
+    nearest.set(kind, seqs.map((h) => h.seq));
   }
   const useVectors = vectors && vectorFallback === null;
   const notes: LexicalNote[] = [];
   const lexical = async (kind: Kind) => {
     if (ftsTerms.length === 0) return [];
-    const { hits, note } = await reader.lexical({ kind, terms: ftsTerms, k: req.candidates, budget });
-    notes.push(note);
-    return hits;
+    let last: LexicalNote | null = null;
+    const hits =
+      (await visibleTop(kind, async (k) => {
+        const { hits, note } = await reader.lexical({ kind, terms: ftsTerms, k, budget });
+        last = note;
+        return hits;
+      })) ?? [];
+    if (last) notes.push(last);
+    // Relative to the best hit the reader can see, as when nothing is hidden.
+    const best = hits.length ? Math.max(...hits.map((h) => h.lexical)) : 0;
+    return best > 0 && best < 1 ? hits.map((h) => ({ ...h, lexical: clamp01(h.lexical / best) })) : hits;
   };
   const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
   // Each kind's rows are read once, for every source at a time (the KNN's, the full-text hits', the context's), and

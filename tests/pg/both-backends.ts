@@ -34,6 +34,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/forgetting.test.ts",
   "tests/facts.test.ts",
   "tests/fact-ranking.test.ts",
+  "tests/hidden-crowding.test.ts",
   "tests/store-delete-safety.test.ts",
   "tests/store-archive-action.test.ts",
   "tests/health-parked-redaction.test.ts",
