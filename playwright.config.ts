@@ -1,5 +1,6 @@
 import { defineConfig, devices } from "@playwright/test";
 import fs from "node:fs";
+import { nextStartArgs } from "./scripts/build-freshness";
 import { E2E, E2E_WORKERS, e2eServer } from "./e2e/fixtures";
 
 const chromium = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
@@ -28,7 +29,7 @@ export default defineConfig({
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
   webServer: Array.from({ length: E2E_WORKERS }, (_, slot) => e2eServer(slot)).map(({ port, baseURL, dataDir }) => (fs.mkdirSync(dataDir, { recursive: true }), {
     // The build is made by `npm run test:e2e` before this runs (when stale: scripts/build-if-stale.ts).
-    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
+    command: ["node", ...nextStartArgs({ host: "127.0.0.1", port })].map((a) => JSON.stringify(a)).join(" "),
     url: `${baseURL}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,

@@ -84,6 +84,8 @@ async function tickLabels(chart: Locator): Promise<string[]> {
 }
 
 test("A custom from/to range narrows the charts on Health and Observability, lives in the URL, and a range the rollups cannot answer says so", async ({ request, page }) => {
+  // Page after page of the two heaviest dashboards: more than the default minute on a loaded machine.
+  test.slow();
   const store = `range-${RUN}`;
   expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: store } })).status()).toBe(201);
   seedDemoMetrics([store]);

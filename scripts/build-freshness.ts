@@ -26,6 +26,13 @@ export function buildIsStale(): boolean {
 
 export const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
 
+/**
+ * `next start`'s arguments for a server on host:port. Idle keep-alive connections are held longer than clients and
+ * proxies keep theirs (undici's 4 s, load balancers' 60 s): the client then always closes an idle connection first,
+ * and never sends a request on one the server is closing ("other side closed", a failed POST nobody retries).
+ */
+export const nextStartArgs = ({ host, port }: { host: string; port: number }): string[] => [NEXT_BIN, "start", "-H", host, "-p", String(port), "--keepAliveTimeout", "65000"];
+
 /** Build the production bundle when it is stale (the reliability suite's servers, the e2e run): one build serves every suite of a run. */
 export function ensureProductionBuild(): void {
   if (!buildIsStale()) return;

@@ -10,7 +10,7 @@ import { bootstrapApp } from "../lib/bootstrap";
 import { assertSqliteDataDir } from "../lib/db/deployment-marker";
 import { closeAllDatabases } from "../lib/db/connection";
 import { closePg, migratePg, openPgPool } from "../lib/db/pg";
-import { buildIsStale, NEXT_BIN, ROOT } from "./build-freshness";
+import { buildIsStale, NEXT_BIN, nextStartArgs, ROOT } from "./build-freshness";
 
 function main() {
   let config;
@@ -66,7 +66,7 @@ async function serve() {
   }
   const env = { ...process.env, NEXTAUTH_URL: config.publicUrl, DATA_DIR: config.dataDir };
   process.stderr.write(`dualmind: data in ${config.dataDir}\ndualmind: sign in at ${config.publicUrl}/login\n`);
-  const server = spawn(process.execPath, [nextBin, "start", "-H", config.host, "-p", String(config.port)], { cwd: ROOT, stdio: "inherit", env });
+  const server = spawn(process.execPath, nextStartArgs({ host: config.host, port: config.port }), { cwd: ROOT, stdio: "inherit", env });
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => server.kill(sig));
   server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
