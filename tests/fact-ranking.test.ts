@@ -8,7 +8,7 @@ import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import * as policyRoute from "@/app/api/v1/stores/[store]/policy/write/route";
 import * as rejectRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { FACT_MATCH_LIMITS, factLookupWords, factMatches, factRangeQuery } from "@/lib/index/fact-match";
+import { FACT_MATCH_LIMITS, describedKeyStrengths, factLookupWords, factMatches, factRangeQuery } from "@/lib/index/fact-match";
 import { itemStateTable } from "@/lib/index/item-state";
 import { read as readOn, select } from "@/lib/db/port";
 import { currentEngine } from "@/lib/db/engine";
@@ -181,7 +181,7 @@ describe("the lookup's plan", () => {
       statement = range.toSQL();
       return range;
     }));
-    expect(found).toEqual([{ itemId: "seed-4", factKey: "subject4\u001fcity" }]);
+    expect(found).toEqual([{ itemId: "seed-4", factKey: "subject4\u001fcity", factValue: "oslo" }]);
     if (onPg) {
       const [plan] = await storeSql<{ "QUERY PLAN": unknown }>("kb", `explain (format json) ${statement!.sql}`, statement!.params);
       const text = JSON.stringify(plan["QUERY PLAN"]);
@@ -209,5 +209,65 @@ describe("remember reads a node's visible frames only", () => {
     expect(procedureOf(await remember("flux machine calibrate capacitor", { kinds: ["node"] }))).toBe(0);
     expect(procedureOf(await remember("flux machine calibrate capacitor", { kinds: ["node"], as_of: between }))).toBeGreaterThan(0);
     expect(procedureOf(await remember("flux machine restart harbour pump", { kinds: ["node"] }))).toBeGreaterThan(0);
+  });
+});
+
+/** Turns about jobs and Gina that state no fact: they share the question's words, the current value does not. */
+const CHATTER = ["Jon: Gina, the job market is rough, every job posting wants years of experience.", "Gina: Jon, a job interview is tomorrow for my friend, so nervous for her.", "Gina: my cousin's job is so dull, she says."];
+
+describe("a fact known by the values it held (a property said in other words)", () => {
+  it("remember: the current value first for the property said in other words, the old one under as_of", async () => {
+    const old = await think("Gina: I lost my job at Door Dash this month.", T1, { subject: "Gina", property: "work" });
+    const current = await think("Gina: My online clothes store is open!", T2, { subject: "Gina", property: "work" });
+    await think("Gina: I teamed up with a local artist for some cool designs.", T2, { subject: "Gina", property: "designs" });
+    for (const [i, line] of CHATTER.entries()) await think(line, T1 + (i + 1) * 5 * DAY);
+    await drainEmbeddings(["kb"]);
+    const now = await remember("What is Gina's job now?", { kinds: ["thought"] });
+    expect(now[0].id).toBe(current);
+    expect(now[0].matched_by).toContain("thought_fact");
+    expect(now[0].breakdown.fact_match).toBe(1);
+    expect(now.map((r) => r.id)).not.toContain(old);
+    const then = await remember("What is Gina's job now?", { kinds: ["thought"], as_of: BETWEEN });
+    expect(then[0].id).toBe(old);
+    // The designs key holds none of the question's words: not boosted.
+    expect(now.filter((r) => r.breakdown.fact_match > 0).map((r) => r.id)).toEqual([current]);
+  });
+
+  it("a tie between two keys' histories describes neither", async () => {
+    await think("Gina: I lost my job at Door Dash this month.", T1, { subject: "Gina", property: "work" });
+    await think("Gina: My online clothes store is open!", T2, { subject: "Gina", property: "work" });
+    await think("Gina: volunteering feels like a second job some weeks.", T2, { subject: "Gina", property: "volunteering" });
+    for (const [i, line] of CHATTER.entries()) await think(line, T1 + (i + 1) * 5 * DAY);
+    const now = await remember("What is Gina's job now?", { kinds: ["thought"] });
+    expect(now.length).toBeGreaterThan(0);
+    expect(now.every((r) => r.breakdown.fact_match === 0)).toBe(true);
+  });
+
+  it("search hybrid: the current memory first for the property said in other words", async () => {
+    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: write, params: P, body: { path, body: text, ...extra } });
+    expect((await body("gina/work-1", "Gina: I lost my job at Door Dash this month.", { subject: "Gina", property: "work", valid_from: T1 })).status).toBe(201);
+    expect((await body("gina/work-2", "Gina: My online clothes store is open!", { subject: "Gina", property: "work", valid_from: T2 })).status).toBe(201);
+    for (const [i, line] of CHATTER.entries()) expect((await body(`chatter/${i}`, line)).status).toBe(201);
+    await drainEmbeddings(["kb"]);
+    const r = await callRoute(searchRoute.POST, { token: read, params: P, body: { q: "What is Gina's job now?", mode: "hybrid" } });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const paths = r.json.results.map((h: { path: string }) => h.path);
+    expect(paths[0]).toBe("memory/gina/work-2.md");
+    expect(paths).not.toContain("memory/gina/work-1.md");
+  });
+});
+
+describe("describedKeyStrengths", () => {
+  const key = (subject: string, property: string) => `${subject}\u001f${property}`;
+  it("needs most of the question's other words in one key's history, and one key alone highest", () => {
+    const keys = [
+      { key: key("gina", "work"), values: ["i lost my job at door dash", "my online clothes store is open"] },
+      { key: key("gina", "designs"), values: ["cool designs with a local artist"] },
+    ];
+    expect([...describedKeyStrengths({ query: "What is Gina's job now?", keys })]).toEqual([[key("gina", "work"), 1]]);
+    // One of three other words ("job" of "job", "tattoo", "parlor"): not most of the question.
+    expect(describedKeyStrengths({ query: "Which job did Gina's tattoo parlor offer?", keys }).size).toBe(0);
+    // The subject not named: nothing.
+    expect(describedKeyStrengths({ query: "What is Jon's job now?", keys }).size).toBe(0);
   });
 });

@@ -21,10 +21,21 @@ import { itemStateTable, memoryIdOfDocument, type ItemKind, type ItemStatus, typ
  * names most (1 for it), as a lexical score is relative to the best hit: a key that says more of the query
  * ("Caroline" + "art show") weighs more than one that says less ("Caroline" + "art").
  *
+ * A query that names a subject but none of its keys' properties may still ask about one of them in other words
+ * ("Gina's job" for "gina / work"). A key is then known by its history: its vocabulary is the words of its property
+ * and of every value it has held (active or retired: what was written and not refused; proposals and rejected values
+ * say nothing). The key whose vocabulary holds the query's other words most specifically among the subject's keys —
+ * each word scoring ln(1 + K/df), K the subject's keys and df those holding the word — is the one *described*, when it
+ * scores alone highest (a tie describes none). Its strength is the share of the query's other words it holds. The
+ * current value need not repeat the words of the question: the values before it said them ("lost my job" before
+ * "my store is open").
+ *
  * Bounded: the keys are found by subject, one index range per distinct content word of the query (at most
  * maxWords) and status the reader's view can show (at most three), each reading at most maxRowsPerWord rows of item
  * state: a query naming many subjects reads at most 3 × maxWords × maxRowsPerWord rows, never every fact of the
- * store. The caller admits at most as many named items as its other sources may bring (remember: `candidates`).
+ * store; the history of a described key is read the same way (the retired range of the subject's words, only when a
+ * subject is named and none of its keys is). The caller admits at most as many named items as its other sources may
+ * bring (remember: `candidates`).
  */
 export const FACT_MATCH_LIMITS = {
   /** Distinct content words of a query looked up as a subject's first word. */
@@ -71,16 +82,30 @@ export function* factMatchesOp({ kind, query, view = {} }: { kind: ItemKind; que
   // A store (or kind) with no fact pays one probe of the index, not a range per word.
   const any = yield* select({ s: itemStateTable }, (db, { s }) => db.select({ itemId: s.itemId }).from(s).where(and(eq(s.kind, kind), isNotNull(s.factKey))).limit(1));
   if (any.length === 0) return [];
-  const found: { itemId: string; factKey: string }[] = [];
-  for (const status of factLookupStatuses({ view })) {
-    for (const w of words) {
+  type Found = { itemId: string; factKey: string; factValue: string | null; status: ItemStatus };
+  const range = function* (status: ItemStatus, ws: string[]): Op<Found[]> {
+    const out: Found[] = [];
+    for (const w of ws) {
       const rows = yield* select({ s: itemStateTable }, (db, { s }, q) => factRangeQuery({ db, s, q, kind, status, word: w }));
-      for (const r of rows as { itemId: string; factKey: string | null }[]) if (r.factKey) found.push({ itemId: r.itemId, factKey: r.factKey });
+      for (const r of rows as { itemId: string; factKey: string | null; factValue: string | null }[]) if (r.factKey) out.push({ itemId: r.itemId, factKey: r.factKey, factValue: r.factValue, status });
     }
-  }
+    return out;
+  };
+  const statuses = factLookupStatuses({ view });
+  const found: Found[] = [];
+  for (const status of statuses) found.push(...(yield* range(status, words)));
   if (found.length === 0) return [];
   const keys = [...new Set(found.map((r) => r.factKey))];
   const strengths = namedKeyStrengths({ query, keys });
+  // Subjects the query names with none of their keys named: their keys' histories (the retired values too) describe them.
+  const unnamed = namedSubjectsWithout({ query, keys, named: strengths });
+  if (unnamed.length > 0) {
+    const history = [...found.filter((r) => r.status !== "proposed")];
+    if (!statuses.includes("retired")) history.push(...(yield* range("retired", [...new Set(unnamed.map((subject) => subject.split(" ")[0]))])));
+    const values = new Map<string, string[]>();
+    for (const r of history) if (unnamed.includes(subjectOf(r.factKey))) values.set(r.factKey, [...(values.get(r.factKey) ?? []), ...(r.factValue && !r.factValue.startsWith("sha256:") ? [r.factValue] : [])]);
+    for (const [key, strength] of describedKeyStrengths({ query, keys: [...values].map(([key, vs]) => ({ key, values: vs })) })) strengths.set(key, strength);
+  }
   return found.flatMap((r) => (strengths.has(r.factKey) ? [{ id: r.itemId, key: r.factKey, strength: strengths.get(r.factKey)! }] : [])).sort((a, b) => b.strength - a.strength || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
@@ -91,7 +116,7 @@ export function* factMatchesOp({ kind, query, view = {} }: { kind: ItemKind; que
  */
 export function factRangeQuery({ db, s, q, kind, status, word }: { db: StoreHandle["db"]; s: typeof itemStateTable.sqlite; q: QueryHelpers; kind: ItemKind; status: ItemStatus; word: string }) {
   return db
-    .select({ itemId: s.itemId, factKey: s.factKey })
+    .select({ itemId: s.itemId, factKey: s.factKey, factValue: s.factValue })
     .from(s)
     .where(and(eq(s.kind, kind), eq(s.status, status), isNotNull(s.factKey), gte(q.bytewise(s.factKey), `${word}${KEY_SEPARATOR}`), lt(q.bytewise(s.factKey), `${word}!`)))
     .limit(FACT_MATCH_LIMITS.maxRowsPerWord);
@@ -128,6 +153,49 @@ export function namedKeyStrengths({ query, keys }: { query: string; keys: string
   // Relative to the key that names most of the query (1 for it), as a lexical score is relative to the best hit.
   const best = Math.max(0, ...covered.values());
   for (const [key, n] of covered) out.set(key, best > 0 ? n / best : 1);
+  return out;
+}
+
+/** A key's subject (its words as the key folds them, joined by one space). */
+const subjectOf = (key: string) => wordsOf(key.split(KEY_SEPARATOR)[0]).join(" ");
+
+/** The subjects of `keys` the query names (every word among the query's words) none of whose keys is in `named`. */
+export function namedSubjectsWithout({ query, keys, named }: { query: string; keys: string[]; named: ReadonlyMap<string, number> }): string[] {
+  const queryWordSet = new Set(wordsOf(query));
+  const subjects = new Set(keys.map(subjectOf).filter((s) => s.length > 0 && s.split(" ").every((w) => queryWordSet.has(w))));
+  for (const key of named.keys()) subjects.delete(subjectOf(key));
+  return [...subjects];
+}
+
+/**
+ * Of `keys` (each with the values it has held), those the query describes (the module's rule): per subject the query
+ * names, the key whose vocabulary (its property's and its values' stems) holds the query's other stems most
+ * specifically, when it alone scores highest; strength = the share of the query's other stems it holds.
+ */
+export function describedKeyStrengths({ query, keys }: { query: string; keys: { key: string; values: string[] }[] }): Map<string, number> {
+  const out = new Map<string, number>();
+  const queryWordSet = new Set(wordsOf(query));
+  const bySubject = new Map<string, { key: string; values: string[] }[]>();
+  for (const k of keys) {
+    const subject = subjectOf(k.key);
+    if (subject.length > 0 && subject.split(" ").every((w) => queryWordSet.has(w))) bySubject.set(subject, [...(bySubject.get(subject) ?? []), k]);
+  }
+  for (const [subject, mine] of bySubject) {
+    const [queryStems, subjectStems, ...vocabs] = tokenRowsOf({ tokenize: STEMMING_TOKENIZER, texts: [factLookupWords({ query }).join(" "), subject, ...mine.map((k) => [k.key.split(KEY_SEPARATOR)[1] ?? "", ...k.values].join("\n"))] });
+    const own = new Set(subjectStems);
+    // The query's other words: not the subject's, not a lone letter ("Gina's" leaves an "s").
+    const asked = [...new Set(queryStems)].filter((w) => !own.has(w) && w.length > 1);
+    if (asked.length === 0) continue;
+    const held = vocabs.map((v) => new Set(v));
+    const df = new Map(asked.map((w) => [w, held.filter((v) => v.has(w)).length] as const));
+    const scores = held.map((v) => asked.reduce((sum, w) => sum + (v.has(w) ? Math.log(1 + mine.length / df.get(w)!) : 0), 0));
+    const best = Math.max(...scores);
+    if (best <= 0 || scores.filter((x) => x === best).length > 1) continue;
+    const i = scores.indexOf(best);
+    const share = asked.filter((w) => held[i].has(w)).length / asked.length;
+    // A key known by its history must account for most of what is asked, not for one word of it.
+    if (share > 0.5) out.set(mine[i].key, share);
+  }
   return out;
 }
 
