@@ -33,7 +33,7 @@ import { ledgerOverrideStep } from "./governed-ledger";
  * - it is the same: nothing can tell which holds; both stay active and each is flagged `contradiction`, listed per
  *   store, and remember's inconsistency counts it.
  * The same value again is no change. Writers of one key are serialized by a store lock, so two at once are ordered,
- * and each sees the other's fact. It runs inside the create's own write (a hook of superseding()), so the create and
+ * and each sees the other's fact. It runs inside the create's own write (supersedingOp), so the create and
  * what it retires commit together.
  */
 export const FACT_LIMITS = {
@@ -233,7 +233,7 @@ export function withoutFactFields<I extends object>({ input }: { input: I }): I 
   return out as I;
 }
 
-/** A kind's fact rule as superseding() takes it (lib/index/item-state.ts FactsHook). */
+/** A kind's fact rule as supersedingOp and proposing() take it (lib/index/item-state.ts FactsHook). */
 export function factsOf({ kind }: { kind: keyof typeof FACT_RULES }): FactsHook {
   const rule = FACT_RULES[kind] as (i: Record<string, unknown>) => FactClaim | null;
   return { claimOf: (input) => rule(input), record: recordFactOp, strip: withoutFactFields };

@@ -472,7 +472,7 @@ export const listViewQuerySchema = { include_retired: boolParam.optional(), incl
 export const supersedesSchema = itemIdSchema.optional();
 
 /**
- * A kind's fact rule, as superseding() applies it (lib/index/facts.ts factsOf): the claim a create input makes, or
+ * A kind's fact rule, as supersedingOp applies it (lib/index/facts.ts factsOf): the claim a create input makes, or
  * null when it makes none; the step that records it beside the item written; the input without its fact fields.
  */
 export type FactsHook = {
