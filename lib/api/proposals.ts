@@ -15,14 +15,13 @@ import { graphBackend } from "../graph/backend";
 import { stores, storeEngineOf } from "../stores/backend";
 import { storeNameSchema } from "../db/store-names";
 import { offsetSchema } from "../common";
-import { actorFor, callerFor, type Who } from "./items";
+import { actorFor, ledgerWho, type Who } from "./items";
 import { withinWorkScope } from "../db/work-scope";
 
 /**
  * Write policy and the review queue for every surface (REST, MCP, CLI, dashboard): lib/index/write-policy.ts and
  * lib/index/proposals.ts with who asked, the ledger override of each decision, and edit-then-approve.
  */
-const tokenLabelOf = (who: Who, actor: string) => ("principal" in who ? who.principal.label : actor);
 
 const open = (store: string) => storeEngineOf(currentEngine()).open(store);
 
@@ -62,15 +61,11 @@ export async function writePolicyIn({ store }: { store: string }): Promise<Write
   return { store, ...(await readWritePolicy({ handle: await open(store) })) };
 }
 
-/** Change a store's write policy (admin): the audit entry commits with it, then the ledger override (old → new). */
+/** Change a store's write policy (admin): the audit entry and the ledger override (old → new) commit with it. */
 export async function setWritePolicyIn({ store, input, who }: { store: string; input: z.output<typeof writePolicyInputSchema>; who: Who }): Promise<WritePolicyAnswer & { old: WritePolicy; override_id: string }> {
   await assertStoresWritable([store]);
-  const actor = actorFor(who);
-  const { old, policy } = await setWritePolicy({ handle: await open(store), store, input, actor });
-  const change = (Object.keys(policy.modes) as ReviewKind[]).filter((k) => old.modes[k] !== policy.modes[k]).map((k) => `${k} ${old.modes[k]} → ${policy.modes[k]}`);
-  if (old.trusted.join("\n") !== policy.trusted.join("\n")) change.push(`trusted [${old.trusted.join(", ")}] → [${policy.trusted.join(", ")}]`);
-  const { override } = await governance().recordOverride({ input: { note: `write_policy.set in store ${store}: ${change.join("; ") || "unchanged"}`.slice(0, 4000) }, actor, tokenLabel: tokenLabelOf(who, actor), caller: callerFor(who) });
-  return { store, ...policy, old, override_id: override.override_id };
+  const { old, policy, override_id } = await setWritePolicy({ handle: await open(store), store, input, actor: actorFor(who), ledger: ledgerWho(who) });
+  return { store, ...policy, old, override_id };
 }
 
 export async function proposalsIn({ store, kind, actor, limit, offset }: { store: string; kind?: ReviewKind; actor?: string; limit: number; offset: number }): Promise<{ total: number; proposals: Proposal[]; next_offset: number | null }> {
@@ -109,7 +104,7 @@ async function applyEdit({ store, kind, id, edit, actor }: { store: string; kind
 /**
  * Approve (optionally edit first) or reject one proposal: refused on an archived store (409), for another store's
  * or a made-up id (404, the same), when it is not proposed (409 not_proposed) or is the reviewer's own (403
- * self_review); the decision with its audit entry, then its ledger override.
+ * self_review); the decision with its audit entry and its ledger override, in one write.
  */
 export async function decideProposalIn({ store, kind, id, to, reason, edit, who }: { store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason?: string; edit?: Record<string, unknown>; who: Who }): Promise<ProposalDecision & { edited: boolean; override_id: string }> {
   await assertStoresWritable([store]);
@@ -127,10 +122,8 @@ export async function decideProposalIn({ store, kind, id, to, reason, edit, who 
     await applyEdit({ store, kind, id, edit, actor });
   }
   const why = reason ?? (edit !== undefined ? "approved with an edit" : "approved");
-  const decision = await decideProposal({ handle, store, kind, id, to, reason: why, actor });
-  const verb = to === "active" ? (edit !== undefined ? "approve (edited)" : "approve") : "reject";
-  const { override } = await governance().recordOverride({ input: { note: `proposal.${verb} ${kind} ${id} in store ${store}: ${why}`.slice(0, 4000) }, actor, tokenLabel: tokenLabelOf(who, actor), caller: callerFor(who) });
-  return { ...decision, edited: edit !== undefined, override_id: override.override_id };
+  const decision = await decideProposal({ handle, store, kind, id, to, reason: why, actor, ledger: ledgerWho(who), edited: edit !== undefined });
+  return { ...decision, edited: edit !== undefined };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { byStore, perEngine, type Engine } from "../db/engine";
+import type { AnyStoreHandle } from "../db/port";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence } from "./evidence";
 import { createFrame, deleteFrame, getFrameById, updateFrame } from "./frames";
@@ -11,7 +12,6 @@ import { contradictionsOfResult, rememberByQuery, type RememberInput, type Remem
 import { pgRemember } from "./engines/pg";
 import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
-import { superseding, type WithinCreate } from "../index/item-state";
 import { contradictionFlagsOf, factsOf, flaggingContradictions, type Contradiction } from "../index/facts";
 import { proposing, reviewedChange } from "../index/proposals";
 import { withFlags, type Flagged } from "../poison";
@@ -34,8 +34,8 @@ function withContradictionFlags<R extends Flagged<object>>({ item, contradiction
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
 export const graphBackend: () => GraphBackend = perEngine(graphOn);
 
-/** What a thought's create takes, through `superseding()` and `proposing()`. */
-type ThinkArgs = { store: string; input: ThinkInput & { supersedes?: undefined }; actor: string; within?: WithinCreate };
+/** What a thought's create takes, through `proposing()`. */
+type ThinkArgs = { input: ThinkInput & { supersedes?: undefined }; actor: string };
 
 /**
  * The graph on one engine: the repositories take either engine's handle
@@ -48,24 +48,22 @@ export function graphOn(engine: Engine) {
   const on = byStore(open);
   /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
   const writes = {
-    think: proposing<ThinkArgs, Thought>({
+    think: proposing({
       kind: "thought", facts: factsOf({ kind: "thought" }),
       open,
-      create: superseding({ kind: "thought", open, create: (a: ThinkArgs): Promise<Thought> => on(thinkThought)(a), idOf: (t) => t.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "thought" }), atomic: true }),
-      createIn: ({ handle, input, actor }) => thinkThought({ handle, input, actor }),
+      createIn: ({ handle, input, actor }: ThinkArgs & { handle: AnyStoreHandle }): Thought | Promise<Thought> => thinkThought({ handle, input, actor }),
       idOf: (t) => t.id,
       actorOf: (a) => a.actor,
     }),
     deleteThought: reviewedChange({ kind: "thought", open, change: on(deleteThought), idOf: (a) => a.id }),
     recordThoughtFeedback: on(recordThoughtFeedback),
-    createNode: proposing({ kind: "node", open, create: on(createNode), createIn: ({ handle, input, actor }) => createNode({ handle, input, actor }), idOf: (n) => n.id, actorOf: (a) => a.actor, isNew: (n, startedAt) => n.created_at >= startedAt }),
+    createNode: proposing({ kind: "node", open, createIn: createNode, idOf: (n) => n.id, actorOf: (a) => a.actor, isNew: (n, startedAt) => n.created_at >= startedAt }),
     updateNode: reviewedChange({ kind: "node", open, change: on(updateNode), idOf: (a) => a.id, fieldsOf: (a) => a.input as Record<string, unknown> }),
     deleteNode: reviewedChange({ kind: "node", open, change: on(deleteNode), idOf: (a) => a.id }),
     createOrMergeRelation: proposing({
       kind: "relation", facts: factsOf({ kind: "relation" }),
       open,
-      create: superseding({ kind: "relation", open, create: on(createOrMergeRelation), idOf: (r) => r.relation.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "relation" }), atomic: true }),
-      createIn: ({ handle, input, actor }) => createOrMergeRelation({ handle, input, actor }),
+      createIn: createOrMergeRelation,
       idOf: (r) => r.relation.id,
       actorOf: (a) => a.actor,
       isNew: (r) => !r.merged,
@@ -75,8 +73,7 @@ export function graphOn(engine: Engine) {
     createFrame: proposing({
       kind: "frame", facts: factsOf({ kind: "frame" }),
       open,
-      create: superseding({ kind: "frame", open, create: on(createFrame), idOf: (f) => f.id, actorOf: (a) => a.actor, facts: factsOf({ kind: "frame" }), atomic: true }),
-      createIn: ({ handle, input, actor }) => createFrame({ handle, input, actor }),
+      createIn: createFrame,
       idOf: (f) => f.id,
       actorOf: (a) => a.actor,
     }),

@@ -8,7 +8,7 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
-import { supersedesSchema, visibleWhere, type WithinCreate } from "../index/item-state";
+import { supersedesSchema, visibleWhere } from "../index/item-state";
 import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -47,14 +47,13 @@ export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle:
 }
 
 /** Add a frame to a node; the node's updated_at moves with it (recency of what is known). */
-export function createFrame<H extends AnyStoreHandle>({ handle, input, actor, within }: { handle: H; input: z.input<typeof createFrameInputSchema>; actor: string; /** Run in this write once the id is known (superseding()). */ within?: WithinCreate }): On<H, GraphFrame> {
+export function createFrame<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createFrameInputSchema>; actor: string }): On<H, GraphFrame> {
   const f = createFrameInputSchema.parse(input);
   const now = Date.now();
   return write(handle, function* () {
     // Locked: the node's updated_at is written below, and a delete on another replica waits for this frame.
     yield* requireNode(f.node_id, { lock: "update" });
     const values = { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor };
-    if (within) yield* within(values.id);
     yield* assertRoomForRow({ store: handle.store, table: "kg_frame", values: { id: values.id, node_id: values.nodeId, properties: values.properties, created_by: actor } });
     const created = yield* insert(frames, values);
     yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, f.node_id));

@@ -9,7 +9,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, unitInterval, uuidSchema, type SnakeCased } from "../common";
-import { supersedesSchema, visibleWhere, type WithinCreate } from "../index/item-state";
+import { supersedesSchema, visibleWhere } from "../index/item-state";
 import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -101,7 +101,7 @@ const maxDefined = (a: number | null, b: number | null) => (a === null ? b : b =
  * of racing past each other's "exists?" read; the unique (from, to, type)
  * index is the backstop.
  */
-export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input, actor, within }: { handle: H; input: z.input<typeof createRelationInputSchema>; actor: string; /** Run in this write once the id is known (superseding()). */ within?: WithinCreate }): On<H, { relation: GraphRelation; merged: boolean }> {
+export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createRelationInputSchema>; actor: string }): On<H, { relation: GraphRelation; merged: boolean }> {
   const r = createRelationInputSchema.parse(input);
   // A self-loop is refused (422) before anything is read.
   if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
@@ -121,7 +121,6 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
       limit: 1,
     });
     if (existing) {
-      if (within) yield* within(existing.id);
       const merging = {
         weight: Math.max(existing.weight, r.weight),
         confidence: Math.max(existing.confidence, r.confidence),
@@ -143,7 +142,6 @@ export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input,
       return { relation: toGraphRelation(merged), merged: true };
     }
     const id = randomUUID();
-    if (within) yield* within(id);
     const attributes = JSON.stringify(r.attributes ?? {});
     yield* assertRoomForRow({ store: handle.store, table: "kg_relation", values: countedRelation({ id, fromId: r.from_id, toId: r.to_id, relationshipType: r.relationship_type, attributes, createdBy: actor }) });
     const created = yield* insert(relations, {

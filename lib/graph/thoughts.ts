@@ -20,7 +20,7 @@ import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
-import { listViewQuerySchema, visibleWhere, type WithinCreate } from "../index/item-state";
+import { listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { factPropertySchema, factSubjectSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -125,12 +125,11 @@ function thoughtNumberTaken({ chainId, n }: { chainId: string; n: number }): App
 }
 
 /** Write a thought (and its chain's count) in one transaction and queue its vector; see the module note for numbering. */
-export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor, within }: { handle: H; input: ThinkInput; actor: string; /** Run in this write once the id is known (superseding()). */ within?: WithinCreate }): On<H, Thought> {
+export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: ThinkInput; actor: string }): On<H, Thought> {
   const t = thinkInputSchema.parse(input);
   const now = Date.now();
   const id = randomUUID();
   return write(handle, function* () {
-    if (within) yield* within(id);
     const tags = JSON.stringify(normalizeTags(t.tags));
     yield* assertRoomForRow({ store: handle.store, table: "thoughts", values: { id, content: t.content, tags, category: t.category, chain_id: t.chain_id, created_by: actor } });
     let thoughtNumber: number | null = null;

@@ -1,11 +1,12 @@
-import { and, desc, eq, gt, inArray, lt, ne, or } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lt, ne, notLike, or } from "drizzle-orm";
 import { z } from "zod";
 import { sha256Hex } from "../common";
 import { insertOrIgnore, read, row, rows, storeLock, tablePair, update, upsert, type AnyStoreHandle, type On, type Op } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
 import { auditStep } from "../governance/audit";
-import { decideItemOp, itemAuditTarget, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemKind, type ItemTransition } from "./item-state";
+import { decideItemOp, heldInTrash, itemAuditTarget, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemKind, type ItemTransition } from "./item-state";
+import { TRASH_STATE_LIKE } from "./memory-trash-state";
 import { workScope } from "../db/work-scope";
 import { ledgerOverrideStep } from "./governed-ledger";
 
@@ -32,7 +33,7 @@ import { ledgerOverrideStep } from "./governed-ledger";
  * - it is the same: nothing can tell which holds; both stay active and each is flagged `contradiction`, listed per
  *   store, and remember's inconsistency counts it.
  * The same value again is no change. Writers of one key are serialized by a store lock, so two at once are ordered,
- * and each sees the other's fact. It runs inside the create's own write (a hook of superseding()), so the create and
+ * and each sees the other's fact. It runs inside the create's own write (supersedingOp), so the create and
  * what it retires commit together.
  */
 export const FACT_LIMITS = {
@@ -169,7 +170,8 @@ const contradictionOf = (r: sqliteIndex.ItemContradictionRow): Contradiction => 
 /** The store's contradictions, newest first, both items still active (a resolved one, by retiring either, is left out). */
 export function listContradictions<H extends AnyStoreHandle>({ handle, limit = FACT_LIMITS.maxListed }: { handle: H; limit?: number }): On<H, Contradiction[]> {
   return read(handle, function* () {
-    const found = yield* rows(itemContradictionsTable, { orderBy: (t) => [desc(t.createdAt)], limit: Math.min(limit, FACT_LIMITS.maxListed) * 2 });
+    // A deleted memory's pairs wait in the trash with it (lib/index/memory-trash-state.ts): not listed until restored.
+    const found = yield* rows(itemContradictionsTable, { where: (t) => and(notLike(t.itemId, TRASH_STATE_LIKE), notLike(t.otherId, TRASH_STATE_LIKE)), orderBy: (t) => [desc(t.createdAt)], limit: Math.min(limit, FACT_LIMITS.maxListed) * 2 });
     if (found.length === 0) return [];
     const ids = [...new Set(found.flatMap((r) => [r.itemId, r.otherId]))];
     const byKind = new Map<ItemKind, string[]>();
@@ -190,7 +192,7 @@ export function* contradictionsOfOp({ ids }: { ids: Partial<Record<ItemKind, rea
     const others = [...new Set(found.map((r) => r.otherId))];
     const resolved = new Set((yield* rows(itemStateTable, { where: (t) => and(eq(t.kind, kind), ne(t.status, "active"), inArray(t.itemId, others)) })).map((r) => r.itemId));
     for (const r of found) {
-      if (resolved.has(r.otherId)) continue;
+      if (resolved.has(r.otherId) || heldInTrash({ kind, id: r.otherId })) continue;
       const key = `${kind}:${r.itemId}`;
       out.set(key, [...(out.get(key) ?? []), contradictionOf(r)]);
     }
@@ -231,7 +233,7 @@ export function withoutFactFields<I extends object>({ input }: { input: I }): I 
   return out as I;
 }
 
-/** A kind's fact rule as superseding() takes it (lib/index/item-state.ts FactsHook). */
+/** A kind's fact rule as supersedingOp and proposing() take it (lib/index/item-state.ts FactsHook). */
 export function factsOf({ kind }: { kind: keyof typeof FACT_RULES }): FactsHook {
   const rule = FACT_RULES[kind] as (i: Record<string, unknown>) => FactClaim | null;
   return { claimOf: (input) => rule(input), record: recordFactOp, strip: withoutFactFields };

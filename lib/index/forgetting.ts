@@ -9,6 +9,7 @@ import * as sqliteRecall from "../db/schema/recall";
 import * as pg from "../db/schema/pg/store";
 import { FORGET_KINDS, type ForgetPolicyRow, type ForgetRetiredRow, type ForgetRunRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
+import { ledgerOverrideStep, type LedgerWho } from "./governed-ledger";
 import { itemIdSchema, itemStateTable, retireByPolicyOp, visibleWhere } from "./item-state";
 
 /**
@@ -129,10 +130,10 @@ export function forgetPolicies({ handle }: { handle: AnyStoreHandle }): Promise<
 }
 
 /**
- * Set the policies named in `input` (null removes one), in one store write with its audit entry; answers every
- * policy the store now has.
+ * Set the policies named in `input` (null removes one), in one store write with its audit entry and ledger row;
+ * answers every policy the store now has.
  */
-export function setForgetPolicies({ handle, store, input, actor, now = Date.now() }: { handle: AnyStoreHandle; store: string; input: z.input<typeof forgetPolicyInputSchema>; actor: string; now?: number }): Promise<KindPolicy[]> {
+export function setForgetPolicies({ handle, store, input, actor, ledger, now = Date.now() }: { handle: AnyStoreHandle; store: string; input: z.input<typeof forgetPolicyInputSchema>; actor: string; ledger: LedgerWho; now?: number }): Promise<{ policies: KindPolicy[]; override_id: string }> {
   const { policies } = forgetPolicyInputSchema.parse(input);
   return Promise.resolve(
     write(handle, function* () {
@@ -156,7 +157,8 @@ export function setForgetPolicies({ handle, store, input, actor, now = Date.now(
       }
       const after = yield* policiesOp();
       yield* auditStep({ actor, action: "forget.policy", target: `forget:${store}`, reason: `forgetting policy of store ${store} set`, details: { store, policies } });
-      return after;
+      const override_id = yield* ledgerOverrideStep({ note: `forget.policy store ${store}: ${Object.keys(policies).join(", ") || "no kind"} set`, actor, ...ledger });
+      return { policies: after, override_id };
     }),
   );
 }
@@ -304,13 +306,14 @@ const newRunId = () => `fr_${Date.now().toString(36).padStart(9, "0")}${(runSeq+
 export const policyActor = (kind: ForgetKind) => `policy:forget-${kind}`;
 
 /**
- * One run of the store's policies at `now`. A dry run reads the candidates and records the run; a real run retires
- * the first `limit` of the same list, `batchSize` items per store transaction, the event loop given back between
- * them, then records the run and one audit entry for it (its counts and the digest of its item list: the chain
+ * One run of the store's policies at `now`. A dry run reads the candidates and records the run with its ledger row;
+ * a real run retires the first `limit` of the same list, `batchSize` items per store transaction, the event loop
+ * given back between them, then records the run, its ledger row and one audit entry for it in one write (its counts
+ * and the digest of its item list: the chain
  * grows by one entry per run, not per item; each item's own history names the run). An item decided meanwhile (by
  * hand, or a concurrent run) is skipped, so two runs never retire one item twice.
  */
-export async function runForgetting({ handle, store, actor, dryRun = true, limit = FORGET_LIMITS.defaultPerRun, now = Date.now() }: { handle: AnyStoreHandle; store: string; actor: string; dryRun?: boolean; limit?: number; now?: number }): Promise<ForgetRunResult> {
+export async function runForgetting({ handle, store, actor, ledger, dryRun = true, limit = FORGET_LIMITS.defaultPerRun, now = Date.now() }: { handle: AnyStoreHandle; store: string; actor: string; ledger: LedgerWho; dryRun?: boolean; limit?: number; now?: number }): Promise<ForgetRunResult & { override_id: string }> {
   const { limit: bounded } = forgetRunInputSchema.parse({ limit });
   const per = bounded ?? FORGET_LIMITS.defaultPerRun;
   const found = await Promise.resolve(read(handle, candidatesOp({ now })));
@@ -350,15 +353,17 @@ export async function runForgetting({ handle, store, actor, dryRun = true, limit
     remaining_exact: !found.capped,
     ids_sha256: digestOf(items),
   };
-  await Promise.resolve(
+  return Promise.resolve(
     write(handle, function* () {
       const old = yield* rows(forgetRunTable, { orderBy: (t) => [desc(t.at), desc(t.id)], offset: FORGET_LIMITS.runsKept - 1, limit: 100 });
       for (const r of old) yield* remove(forgetRunTable, (t) => eq(t.id, r.id));
       yield* insert(forgetRunTable, { id: runId, at: now, actor, dryRun, maxItems: per, counts: JSON.stringify(result.counts), retired: result.retired, remaining: result.remaining, idsSha256: result.ids_sha256 });
       if (!dryRun) yield* auditStep({ actor, action: "forget.run", target: `forget:${store}`, reason: `forgetting policy run ${runId}: ${result.retired} item(s) retired`, details: { store, run_id: runId, counts: result.counts, retired: result.retired, remaining: result.remaining, ids_sha256: result.ids_sha256 } });
+      const rules = Object.entries(result.counts).map(([rule, n]) => `${rule}=${n}`).join(" ") || "nothing";
+      const override_id = yield* ledgerOverrideStep({ note: `forget.run ${dryRun ? "dry" : "real"} store ${store} run ${runId}: ${rules}; ${result.remaining} remaining`, actor, ...ledger });
+      return { ...result, override_id };
     }),
   );
-  return result;
 }
 
 /** A run as the runs list answers it. */

@@ -1,21 +1,29 @@
 import { getGovernance } from "../db/connection";
 import type { PgGovernanceExecutor } from "../db/pg";
 import { engineStep, type Op } from "../db/port";
-import { recordOverride } from "../governance/ledger";
+import { recordOverride, type LedgerCaller } from "../governance/ledger";
 
 /** The most characters of an override's note (recordOverrideSchema). */
 const NOTE_MAX_CHARS = 4000;
 
 /**
- * A governed-memory ledger row (an override naming who and why) as a step of the store write that makes the change,
- * as auditStep is (docs/ARCHITECTURE.md, "Governed memory"): on PostgreSQL the ledger is in the same database and the
- * row commits with the change (a savepoint in its transaction); on SQLite it is appended to governance.db during the
- * write, like the audit entry, so it is written only when the steps before it were.
+ * Who a governed-memory decision's ledger row names beside its actor: the token label (the actor when none) and,
+ * for an agent's request, the caller whose share of the ledger the row counts against.
  */
-export function ledgerOverrideStep({ note, actor, tokenLabel }: { note: string; actor: string; tokenLabel: string | null }): Op<void> {
+export type LedgerWho = { tokenLabel: string | null; caller?: LedgerCaller };
+
+/**
+ * A governed-memory ledger row (an override naming who and why) as a step of the store write that makes the change,
+ * as auditStep is (docs/ARCHITECTURE.md, "Governed memory"); answers the override's id. On PostgreSQL the ledger is
+ * in the same database and the row commits with the change (a savepoint in its transaction); on SQLite it is
+ * appended to governance.db during the write, like the audit entry, so it is written only when the steps before it
+ * were, and a refused row (the ledger full, the agent past its share) rolls the change back. Append it last.
+ */
+export function ledgerOverrideStep({ note, actor, tokenLabel, caller }: { note: string; actor: string } & LedgerWho): Op<string> {
   const input = { note: note.slice(0, NOTE_MAX_CHARS) };
+  const label = tokenLabel ?? actor;
   return engineStep({
-    sqlite: () => void recordOverride({ handle: getGovernance(), input, actor, tokenLabel: tokenLabel ?? actor }),
-    pg: async (tx) => void (await recordOverride({ handle: { kind: "pg", db: tx as unknown as PgGovernanceExecutor }, input, actor, tokenLabel: tokenLabel ?? actor })),
+    sqlite: () => recordOverride({ handle: getGovernance(), input, actor, tokenLabel: label, caller }).override.override_id,
+    pg: async (tx) => (await recordOverride({ handle: { kind: "pg", db: tx as unknown as PgGovernanceExecutor }, input, actor, tokenLabel: label, caller })).override.override_id,
   });
 }

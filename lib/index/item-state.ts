@@ -8,8 +8,7 @@ import * as sqliteRecall from "../db/schema/recall";
 import * as pg from "../db/schema/pg/store";
 import { ITEM_KINDS, type ItemStateRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
-import { recordOverride } from "../governance/ledger";
-import { processLedger } from "../db/engine";
+import { ledgerOverrideStep, type LedgerWho } from "./governed-ledger";
 import { boolParam } from "./query-params";
 import { preparedOnce } from "../db/statements";
 import { workScope } from "../db/work-scope";
@@ -141,14 +140,33 @@ export function* memoryStateFollowsOp({ from, to }: { from: string; to: string |
     if (to === null) {
       yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${from}`);
       yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id = ${from}`);
+      yield* memoryContradictionsFollowOp({ from, to: null });
     }
     return;
   }
+  yield* memoryContradictionsFollowOp({ from, to });
   yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${to}`);
   yield* sqlRun(sql`update item_state set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
   // A proposal's provenance (lib/index/proposals.ts) moves with it, so the moved proposal stays in the review queue.
   yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id = ${to}`);
   yield* sqlRun(sql`update proposals set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
+}
+
+/**
+ * A memory's contradictions (lib/index/facts.ts: a row per item and other item, both ways) follow its key as its state
+ * does: moved to `to` (a move, the trash entry's key, back from the trash), or gone with it (`null`), so no other
+ * memory stays flagged by one deleted. Each way is found by its primary key from the memory's own rows.
+ */
+export function* memoryContradictionsFollowOp({ from, to }: { from: string; to: string | null }): Op<void> {
+  const others = (id: string) => sql`(select c.other_id from item_contradictions c where c.kind = 'memory' and c.item_id = ${id})`;
+  if (to !== null) yield* memoryContradictionsFollowOp({ from: to, to: null });
+  if (to === null) {
+    yield* sqlRun(sql`delete from item_contradictions where kind = 'memory' and other_id = ${from} and item_id in ${others(from)}`);
+    yield* sqlRun(sql`delete from item_contradictions where kind = 'memory' and item_id = ${from}`);
+    return;
+  }
+  yield* sqlRun(sql`update item_contradictions set other_id = ${to} where kind = 'memory' and other_id = ${from} and item_id in ${others(from)}`);
+  yield* sqlRun(sql`update item_contradictions set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
 }
 
 /**
@@ -226,9 +244,14 @@ function* reviewedItemDecisionOp({ store, kind, id, from, to, reason, actor, now
   return { state: stateOf(kind, id, written), transition };
 }
 
-/** Invalidate (to: "retired") or restore (to: "active") one item by id, in one store write. */
-export function decideItem<H extends AnyStoreHandle>({ handle, ...a }: { handle: H } & Parameters<typeof decideItemOp>[0]): On<H, ItemDecision> {
-  return write(handle, decideItemOp(a));
+/** Invalidate (to: "retired") or restore (to: "active") one item by id, in one store write with its audit entry and ledger row. */
+export function decideItem<H extends AnyStoreHandle>({ handle, ledger, ...a }: { handle: H; ledger: LedgerWho } & Parameters<typeof decideItemOp>[0]): On<H, ItemDecision & { override_id: string }> {
+  return write(handle, function* () {
+    const decision = yield* decideItemOp(a);
+    const verb = a.to === "retired" ? "invalidate" : "restore";
+    const override_id = yield* ledgerOverrideStep({ note: `item.${verb} ${a.kind} ${a.id} in store ${a.store}: ${a.reason}`, actor: a.actor, ...ledger });
+    return { ...decision, override_id };
+  });
 }
 
 /** An item's state and its transitions, oldest first; 404 when the item is not there. */
@@ -449,7 +472,7 @@ export const listViewQuerySchema = { include_retired: boolParam.optional(), incl
 export const supersedesSchema = itemIdSchema.optional();
 
 /**
- * A kind's fact rule, as superseding() applies it (lib/index/facts.ts factsOf): the claim a create input makes, or
+ * A kind's fact rule, as supersedingOp applies it (lib/index/facts.ts factsOf): the claim a create input makes, or
  * null when it makes none; the step that records it beside the item written; the input without its fact fields.
  */
 export type FactsHook = {
@@ -458,58 +481,35 @@ export type FactsHook = {
   strip: <I extends object>(a: { input: I }) => I;
 };
 
-/** What a create runs inside its own write once the new item's id is known (superseding()'s retirement and fact), before what may still fail. */
-export type WithinCreate = (id: string) => Op<void>;
-
 /**
- * A create that may name `supersedes` or state a fact (`facts`), written once for every kind that takes them (the
- * backends wrap their create with it): the old item must be in this store, of this kind and active (else 404 / 409,
- * before anything is written); the old one is retired with superseded_by and the new one records supersedes, both
- * kept, each link in the history, with the audit entry and the ledger override of any other decision.
- *
- * Atomic where the create takes `within` (`atomic: true`: relations, frames, learnings): the retirement is a step
- * of the create's own write transaction, so a create that fails leaves the old item active and a crash cannot leave
- * both active. A memory's create is not one transaction on SQLite (its file is the truth, written before the
- * index), so the retirement is its own write right after: a crash between leaves both active, never neither, and
- * retrying the supersede finishes it.
+ * A create naming `supersedes` or stating a fact (`facts`), written once for every kind that takes them, as steps of
+ * the create's own write (proposing() runs them in its one transaction, lib/index/proposals.ts). Before the create,
+ * supersedableOp: the old item must be in this store, of this kind and active (else 404 / 409). Once the new id is
+ * known, supersedingOp: the old one is retired with superseded_by and the new one records supersedes, both kept, each
+ * link in the history, the fact recorded, with the audit entries and ledger rows of any other decision. A create that
+ * fails leaves the old item active, and a crash cannot leave both active.
  */
-export function superseding<A extends { store: string; input: { supersedes?: string } }, R>({ kind, open, create, idOf, actorOf, facts, atomic = false }: { kind: ItemKind; open: (store: string) => Promise<AnyStoreHandle>; create: (a: A) => Promise<R>; idOf: (r: R) => string; actorOf: (a: A) => string; facts?: FactsHook; atomic?: boolean }): (a: A) => Promise<R> {
-  return async (a) => {
-    const { supersedes, ...rest } = a.input;
-    const claim = facts?.claimOf(a.input as Record<string, unknown>) ?? null;
-    if (supersedes === undefined && claim === null) return create(facts ? ({ ...a, input: facts.strip({ input: a.input }) } as A) : a);
-    const input = facts ? facts.strip({ input: rest }) : rest;
-    const handle = await open(a.store);
-    if (supersedes !== undefined) {
-      const current = await read(handle, function* () {
-        if (!(yield* itemExists(kind, supersedes))) throw new AppError("not_found", `supersedes: no ${kind} ${supersedes} in store ${a.store}`, [{ path: "supersedes", message: "not in this store" }]);
-        return (yield* row(itemStateTable, keyOf(kind, supersedes)))?.status ?? "active";
-      });
-      if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${supersedes} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
-    }
-    const actor = actorOf(a);
-    const within: WithinCreate = function* (newId) {
-      // Before this step the item written has a state only when the create merged into an existing one: an agent's
-      // merge into a proposal would change what waits for review (people and the local CLI are not held).
-      if (workScope.getStore()?.writer?.actor && (yield* row(itemStateTable, keyOf(kind, newId)))?.status === "proposed") throw mergesIntoProposal({ store: a.store, kind, id: newId });
-      if (supersedes !== undefined) {
-        if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
-        yield* decideItemOp({ store: a.store, kind, id: supersedes, to: "retired", reason: `superseded by ${kind} ${newId}`, actor, link: { superseded_by: newId } });
-        const now = Date.now();
-        const values = { supersedes, reason: `supersedes ${kind} ${supersedes}`, decidedBy: actor, updatedAt: now };
-        yield* upsert(itemStateTable, { kind, itemId: newId, status: "active", recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
-      }
-      if (claim && facts) yield* facts.record({ store: a.store, kind, id: newId, claim, actor });
-    };
-    let created: R;
-    if (atomic) created = await create({ ...a, input, within } as A);
-    else {
-      created = await create({ ...a, input } as A);
-      await write(handle, within(idOf(created)));
-    }
-    if (supersedes !== undefined) await recordOverride({ handle: await processLedger(), input: { note: `item.supersede ${kind} ${supersedes} by ${idOf(created)} in store ${a.store}` }, actor, tokenLabel: actor });
-    return created;
-  };
+export function* supersedableOp({ store, kind, id }: { store: string; kind: ItemKind; id: string }): Op<void> {
+  if (!(yield* itemExists(kind, id))) throw new AppError("not_found", `supersedes: no ${kind} ${id} in store ${store}`, [{ path: "supersedes", message: "not in this store" }]);
+  const current = (yield* row(itemStateTable, keyOf(kind, id)))?.status ?? "active";
+  if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${id} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
+}
+
+/** supersedableOp's other half: the supersession and the fact of the item just written (`newId`), in its write. */
+export function* supersedingOp({ store, kind, newId, supersedes, claim, facts, actor, tokenLabel }: { store: string; kind: ItemKind; newId: string; supersedes?: string; claim: { key: string; value: string; validFrom: number } | null; facts?: FactsHook; actor: string; tokenLabel: string | null }): Op<void> {
+  if (supersedes === undefined && claim === null) return;
+  // Before this step the item written has a state only when the create merged into an existing one: an agent's
+  // merge into a proposal would change what waits for review (people and the local CLI are not held).
+  if (workScope.getStore()?.writer?.actor && (yield* row(itemStateTable, keyOf(kind, newId)))?.status === "proposed") throw mergesIntoProposal({ store, kind, id: newId });
+  if (supersedes !== undefined) {
+    if (newId === supersedes) throw new AppError("conflict", `supersedes: the ${kind} written is ${supersedes} itself (merged into it); nothing was superseded`, [{ path: "supersedes", message: "same item" }]);
+    yield* decideItemOp({ store, kind, id: supersedes, to: "retired", reason: `superseded by ${kind} ${newId}`, actor, link: { superseded_by: newId } });
+    const now = Date.now();
+    const values = { supersedes, reason: `supersedes ${kind} ${supersedes}`, decidedBy: actor, updatedAt: now };
+    yield* upsert(itemStateTable, { kind, itemId: newId, status: "active", recordedAt: now, ...values }, (t) => [t.kind, t.itemId] as never, values);
+  }
+  if (claim && facts) yield* facts.record({ store, kind, id: newId, claim, actor });
+  if (supersedes !== undefined) yield* ledgerOverrideStep({ note: `item.supersede ${kind} ${supersedes} by ${newId} in store ${store}`, actor, tokenLabel });
 }
 
 /**

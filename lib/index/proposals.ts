@@ -10,10 +10,10 @@ import * as pg from "../db/schema/pg/store";
 import type { ItemStateRow, ProposalRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
 import { maskCredentials, poisonFlags, poisonFlagsSchema, POISON_MAX_FIELD_CHARS, type PoisonFlag } from "../poison";
-import { decideItemOp, heldInTrash, itemAuditTarget, itemNotFound, mergesIntoProposal, itemStateTable, ITEM_STATE_LIMITS, type FactsHook, type ItemTransition } from "./item-state";
+import { decideItemOp, heldInTrash, itemAuditTarget, itemNotFound, mergesIntoProposal, itemStateTable, ITEM_STATE_LIMITS, supersedableOp, supersedingOp, type FactsHook, type ItemTransition } from "./item-state";
 import { recordFactOp } from "./facts";
 import { afterCommit } from "./files-after-commit";
-import { ledgerOverrideStep } from "./governed-ledger";
+import { ledgerOverrideStep, type LedgerWho } from "./governed-ledger";
 import { TRASH_STATE_LIKE } from "./memory-trash-state";
 import { isTrusted, writePolicyOp, type ReviewKind, type WritePolicy } from "./write-policy";
 
@@ -73,36 +73,37 @@ async function inOneWrite<D, R>({ handle, before, create, after }: { handle: Any
   });
 }
 
-type Creating = { store: string; input: object };
+/** A repository create's argument (`{ handle, input, … }`), and the governed create's: the same by store name instead of handle. */
+type CreateArgs = { handle: AnyStoreHandle; input: object };
+type ByStore<P extends CreateArgs> = Omit<P, "handle"> & { store: string };
 
 /** What the write policy makes of one create: counted at once, a trusted writer's bypass, or a proposal. */
 type Decision = { to: "open" } | { to: "bypass" } | { to: "propose"; why: ProposalWhy };
 
 /**
  * A create under the store's write policy, written once for every governed kind (the backends wrap their create
- * with it, around `superseding()`): open for the kind → the create as before; review and a trusted actor with an
- * unflagged write → the create, the bypass audited and in the ledger ("bypass: trusted"); otherwise `createIn` (the
- * repository's write on the handle given) in one transaction with the proposal's state, provenance, audit entry and
- * ledger row, and the answer carries `proposal`. A proposal naming `supersedes` supersedes on approval, not before.
- * `isNew` says whether the write made a new item (a learning or relation merged into an existing one changes that
- * one: refused under review as other changes are, mergeUnderReviewOp).
+ * with it): open for the kind → the create as before; review and a trusted actor with an unflagged write → the
+ * create, the bypass audited and in the ledger ("bypass: trusted"); otherwise the create with the proposal's state,
+ * provenance, audit entry and ledger row, and the answer carries `proposal`. `createIn` is the repository's write on
+ * the handle given. `isNew` says whether the write made a new item (a learning or relation merged into an existing
+ * one changes that one: refused under review as other changes are, mergeUnderReviewOp).
  *
- * The policy is read inside the create's own transaction (share-locked on PostgreSQL, under SQLite's write lock), so
- * a policy change commits wholly before the write, which then follows it, or after it: none lets a write through as
- * `open` once `review` has committed. A create naming `supersedes` or stating a fact goes through `superseding()`
- * (`create`), whose retirement runs in its own write: the policy is read just before it, as before.
+ * One transaction, whatever the create names: the policy is read in it (share-locked on PostgreSQL, under SQLite's
+ * write lock), so a policy change commits wholly before the write, which then follows it, or after it: none lets a
+ * write through as `open` once `review` has committed. A counted create naming `supersedes` or stating a fact
+ * (`facts`) supersedes in it too, with its audit entries and ledger rows (lib/index/item-state.ts supersedingOp). A
+ * proposal keeps what it names and states, and supersedes on approval, not before.
  */
-export function proposing<A extends Creating, R extends object>({ kind, open, create, createIn, idOf, actorOf, isNew = () => true, facts }: {
+export function proposing<P extends CreateArgs, R extends object>({ kind, open, createIn, idOf, actorOf, isNew = () => true, facts }: {
   kind: ReviewKind;
-  /** The kind's fact rule (lib/index/facts.ts factsOf), as `superseding()` applies it: a proposal keeps its claim and applies it when approved. */
+  /** The kind's fact rule (lib/index/facts.ts factsOf): a counted create records its fact; a proposal keeps its claim and applies it when approved. */
   facts?: FactsHook;
   open: (store: string) => Promise<AnyStoreHandle>;
-  create: (a: A) => Promise<R>;
-  createIn: (a: A & { handle: AnyStoreHandle }) => R | Promise<R>;
+  createIn: (a: P) => R | Promise<R>;
   idOf: (r: R) => string;
-  actorOf: (a: A) => string;
+  actorOf: (a: ByStore<P>) => string;
   isNew?: (r: R, startedAt: number) => boolean;
-}): (a: A) => Promise<R & { proposal?: ProposalMark }> {
+}): (a: ByStore<P>) => Promise<R & { proposal?: ProposalMark }> {
   return async (a) => {
     const handle = await open(a.store);
     const actor = actorOf(a);
@@ -116,37 +117,28 @@ export function proposing<A extends Creating, R extends object>({ kind, open, cr
       if (isTrusted({ policy, actor, tokenLabel }) && flags.length === 0) return { to: "bypass" };
       return { to: "propose", why: flags.length > 0 ? "flagged" : "untrusted" };
     };
-    const bypassSteps = function* (id: string): Op<void> {
-      yield* auditStep({ actor, action: "proposal.bypass", target: itemAuditTarget({ store: a.store, kind, id }), reason: "bypass: trusted", details: { store: a.store, kind, id, token_label: tokenLabel } });
-      yield* ledgerOverrideStep({ note: `write.bypass ${kind} ${id} in store ${a.store}: bypass: trusted`, actor, tokenLabel });
-    };
-    let decided: Decision | null = null;
-    if (supersedes !== undefined || claim !== null) {
-      decided = decide(await read(handle, writePolicyOp()));
-      if (decided.to === "open") return create(a);
-      if (decided.to === "bypass") {
-        const created = await create(a);
-        await write(handle, bypassSteps(idOf(created)));
-        return created;
-      }
-    }
     const startedAt = Date.now();
     let proposed: ProposalWhy | null = null;
     const created = await inOneWrite({
       handle,
       before: function* (): Op<Decision> {
-        return decided ?? decide(yield* writePolicyOp({ lock: true }));
+        const d = decide(yield* writePolicyOp({ lock: true }));
+        if (d.to !== "propose" && supersedes !== undefined) yield* supersedableOp({ store: a.store, kind, id: supersedes });
+        return d;
       },
-      create: (h) => createIn({ ...a, input, handle: h } as A & { handle: AnyStoreHandle }),
+      create: (h) => createIn({ ...a, input, handle: h } as unknown as P),
       after: function* (r, d) {
-        if (d.to === "open") return;
-        if (d.to === "bypass") {
-          if (!isNew(r, startedAt)) yield* mergeUnderReviewOp({ store: a.store, kind, id: idOf(r), why: null });
-          return yield* bypassSteps(idOf(r));
+        const id = idOf(r);
+        if (d.to !== "propose") {
+          if (d.to === "bypass" && !isNew(r, startedAt)) yield* mergeUnderReviewOp({ store: a.store, kind, id, why: null });
+          yield* supersedingOp({ store: a.store, kind, newId: id, supersedes, claim, facts, actor, tokenLabel });
+          if (d.to === "open") return;
+          yield* auditStep({ actor, action: "proposal.bypass", target: itemAuditTarget({ store: a.store, kind, id }), reason: "bypass: trusted", details: { store: a.store, kind, id, token_label: tokenLabel } });
+          yield* ledgerOverrideStep({ note: `write.bypass ${kind} ${id} in store ${a.store}: bypass: trusted`, actor, tokenLabel });
+          return;
         }
         const why = d.why;
-        if (!isNew(r, startedAt)) return yield* mergeUnderReviewOp({ store: a.store, kind, id: idOf(r), why });
-        const id = idOf(r);
+        if (!isNew(r, startedAt)) return yield* mergeUnderReviewOp({ store: a.store, kind, id, why });
         const now = Date.now();
         const transition: ItemTransition = { from: "proposed", to: "proposed", at: now, by: actor, reason: `proposed (${why})` };
         const values = { status: "proposed" as const, reason: `proposed (${why})`, decidedBy: actor, updatedAt: now, history: JSON.stringify([transition]), ...(supersedes !== undefined ? { supersedes } : {}), ...(claim ? { factKey: claim.key, factValue: claim.value, validFrom: claim.validFrom } : {}) };
@@ -279,10 +271,10 @@ export type ProposalDecision = { kind: ReviewKind; id: string; status: "active" 
 
 /**
  * Approve (→ active: it answers search, recall, remember and the lists at once; a `supersedes` it named is retired
- * now) or reject (→ rejected: kept, out of every answer) one proposal, in one store write with the audit entries.
- * The caller records the ledger override.
+ * now) or reject (→ rejected: kept, out of every answer) one proposal, in one store write with the audit entries and
+ * its ledger row (`edited`: approved after the reviewer's edit, which the caller applied first).
  */
-export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, id, to, reason, actor, now = Date.now() }: { handle: H; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; now?: number }): On<H, ProposalDecision> {
+export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, id, to, reason, actor, ledger, edited = false, now = Date.now() }: { handle: H; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; ledger: LedgerWho; edited?: boolean; now?: number }): On<H, ProposalDecision & { override_id: string }> {
   return write(handle, function* () {
     const { provenance, state } = yield* proposalOp({ store, kind, id, lock: true });
     checkDecidable({ kind, id, actor, provenance, state });
@@ -310,7 +302,9 @@ export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, 
       }
     }
     yield* auditStep({ actor, action: to === "active" ? "proposal.approve" : "proposal.reject", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from: "proposed", to, proposed_by: provenance.proposedBy, superseded } });
-    return { kind, id, status: to, transition, superseded };
+    const verb = to === "active" ? (edited ? "approve (edited)" : "approve") : "reject";
+    const override_id = yield* ledgerOverrideStep({ note: `proposal.${verb} ${kind} ${id} in store ${store}: ${reason}`, actor, ...ledger });
+    return { kind, id, status: to, transition, superseded, override_id };
   });
 }
 

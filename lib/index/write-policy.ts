@@ -5,6 +5,7 @@ import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
 import { REVIEWABLE_KINDS } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
+import { ledgerOverrideStep, type LedgerWho } from "./governed-ledger";
 
 /**
  * A store's write policy (docs/ARCHITECTURE.md, "Governed memory"), written once for both engines: per kind of
@@ -49,6 +50,8 @@ export const writePolicyInputSchema = z
 export type WritePolicyInput = z.output<typeof writePolicyInputSchema>;
 
 const OPEN: WritePolicy = { modes: Object.fromEntries(REVIEW_KINDS.map((k) => [k, "open"])) as Record<ReviewKind, WriteMode>, trusted: [] };
+/** A store's first policy row before any change: open, as no row reads, and stamped by nobody (it answers as no row). */
+const UNSTAMPED = { updatedAt: 0, updatedBy: "" };
 
 function parsed(text: string | undefined): WritePolicy {
   if (!text) return OPEN;
@@ -69,7 +72,8 @@ function parsed(text: string | undefined): WritePolicy {
  */
 export function* writePolicyOp({ lock = false }: { lock?: boolean } = {}): Op<WritePolicyView> {
   const found = yield* row(writePolicyTable, (t) => eq(t.id, 1), lock ? { lock: "share" } : {});
-  return { ...parsed(found?.policy), updated_at: found?.updatedAt ?? null, updated_by: found?.updatedBy ?? null };
+  const stamped = found !== undefined && found.updatedBy !== UNSTAMPED.updatedBy;
+  return { ...parsed(found?.policy), updated_at: stamped ? found.updatedAt : null, updated_by: stamped ? found.updatedBy : null };
 }
 
 /** The store's policy, as its own read. */
@@ -82,17 +86,18 @@ export const writePolicyAuditTarget = ({ store }: { store: string }) => `policy:
 
 /**
  * Change the store's policy (an admin act): the kinds named take their mode, `trusted` replaces the list when
- * given; the audit entry (old → new) commits with it. The caller records the ledger override.
+ * given; the audit entry (old → new) and the ledger row commit with it, or nothing of it does.
  */
-export function setWritePolicy<H extends AnyStoreHandle>({ handle, store, input, actor, now = Date.now() }: { handle: H; store: string; input: WritePolicyInput; actor: string; now?: number }): On<H, { old: WritePolicy; policy: WritePolicyView }> {
-  // A store's first policy: its row (open, as no row reads) is made in a write of its own first, so the change below
-  // updates a row that creates share-lock while they decide by it (lib/index/proposals.ts): they wait for each other.
-  const made = write(handle, insertOrIgnore(writePolicyTable, { id: 1, policy: JSON.stringify(OPEN), updatedAt: now, updatedBy: actor }, (t) => [t.id] as never));
-  const change = () => changeWritePolicy({ handle, store, input, actor, now });
-  return (made instanceof Promise ? made.then(change) : change()) as On<H, { old: WritePolicy; policy: WritePolicyView }>;
+export function setWritePolicy<H extends AnyStoreHandle>({ handle, store, input, actor, ledger, now = Date.now() }: { handle: H; store: string; input: WritePolicyInput; actor: string; ledger: LedgerWho; now?: number }): On<H, { old: WritePolicy; policy: WritePolicyView; override_id: string }> {
+  // A store's first policy: its row is made in a write of its own first, so the change below updates a row that
+  // creates share-lock while they decide by it (lib/index/proposals.ts): they wait for each other. That row is
+  // unstamped and open: a change that then fails leaves every answer as it was.
+  const made = write(handle, insertOrIgnore(writePolicyTable, { id: 1, policy: JSON.stringify(OPEN), ...UNSTAMPED }, (t) => [t.id] as never));
+  const change = () => changeWritePolicy({ handle, store, input, actor, ledger, now });
+  return (made instanceof Promise ? made.then(change) : change()) as On<H, { old: WritePolicy; policy: WritePolicyView; override_id: string }>;
 }
 
-function changeWritePolicy<H extends AnyStoreHandle>({ handle, store, input, actor, now }: { handle: H; store: string; input: WritePolicyInput; actor: string; now: number }): On<H, { old: WritePolicy; policy: WritePolicyView }> {
+function changeWritePolicy<H extends AnyStoreHandle>({ handle, store, input, actor, ledger, now }: { handle: H; store: string; input: WritePolicyInput; actor: string; ledger: LedgerWho; now: number }): On<H, { old: WritePolicy; policy: WritePolicyView; override_id: string }> {
   return write(handle, function* () {
     const before = yield* row(writePolicyTable, (t) => eq(t.id, 1), { lock: "update" });
     const old = parsed(before?.policy);
@@ -100,7 +105,10 @@ function changeWritePolicy<H extends AnyStoreHandle>({ handle, store, input, act
     const values = { policy: JSON.stringify(next), updatedAt: now, updatedBy: actor };
     yield* upsert(writePolicyTable, { id: 1, ...values }, (t) => t.id, values);
     yield* auditStep({ actor, action: "write_policy.set", target: writePolicyAuditTarget({ store }), details: { store, old, new: next } });
-    return { old, policy: { ...next, updated_at: now, updated_by: actor } };
+    const change = REVIEW_KINDS.filter((k) => old.modes[k] !== next.modes[k]).map((k) => `${k} ${old.modes[k]} → ${next.modes[k]}`);
+    if (old.trusted.join("\n") !== next.trusted.join("\n")) change.push(`trusted [${old.trusted.join(", ")}] → [${next.trusted.join(", ")}]`);
+    const override_id = yield* ledgerOverrideStep({ note: `write_policy.set in store ${store}: ${change.join("; ") || "unchanged"}`, actor, ...ledger });
+    return { old, policy: { ...next, updated_at: now, updated_by: actor }, override_id };
   });
 }
 

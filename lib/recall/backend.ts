@@ -11,7 +11,6 @@ import { pgRecall } from "./engines/pg";
 import { sqliteRecall } from "./engines/sqlite";
 import { updateReflectionSettings } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention } from "./traces";
-import { superseding } from "../index/item-state";
 import { factsOf, flaggingContradictions } from "../index/facts";
 import { proposing } from "../index/proposals";
 
@@ -49,8 +48,7 @@ export function recallOn(engine: Engine) {
   const writes = { recordTrace: on(recordTrace), recordLearning: proposing({
       kind: "learning", facts: factsOf({ kind: "learning" }),
       open: storeEngineOf(engine).open,
-      create: superseding({ kind: "learning", open: storeEngineOf(engine).open, create: on(recordLearning), idOf: (r) => String(r.learning.id), actorOf: (a) => `agent:${a.agentId}`, facts: factsOf({ kind: "learning" }), atomic: true }),
-      createIn: ({ handle, agentId, input }) => recordLearning({ handle, agentId, input }),
+      createIn: recordLearning,
       idOf: (r) => String(r.learning.id),
       actorOf: (a) => `agent:${a.agentId}`,
       isNew: (r) => !r.deduped,

@@ -14,7 +14,7 @@ import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo }
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
-import { listViewQuerySchema, visibleWhere, type WithinCreate } from "../index/item-state";
+import { listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 export const LEARNING_KIND = "learning";
@@ -60,7 +60,7 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
  * Store a learning (sanitized). The same handle again bumps the counter and
  * last_seen, and keeps the higher confidence, instead of adding a vector.
  */
-export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input, within }: { handle: H; agentId: string; input: LearningInput; /** Run in this write once the id is known (superseding()). */ within?: WithinCreate }): On<H, RecordLearningResult> {
+export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: LearningInput }): On<H, RecordLearningResult> {
   const fields = normalizeLearning(learningInputSchema.parse(input));
   const hash = sha256Hex(fields.semanticHandle);
   return write(handle, function* (): Op<RecordLearningResult> {
@@ -71,7 +71,6 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
     };
     const deduped = yield* seenAgain();
     if (deduped) {
-      if (within) yield* within(String(deduped.learning.id));
       return deduped;
     }
     const engine = yield* dialect();
@@ -81,10 +80,8 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
     // Another replica inserted the same handle meanwhile: count this sighting on its row.
     if (!inserted) {
       const again = (yield* seenAgain())!;
-      if (within) yield* within(String(again.learning.id));
       return again;
     }
-    if (within) yield* within(String(inserted.id));
     yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
     yield* enqueueEmbeddingsOp({ items: [{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }] });
     return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };

@@ -37,7 +37,6 @@ import { storeHasContentOp, type createStoreSchema, type StoreSummary } from "./
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { pgStoreEngine } from "./engines/pg";
 import { sqliteStoreEngine } from "./engines/sqlite";
-import { superseding } from "../index/item-state";
 import { factsOf, flaggingContradictions } from "../index/facts";
 import { proposing, reviewedChange } from "../index/proposals";
 
@@ -186,8 +185,7 @@ export function storesOn(engine: Engine): StoresBackend {
       createMemory: proposing({
         kind: "memory", facts: factsOf({ kind: "memory" }),
         open: on,
-        create: superseding({ kind: "memory", open: on, create: async (a) => flaggedMemory(await own.createMemory(a)), idOf: (m) => m.path, actorOf: (a) => a.actor, facts: factsOf({ kind: "memory" }) }),
-        createIn: ({ handle, input, actor }) => {
+        createIn: ({ handle, input, actor }: Parameters<typeof createMemoryIn>[0]) => {
           const created = createMemoryIn({ handle, input, actor });
           return created instanceof Promise ? created.then(flaggedMemory) : flaggedMemory(created);
         },

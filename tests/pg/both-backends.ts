@@ -30,6 +30,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/store-lifecycle.test.ts",
   "tests/write-review.test.ts",
   "tests/governed-memory-leftovers.test.ts",
+  "tests/governed-memory-atomic.test.ts",
   "tests/item-state.test.ts",
   "tests/forgetting.test.ts",
   "tests/facts.test.ts",
