@@ -6,11 +6,10 @@
  * native code, stay in node_modules.
  *
  * Fresh = every source file esbuild read (its metafile), and the files that
- * decide how it reads them, are no newer than the build's start (the packages
- * it read: by the lockfiles, as npm stamps every package file with one old
- * date); the launcher
- * (scripts/dualmind.mjs) runs a stale bundle never: it rebuilds, or runs the
- * TypeScript with tsx. Built by `npm run build` and by the test runs' build
+ * decide how it reads them, are older than the build's start (the packages it
+ * read: by the lockfiles, as npm stamps every package file with one old date).
+ * The launcher (scripts/dualmind.mjs) never runs a stale bundle: it rebuilds,
+ * or runs the TypeScript with tsx. Built by `npm run build` and by the test runs' build
  * step (scripts/build-freshness.ts).
  * `node scripts/cli-bundle.mjs` builds it when stale; `--force` always.
  */
@@ -29,6 +28,8 @@ const MANIFEST = path.join(ROOT, "dist", "cli.inputs.json");
  */
 const BUILD_INPUTS = ["scripts/cli-bundle.mjs", "tsconfig.json", "package.json", "package-lock.json", "node_modules/.package-lock.json"];
 const NATIVE = ["better-sqlite3", "sqlite-vec", "usearch", "pg", "@huggingface/transformers"];
+/** A file's time may trail the clock (filesystems that keep coarse times): one written just as a build starts counts as newer. */
+const CLOCK_SLACK_MS = 1000;
 
 const mtime = (file, missing) => {
   try {
@@ -47,17 +48,18 @@ export function cliBundleIsFresh() {
   }
   if (!fs.existsSync(CLI_BUNDLE) || !Array.isArray(manifest.inputs)) return false;
   // A source gone since the build is a change too.
-  return manifest.inputs.every((file) => mtime(file, Infinity) <= manifest.startedAt) && BUILD_INPUTS.every((file) => mtime(file, 0) <= manifest.startedAt);
+  return manifest.inputs.every((file) => mtime(file, Infinity) < manifest.startedAt) && BUILD_INPUTS.every((file) => mtime(file, 0) < manifest.startedAt);
 }
 
 /**
- * Bundle the CLI. Throws when esbuild is missing or the sources do not build.
+ * Bundle the CLI. Throws when esbuild is missing, dist/ is not writable or the sources do not build.
  * Each file is written beside its target and renamed into place, the manifest last:
  * a CLI started meanwhile runs a whole bundle, and never trusts a manifest older than it.
  */
 export function buildCliBundle() {
-  const startedAt = Date.now();
+  const startedAt = Date.now() - CLOCK_SLACK_MS;
   const esbuild = createRequire(path.join(ROOT, "package.json"))("esbuild");
+  fs.mkdirSync(path.dirname(CLI_BUNDLE), { recursive: true });
   const result = esbuild.buildSync({
     absWorkingDir: ROOT,
     entryPoints: ["scripts/cli.ts"],
@@ -89,7 +91,6 @@ export function buildCliBundle() {
 export function ensureCliBundle() {
   if (cliBundleIsFresh()) return true;
   try {
-    fs.mkdirSync(path.dirname(CLI_BUNDLE), { recursive: true });
     buildCliBundle();
     return true;
   } catch {
@@ -97,12 +98,11 @@ export function ensureCliBundle() {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes("--force")) {
-    fs.mkdirSync(path.dirname(CLI_BUNDLE), { recursive: true });
+if (process.argv[1] === fileURLToPath(import.meta.url) && (process.argv.includes("--force") || !cliBundleIsFresh())) {
+  try {
     buildCliBundle();
-  } else if (!ensureCliBundle()) {
-    // Say why: the same build, with its error.
-    buildCliBundle();
+  } catch (e) {
+    process.stderr.write(`the CLI's bundle was not built: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
   }
 }

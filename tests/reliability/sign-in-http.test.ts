@@ -169,7 +169,7 @@ describe("sessions end when the account changes", () => {
     expect(await whoIs(before)).toEqual({ dashboard: "open", sessionUser: "carol" });
 
     const reset = cli("users", "reset-password", "carol", "--password", "carol-new-password");
-    expect(reset.status, reset.stderr).toBe(0);
+    expect(reset.code, reset.stderr).toBe(0);
     const revoked = await whoIs(before);
     expect(revoked.dashboard).toMatch(/^30[37] .*\/login/);
     expect(revoked.sessionUser).toBeNull();
