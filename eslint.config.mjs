@@ -7,7 +7,7 @@ const config = [
   ...nextVitals,
   ...nextTs,
   {
-    ignores: [".next/**", "node_modules/**", "data/**", ".scratch/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
+    ignores: [".next/**", "dist/**", "node_modules/**", "data/**", ".scratch/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
   },
   {
     // lib/ is the framework-free domain: no next/* imports.

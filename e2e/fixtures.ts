@@ -81,7 +81,7 @@ export async function ensureEditor(admin: Page): Promise<void> {
 
 /** Seed a day of demo metrics into the server's DATA_DIR the way an operator would: the CLI. */
 export function seedDemoMetrics(stores: string[]): void {
-  execFileSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "metrics", "demo", ...stores, "--hours", "24"], {
+  execFileSync(process.execPath, ["scripts/dualmind.mjs", "metrics", "demo", ...stores, "--hours", "24"], {
     env: { ...process.env, DATA_DIR: E2E.dataDir, DUALMIND_LOG_LEVEL: "warn" },
     stdio: "pipe",
   });

@@ -76,7 +76,7 @@ async function stopWorker(): Promise<void> {
 
 function runCli(args: string[], model: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...TSX, "scripts/cli.ts", ...args], { env: { ...process.env, ...appEnv(model) }, stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(process.execPath, ["scripts/dualmind.mjs", ...args], { env: { ...process.env, ...appEnv(model) }, stdio: ["ignore", "pipe", "ignore"] });
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.on("exit", (code) => resolve({ code, stdout }));

@@ -33,8 +33,14 @@ export const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "
  */
 export const nextStartArgs = ({ host, port }: { host: string; port: number }): string[] => [NEXT_BIN, "start", "-H", host, "-p", String(port), "--keepAliveTimeout", "65000"];
 
-/** Build the production bundle when it is stale (the reliability suite's servers, the e2e run): one build serves every suite of a run. */
+/**
+ * Build the production bundle and the prebuilt CLI when they are stale (the reliability suite's servers, the e2e
+ * run, `npm test`'s build step): one build serves every suite of a run, and every CLI the tests start.
+ */
 export function ensureProductionBuild(): void {
+  // scripts/cli-bundle.mjs decides itself whether the CLI's bundle is stale.
+  const cli = spawnSync(process.execPath, [path.join(ROOT, "scripts", "cli-bundle.mjs")], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  if (cli.status !== 0) throw new Error(`the CLI's bundle failed to build (exit ${cli.status})`);
   if (!buildIsStale()) return;
   const build = spawnSync(process.execPath, [NEXT_BIN, "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
   if (build.status !== 0) throw new Error(`next build failed (exit ${build.status})`);

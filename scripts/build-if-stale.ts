@@ -1,4 +1,4 @@
-/** `npm run test:e2e`: build the production bundle unless the one in .next is as new as the sources (a run's earlier suites built it). */
+/** `npm run test:e2e` and `npm test`: build the production bundle and the CLI's unless they are as new as their sources (a run's earlier suites built them). */
 import { ensureProductionBuild } from "./build-freshness";
 
 ensureProductionBuild();

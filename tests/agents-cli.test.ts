@@ -1,13 +1,11 @@
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
 import { stores } from "@/lib/stores/backend";
+import { spawnCli } from "./fixtures/cli";
 import { governanceSql, itSqliteOnly, onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
-
-const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
 
 let env: TestEnv;
 let scratch: string;
@@ -20,11 +18,7 @@ afterEach(async () => {
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-// The CLI inherits this process's env: DATA_DIR, and on PostgreSQL DATABASE_URL, so it acts on what the API serves.
-function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_ADMIN_PASSWORD: "test-admin-password", DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = (...args: string[]) => spawnCli({ args, env: { DATA_DIR: env.dataDir, DUALMIND_ADMIN_PASSWORD: "test-admin-password", DUALMIND_LOG_LEVEL: "warn" } });
 
 describe("agent CLI commands", () => {
   it("stores create, stores list and health --json report this backend's stores and audit chain, with exit codes scripts can trust", async () => {

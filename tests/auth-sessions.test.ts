@@ -1,5 +1,3 @@
-import { spawnSync } from "node:child_process";
-import path from "node:path";
 import type { Session } from "next-auth";
 import type { JWT } from "next-auth/jwt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -8,6 +6,7 @@ import { resolveSessionUser } from "@/lib/backend/users";
 import { roleAtLeast } from "@/lib/auth/users";
 import { governance } from "@/lib/backend/governance";
 import { createUser, setUserPassword, signInWithPassword } from "@/lib/backend/users";
+import { spawnCli } from "./fixtures/cli";
 import { governanceSql, useTestBackend, type TestEnv } from "./backend";
 
 let env: TestEnv;
@@ -102,12 +101,7 @@ describe("session versions", () => {
 });
 
 describe("CLI users disable / enable", () => {
-  const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
-  // The CLI inherits this process's env: on PostgreSQL, DATABASE_URL, so it acts on the same ledger.
-  const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
+  const cli = (...args: string[]) => spawnCli({ args, env: { DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" } });
 
   it("disables and enables a user (ending sessions, audited), refuses the last admin, and lists both in --help", async () => {
     const old = await claimsNow("vera");
@@ -125,7 +119,7 @@ describe("CLI users disable / enable", () => {
     const help = cli("--help").stdout;
     expect(help).toContain("users disable <username>");
     expect(help).toContain("users enable <username>");
-    // Each call starts tsx; on a loaded machine that alone can take seconds.
+    // Each call starts a node; on a loaded machine that alone can take seconds.
   }, 120_000);
 
   it("an editor sits between viewer and admin: created, signed in, promoted, never an admin's equal", async () => {

@@ -12,9 +12,9 @@ import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createMemory } from "@/lib/index/memories";
 import { reindexStore } from "@/lib/index/reindex";
 import { createStore, openStore } from "@/lib/stores/stores";
+import { spawnCli } from "./fixtures/cli";
 import { useTempDataDir } from "./helpers";
 
-const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
 const WRITER = path.join(process.cwd(), "tests", "fixtures", "backup-consistency-writer.ts");
 
 let scratch: string;
@@ -82,8 +82,8 @@ describe("restore keeps what it holds", () => {
     expect(() => restoreDataDir({ backupDir })).toThrow(/60 source document\(s\) under source\/docs\/.*DUALMIND_SOURCE_ROOTS.*--keep-stale-sources/);
     expect(fs.readdirSync(fresh.dataDir)).toEqual([]);
 
-    const r = spawnSync(process.execPath, [CLI, "restore", backupDir], { env: { ...process.env, DATA_DIR: fresh.dataDir, DUALMIND_SOURCE_ROOTS: "", DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
-    expect(r.status, r.stdout).toBe(2);
+    const r = spawnCli({ args: ["restore", backupDir], env: { DATA_DIR: fresh.dataDir, DUALMIND_SOURCE_ROOTS: "", DUALMIND_LOG_LEVEL: "warn" } });
+    expect(r.code, r.stdout).toBe(2);
     expect(r.stderr).toMatch(/would lose source documents/);
     expect(fs.readdirSync(fresh.dataDir)).toEqual([]);
   }, 60_000);
@@ -123,8 +123,8 @@ describe("restore keeps what it holds", () => {
     expect(manifest.stores.find((s: { name: string }) => s.name === "default").sourceRoots).toEqual([{ name: "docs", dir: docs, documents: 60 }]);
     const fresh = dataDir({ DUALMIND_SOURCE_ROOTS: `default=${docs}` });
     closeAllDatabases();
-    const r = spawnSync(process.execPath, [CLI, "restore", backupDir, "--json"], { env: { ...process.env, DATA_DIR: fresh.dataDir, DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
-    expect(r.status, r.stderr).toBe(0);
+    const r = spawnCli({ args: ["restore", backupDir, "--json"], env: { DATA_DIR: fresh.dataDir, DUALMIND_LOG_LEVEL: "warn" } });
+    expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout);
     expect(summary.restored.stores.default).toMatchObject({ documents: 60, memories: 1, vectors });
     expect(summary.restored.ledger.audit_log).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +17,7 @@ import { verifyStore } from "@/lib/index/verify";
 import { stores } from "@/lib/stores/backend";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { itSqliteOnly, searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { spawnCli } from "./fixtures/cli";
 import { migrationsUpTo } from "./helpers";
 
 // The chunk full-text index gains stemming (porter) by a migration that
@@ -245,11 +246,8 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     createStore({ input: { name: "cli" }, actor: "test" });
     ingestDocument({ handle: openStore({ store: "cli" }), path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
     closeAllDatabases();
-    const run = spawnSync(process.execPath, [path.join(process.cwd(), "scripts", "dualmind.mjs"), "reindex", "cli", "--fts-only", "--json"], {
-      env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" },
-      encoding: "utf8",
-    });
-    expect(run.status, run.stderr).toBe(0);
+    const run = spawnCli({ args: ["reindex", "cli", "--fts-only", "--json"], env: { DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" } });
+    expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ store: "cli", resumed: false, chunks: 1 });
     const audit = getGovernance().sqlite.prepare("select actor, target from audit_log where action = 'store.reindex.fts'").all();
     expect(audit).toEqual([{ actor: expect.stringMatching(/^cli/), target: "store:cli" }]);

@@ -15,6 +15,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onPg } from "../backend";
+import { spawnCli } from "../fixtures/cli";
 import { api, startServer, type ApiResult, type RunningServer } from "../fixtures/next-server";
 import { recordTally } from "./summary";
 
@@ -161,8 +162,8 @@ describe.skipIf(!tmpfs.dir)(`a real full disk: DATA_DIR on a ${SIZE} tmpfs fille
       governance.close();
     }
     // The audit chain is checked by the CLI an operator would run.
-    const verify = spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "audit", "verify"], { encoding: "utf8", env: { ...process.env, DATA_DIR: dataDir } });
-    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    const verify = spawnCli({ args: ["audit", "verify"], env: { DATA_DIR: dataDir } });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     tally.faultsSurvived++;
   });
 });

@@ -1,8 +1,7 @@
-import { spawnSync } from "node:child_process";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
 import { createUser, signInWithPassword } from "@/lib/backend/users";
+import { spawnCli } from "../fixtures/cli";
 import { governanceSql, useTestBackend, type TestEnv } from "../backend";
 import { hostileCallbackUrls } from "../fixtures/hostile-callback-urls";
 import { api, startServer, type RunningServer } from "../fixtures/next-server";
@@ -146,8 +145,7 @@ describe("sign-in throttle over HTTP", () => {
 });
 
 describe("sessions end when the account changes", () => {
-  const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
-  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
+  const cli = (...args: string[]) => spawnCli({ args, env: { DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" } });
   const address = "198.51.100.21";
 
   /** What the cookie gets: the dashboard itself, and next-auth's session endpoint. */
@@ -171,16 +169,16 @@ describe("sessions end when the account changes", () => {
     expect(await whoIs(before)).toEqual({ dashboard: "open", sessionUser: "carol" });
 
     const reset = cli("users", "reset-password", "carol", "--password", "carol-new-password");
-    expect(reset.status, reset.stderr).toBe(0);
+    expect(reset.code, reset.stderr).toBe(0);
     const revoked = await whoIs(before);
     expect(revoked.dashboard).toMatch(/^30[37] .*\/login/);
     expect(revoked.sessionUser).toBeNull();
 
     const after = await cookieFor("carol", "carol-new-password");
     expect(await whoIs(after)).toEqual({ dashboard: "open", sessionUser: "carol" });
-    expect(cli("users", "disable", "carol").status).toBe(0);
+    expect(cli("users", "disable", "carol").code).toBe(0);
     expect((await whoIs(after)).sessionUser).toBeNull();
-    expect(cli("users", "enable", "carol").status).toBe(0);
+    expect(cli("users", "enable", "carol").code).toBe(0);
     // Enabling lets carol sign in again; it does not bring back the session the disable ended.
     expect((await whoIs(after)).sessionUser).toBeNull();
     expect(await whoIs(await cookieFor("carol", "carol-new-password"))).toEqual({ dashboard: "open", sessionUser: "carol" });
