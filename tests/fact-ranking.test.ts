@@ -100,7 +100,7 @@ describe("the lookup is bounded", () => {
     const query = `${subjects.join(" ")} city`;
     expect(factLookupWords({ query })).toHaveLength(FACT_MATCH_LIMITS.maxWords);
     const named = await factMatches({ handle, kind: "thought", query });
-    // Only the subjects among the words looked up are named, one fact each; the rest of the query's subjects are not kb.read.
+    // Only the subjects among the words looked up are named, one fact each; the rest of the query's subjects are not read.
     expect(named).toHaveLength(FACT_MATCH_LIMITS.maxWords);
     // remember answers within its own limit.
     expect((await remember(query, { kinds: ["thought"], limit: 5 })).length).toBe(5);
@@ -114,7 +114,7 @@ describe("the lookup reads only what the reader's view can show", () => {
     const hobby = await think("Caroline: painting sunsets is what I love doing on weekends.", T1, { subject: "Caroline", property: "hobby" });
     const policy = await callRoute(policyRoute.PUT, { method: "PUT", token: admin, params: P, body: { modes: { thought: "review" }, trusted: ["curator"] } });
     expect(policy.status, JSON.stringify(policy.json)).toBe(200);
-    // Keys "caroline␟a00" … sort before "caroline␟hobby": one range in key order over every status would kb.read only them.
+    // Keys "caroline␟a00" … sort before "caroline␟hobby": one range in key order over every status would read only them.
     const proposals: string[] = [];
     for (let i = 0; i < FACT_MATCH_LIMITS.maxRowsPerWord + 6; i++) {
       const r = await callRoute(thoughtsRoute.POST, { token: scribe, params: P, body: { content: `Caroline: entry ${i} of my list.`, timestamp: T2, subject: "Caroline", property: `a${String(i).padStart(2, "0")}` } });

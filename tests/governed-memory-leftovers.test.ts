@@ -96,7 +96,7 @@ describe("governed memory: what the security review left", () => {
     expect((await searched("previous instructions morning")).sort()).toEqual(["memory/notes/bbbb.md", "memory/notes/bbbc.md"]);
   });
 
-  it("under review an untrusted agent's relation written again does not change the kb.trusted one it merges into (403 review_required)", async () => {
+  it("under review an untrusted agent's relation written again does not change the trusted one it merges into (403 review_required)", async () => {
     expect((await review()).status).toBe(200);
     const node = async (name: string) => ((await callRoute(nodesRoute.POST, { token: kb.trusted, params: P, body: { name, entity_type: "concept" } })).json.node as { id: string }).id;
     const [a, b] = [await node("harbour"), await node("lighthouse")];
@@ -107,12 +107,12 @@ describe("governed memory: what the security review left", () => {
     expect([merged.status, merged.json.error?.code]).toEqual([403, "review_required"]);
     const now = await callRoute(relationRoute.GET, { token: kb.read, params: { ...P, id } });
     expect(now.json.relation ?? now.json).toMatchObject({ weight: 0.4, attributes: { since: "1890" } });
-    // The kb.trusted agent's own merge still counts.
+    // The trusted agent's own merge still counts.
     expect((await callRoute(relationsRoute.POST, { token: kb.trusted, params: P, body: { from_id: a, to_id: b, relationship_type: "guards", weight: 0.8 } })).status).toBeLessThan(300);
     expect(((await callRoute(relationRoute.GET, { token: kb.read, params: { ...P, id } })).json.relation as { weight: number }).weight).toBe(0.8);
   });
 
-  it("under review an untrusted agent's learning seen again does not raise the kb.trusted one's count (403 review_required)", async () => {
+  it("under review an untrusted agent's learning seen again does not raise the trusted one's count (403 review_required)", async () => {
     expect((await review()).status).toBe(200);
     const learning = { predicate: "check_tide_tables", description: "check the tide tables before mooring", confidence: 0.5 };
     const mine = await callRoute(learningsRoute.POST, { token: kb.trusted, params: P, body: learning });
@@ -162,7 +162,7 @@ describe("governed memory: what the security review left", () => {
     const queue = await callRoute(proposalsRoute.GET, { token: kb.admin, params: P, url: at("proposals") });
     expect(queue.json.proposals.map((p: { id: string; proposed_by: string }) => [p.id, p.proposed_by])).toEqual([["inbox/claim", "agent:scribe"]]);
 
-    // A rejected memory a kb.trusted agent deletes and restores (elsewhere) stays rejected.
+    // A rejected memory a trusted agent deletes and restores (elsewhere) stays rejected.
     expect((await callRoute(rejectRoute.POST, { token: kb.admin, params: { ...P, kind: "memory", id: "inbox/claim" }, body: { reason: "no timetable says so" } })).status).toBe(200);
     expect((await callRoute(memoriesRoute.DELETE, { method: "DELETE", token: kb.trusted, params: P, url: at("memories", { path: "inbox/claim" }) })).status).toBeLessThan(300);
     const [again] = (await callRoute(trashRoute.GET, { token: kb.read, params: P, url: at("memories/trash") })).json.trash as { id: string }[];
@@ -254,7 +254,7 @@ describe("governed memory: what the security review left", () => {
     expect(Number(n)).toBe(1);
   });
 
-  it("under review a kb.trusted agent's relation written again does not change a proposal it merges into (409 review_pending, rolled back)", async () => {
+  it("under review a trusted agent's relation written again does not change a proposal it merges into (409 review_pending, rolled back)", async () => {
     expect((await review()).status).toBe(200);
     const node = async (name: string) => ((await callRoute(nodesRoute.POST, { token: kb.trusted, params: P, body: { name, entity_type: "concept" } })).json.node as { id: string }).id;
     const [a, b, c] = [await node("harbour"), await node("lighthouse"), await node("pier")];

@@ -47,7 +47,7 @@ describe("hidden items do not crowd remember's candidates", () => {
       expect(got, stage).toContain(realId);
       for (const id of flood) expect(got, stage).not.toContain(id);
     }
-    // A kb.reader who asks for proposals sees them, marked, and the real answer still.
+    // A reader who asks for proposals sees them, marked, and the real answer still.
     const withProposed = await ids("harbour ferry timetable", { candidates: 40, include_proposed: true, limit: 50 });
     expect(withProposed).toEqual(expect.arrayContaining([realId, ...flood]));
   });
@@ -84,7 +84,7 @@ describe("hidden items do not crowd search's and recall's pages", () => {
       if (stage !== "full-text") await drainEmbeddings(["kb"]);
       for (const mode of ["fts", "hybrid"]) expect((await paths(mode)).sort(), `${mode}, ${stage}`).toEqual(real);
     }
-    // A kb.reader who asks for proposals sees them, marked.
+    // A reader who asks for proposals sees them, marked.
     const withProposed = await paths("fts", { include_proposed: true, limit: 100 });
     expect(withProposed.filter((p) => p.endsWith("(proposed)"))).toHaveLength(80);
     expect(withProposed).toEqual(expect.arrayContaining(real));

@@ -417,8 +417,8 @@ export function memoryIdOfDocument({ path, kind }: { path: string; kind: string 
 
 /**
  * Search's hook (both engines, ./search.ts finishSearch): of the fused candidates, those whose memory the view
- * hides are left out (with include_retired, marked). The candidates are a pool deeper than the page, so the page
- * still fills. Candidates of other documents pass unread.
+ * hides are left out (with include_retired, marked). The legs already left the hidden ones out (hiddenRowsFilter)
+ * except under as_of, read here from a pool deeper than the page. Candidates of other documents pass unread.
  */
 export async function visibleSearchCandidates<C extends { store: string; detail: { path: string; kind: string } }>({ handles, candidates, view, run = (handle, op) => Promise.resolve(read(handle, op)) }: { handles: readonly AnyStoreHandle[]; candidates: C[]; view: ItemView; /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */ run?: RunOn }): Promise<Marked<C>[]> {
   let out = candidates as Marked<C>[];

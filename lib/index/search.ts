@@ -657,7 +657,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
     top: candidates.map((c) => ({ key: c.key, score: c.score })),
   });
   // Each leg filters inside its own statement, so this stage takes no time of its own.
-  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories, memories the view hides)" : "none" });
   const why = (c: Candidate) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking });
   // A candidate as a chunk hit; its snippet is made once it is shown (below).
   const toHit = (c: Candidate): SearchHit => ({
