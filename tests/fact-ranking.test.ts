@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as memoriesRoute from "@/app/api/v1/stores/[store]/memories/route";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
@@ -7,49 +7,33 @@ import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
 import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import * as policyRoute from "@/app/api/v1/stores/[store]/policy/write/route";
 import * as rejectRoute from "@/app/api/v1/stores/[store]/proposals/[kind]/[id]/reject/route";
-import { resetEmbedderForTests } from "@/lib/embed/model";
 import { FACT_MATCH_LIMITS, describedKeyStrengths, factLookupWords, factMatches, factRangeQuery } from "@/lib/index/fact-match";
 import { itemStateTable } from "@/lib/index/item-state";
 import { read as readOn, select } from "@/lib/db/port";
 import { currentEngine } from "@/lib/db/engine";
 import { storeEngineOf } from "@/lib/stores/backend";
 import { callRoute } from "./helpers";
-import { drainEmbeddings, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { AGENTS, DAY, KB as P, useGovernedStore } from "./governed-store";
+import { drainEmbeddings, onPg, seedToken, storeSql } from "./backend";
 
 /**
  * The current fact first (lib/index/fact-match.ts): when a query names the subject and property a writer gave, the
  * value that holds answers first, by default the current one and under as_of the one that held then, above items that
  * only share the query's words; the lookup is bounded. And remember reads a node's visible frames only.
  */
-let env: TestEnv;
-let write: string;
-let read: string;
-const P = { store: "kb" };
-const DAY = 86_400_000;
+const kb = useGovernedStore({ tokens: { write: AGENTS.curator, read: AGENTS.reader } });
 const T1 = Date.UTC(2023, 0, 20);
 const T2 = T1 + 180 * DAY;
 const BETWEEN = T1 + 90 * DAY;
-
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
-  await seedStore("kb");
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
-});
-afterEach(async () => {
-  await env.cleanup();
-  resetEmbedderForTests();
-});
 
 const created = (r: { status: number; json: unknown }) => {
   expect(r.status, JSON.stringify(r.json)).toBe(201);
   return r.json as Record<string, { id: string }>;
 };
-const think = async (content: string, timestamp: number, fact: Record<string, unknown> = {}) => created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content, timestamp, ...fact } })).thought.id;
+const think = async (content: string, timestamp: number, fact: Record<string, unknown> = {}) => created(await callRoute(thoughtsRoute.POST, { token: kb.write, params: P, body: { content, timestamp, ...fact } })).thought.id;
 type Result = { id: string; kind: string; matched_by: string[]; breakdown: { fact_match: number; procedure_match: number } };
 const remember = async (query: string, extra: Record<string, unknown> = {}) => {
-  const r = await callRoute(rememberRoute.POST, { token: read, params: P, body: { query, ...extra } });
+  const r = await callRoute(rememberRoute.POST, { token: kb.read, params: P, body: { query, ...extra } });
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.results as Result[];
 };
@@ -88,12 +72,12 @@ describe("the current value of a named subject and property answers first", () =
   });
 
   it("search hybrid: the current memory of a named key first; the superseded one not shown", async () => {
-    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: write, params: P, body: { path, body: text, ...extra } });
+    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: kb.write, params: P, body: { path, body: text, ...extra } });
     created(await body("jon/work-1", "Jon lost his job as a banker.", { subject: "Jon", property: "work", valid_from: T1 }));
     created(await body("jon/work-2", "Jon took a temp job while the studio looks for investors.", { subject: "Jon", property: "work", valid_from: T2 }));
     for (const [i, line] of ["Jon talks about work all the time: work, work, work.", "Gina asked Jon about work and Jon said work is fine.", "Jon does his work out before work."].entries()) created(await body(`chat/${i}`, line));
     await drainEmbeddings(["kb"]);
-    const r = await callRoute(searchRoute.POST, { token: read, params: P, body: { q: "What does Jon do for work now?", mode: "hybrid" } });
+    const r = await callRoute(searchRoute.POST, { token: kb.read, params: P, body: { q: "What does Jon do for work now?", mode: "hybrid" } });
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     const paths = r.json.results.map((h: { path: string }) => h.path);
     expect(r.json.effective_mode).toBe("hybrid");
@@ -146,7 +130,7 @@ describe("the lookup reads only what the reader's view can show", () => {
     const named = await factMatches({ handle, kind: "thought", query: "Caroline hobby a00", view: { includeProposed: true } });
     expect(named.map((m) => m.id)).toEqual(expect.arrayContaining([hobby, proposals[0]]));
     // Rejected proposals keep their key; no view reads them.
-    for (const id of proposals) expect((await callRoute(rejectRoute.POST, { token: write, params: { ...P, kind: "thought", id }, body: { reason: "spam" } })).status).toBe(200);
+    for (const id of proposals) expect((await callRoute(rejectRoute.POST, { token: kb.write, params: { ...P, kind: "thought", id }, body: { reason: "spam" } })).status).toBe(200);
     expect((await hobbyResult())?.breakdown.fact_match).toBe(1);
     expect((await factMatches({ handle, kind: "thought", query: "Caroline a00 a01", view: { includeProposed: true, includeRetired: true } }))).toEqual([]);
   });
@@ -196,8 +180,8 @@ describe("the lookup's plan", () => {
 
 describe("remember reads a node's visible frames only", () => {
   it("a superseded procedural frame no longer counts in procedure_match by default; under as_of it does", async () => {
-    const node = created(await callRoute(nodesRoute.POST, { token: write, params: P, body: { name: "flux machine", entity_type: "concept" } })).node.id;
-    const frame = (properties: Record<string, string>) => callRoute(framesRoute.POST, { token: write, params: P, body: { node_id: node, column: "procedural", properties, exclusive: true } });
+    const node = created(await callRoute(nodesRoute.POST, { token: kb.write, params: P, body: { name: "flux machine", entity_type: "concept" } })).node.id;
+    const frame = (properties: Record<string, string>) => callRoute(framesRoute.POST, { token: kb.write, params: P, body: { node_id: node, column: "procedural", properties, exclusive: true } });
     created(await frame({ step: "calibrate the capacitor" }));
     // A moment when the node and the first frame existed and the second did not (each write's time is its event time).
     const tick = () => new Promise((r) => setTimeout(r, 5));
@@ -244,12 +228,12 @@ describe("a fact known by the values it held (a property said in other words)", 
   });
 
   it("search hybrid: the current memory first for the property said in other words", async () => {
-    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: write, params: P, body: { path, body: text, ...extra } });
+    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: kb.write, params: P, body: { path, body: text, ...extra } });
     expect((await body("gina/work-1", "Gina: I lost my job at Door Dash this month.", { subject: "Gina", property: "work", valid_from: T1 })).status).toBe(201);
     expect((await body("gina/work-2", "Gina: My online clothes store is open!", { subject: "Gina", property: "work", valid_from: T2 })).status).toBe(201);
     for (const [i, line] of CHATTER.entries()) expect((await body(`chatter/${i}`, line)).status).toBe(201);
     await drainEmbeddings(["kb"]);
-    const r = await callRoute(searchRoute.POST, { token: read, params: P, body: { q: "What is Gina's job now?", mode: "hybrid" } });
+    const r = await callRoute(searchRoute.POST, { token: kb.read, params: P, body: { q: "What is Gina's job now?", mode: "hybrid" } });
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     const paths = r.json.results.map((h: { path: string }) => h.path);
     expect(paths[0]).toBe("memory/gina/work-2.md");

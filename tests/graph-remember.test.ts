@@ -54,7 +54,9 @@ describe("remember", () => {
     expect(second).toEqual(first);
     expect(first.mode).toBe("vector+fts");
     expect(first.fallback).toBeNull();
-    expect(first.weights).toEqual({ semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 });
+    // Every term of the formula is listed with its meaning and its weight, fact_match's too (its weight is the answer's own best score, at least 1).
+    expect(first.weights).toEqual({ semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5, fact: Math.max(1, ...first.results.map((r: { score: number }) => r.score)) });
+    expect(Object.keys(first.signals).sort()).toEqual(["edge_weight", "episodic", "fact_match", "inconsistency", "procedure_match", "recency", "semantic"]);
     const nginx = find(first.results, s.nginx.id)!;
     expect(nginx).toMatchObject({ kind: "node", store: "ops", title: "nginx", entity_type: "system" });
     expect(nginx.evidence_thought_ids).toEqual([s.sawBadGateway.id, s.reloadFix.id].sort());

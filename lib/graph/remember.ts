@@ -32,6 +32,7 @@ export const REMEMBER_SIGNALS = {
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
   edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
   inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency; each unresolved contradiction of the thought (or of the relation the node was reached by) adds 0.5, at most 1",
+  fact_match: "for a thought written as a fact whose subject and property the query names: the query's words its key names relative to the key that names most (1 for it); 0 otherwise. Its weight (weights.fact) is max(1, the best score any candidate reached on the other terms)",
 } as const;
 export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency + fact_match·max(1, the best candidate's score on the other terms)";
 /**
@@ -146,7 +147,8 @@ export type RememberResponse = {
   reason: RetrievalReason | null;
   formula: string;
   signals: typeof REMEMBER_SIGNALS;
-  weights: RememberWeights;
+  /** The request's weights, and `fact`: fact_match's weight in this answer (not a setting: max(1, the best score on the other terms)). */
+  weights: RememberWeights & { fact: number };
   tau_hours: number;
   min_edge_weight: number;
   as_of: number | null;
@@ -445,7 +447,7 @@ type Scored = {
 const coverageText = (c: Candidate, f: NodeFacts | null | undefined) => (c.kind === THOUGHT_KIND ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
 
 /** Score every candidate by the formula and order them totally. */
-function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; asOf: number | null; fusion: RememberFusion }): Scored[] {
+function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; asOf: number | null; fusion: RememberFusion }): { scored: Scored[]; factWeight: number } {
   const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;
   const scored: Scored[] = [];
@@ -489,7 +491,7 @@ function scoreCandidates({ plan, sources, asOf, fusion }: { plan: RememberPlan; 
   // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
   // before core, then kind and id, so ties never reorder between calls.
   scored.sort((a, b) => b.score - a.score || b.factMatch - a.factMatch || (b.vector ?? 0) - (a.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.c.kind.localeCompare(b.c.kind) || a.c.id.localeCompare(b.c.id));
-  return scored;
+  return { scored, factWeight: round(best) };
 }
 
 /** The result of one scored candidate, with its confidence band and breakdown. */
@@ -580,10 +582,21 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
   let belowFloor = 0;
   let vectorFallback: Fallback | null = null;
   const nearest = new Map<Kind, number[]>();
+  // Each kind's candidate rows by seq, read once: the view's lookup learns their ids from them, the sources below join them.
+  const thoughtRows = new Map<number, ThoughtCandidateRow>();
+  const nodeRows = new Map<number, NodeCandidateRow>();
+  const rowsBySeq = async <R extends { seq: number }>(known: Map<number, R>, seqs: number[], readRows: (seqs: number[]) => Awaitable<R[]>): Promise<R[]> => {
+    const wanted = [...new Set(seqs)];
+    const missing = wanted.filter((seq) => !known.has(seq));
+    if (missing.length > 0) for (const r of await readRows(missing)) known.set(r.seq, r);
+    return wanted.flatMap((seq) => known.get(seq) ?? []).sort((a, b) => a.seq - b.seq);
+  };
+  const thoughtsBySeq = (seqs: number[]) => rowsBySeq(thoughtRows, seqs, (missing) => reader.thoughts(missing));
+  const nodesBySeq = (seqs: number[]) => rowsBySeq(nodeRows, seqs, (missing) => reader.nodes({ seqs: missing }));
   /** Of `seqs` of `kind`, those the view hides. */
   const hiddenSeqs = async (kind: Kind, seqs: number[]): Promise<Set<number>> => {
     if (!hide || seqs.length === 0) return new Set();
-    const rows: { seq: number; id: string }[] = kind === THOUGHT_KIND ? await reader.thoughts(seqs) : await reader.nodes({ seqs });
+    const rows: { seq: number; id: string }[] = kind === THOUGHT_KIND ? await thoughtsBySeq(seqs) : await nodesBySeq(seqs);
     const gone = (await hide({ [kind === THOUGHT_KIND ? "thought" : "node"]: rows.map((r) => r.id) })).get(kind === THOUGHT_KIND ? "thought" : "node");
     return new Set(gone ? rows.filter((r) => gone.has(r.id)).map((r) => r.seq) : []);
   };
@@ -647,7 +660,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
     const hits = await lexical(THOUGHT_KIND);
     const scores = lexicalOf(hits);
     const context = hits.length > 0 ? contextScores({ hits, neighbours: await reader.thoughtNeighbours(hits.slice(0, CONTEXT_EVIDENCE.seeds).map((h) => h.seq)) }) : new Map<number, number>();
-    const read = rowsOf(await reader.thoughts([...new Set([...knn, ...hits.map((h) => h.seq), ...context.keys()])]));
+    const read = rowsOf(await thoughtsBySeq([...knn, ...hits.map((h) => h.seq), ...context.keys()]));
     if (useVectors) set.addThoughts(read(knn), "thought_knn");
     if (hits.length > 0) {
       set.addThoughts(read(set.unseen(THOUGHT_KIND, hits.map((h) => h.seq), "thought_fts", scores)), "thought_fts", scores);
@@ -659,7 +672,7 @@ async function gather({ reader, store, plan, vectors, budget, hide = null, named
     const knn = useVectors ? (nearest.get(NODE_KIND) ?? []) : [];
     const hits = await lexical(NODE_KIND);
     const scores = lexicalOf(hits);
-    const read = rowsOf(await reader.nodes({ seqs: [...new Set([...knn, ...hits.map((h) => h.seq)])] }));
+    const read = rowsOf(await nodesBySeq([...knn, ...hits.map((h) => h.seq)]));
     if (useVectors) set.addNodes(read(knn), "node_knn");
     set.addNodes(read(set.unseen(NODE_KIND, hits.map((h) => h.seq), "node_fts", scores)), "node_fts", scores);
     // A hidden node neither answers nor seeds; a hidden relation carries nothing; a node reached only through it does not join.
@@ -852,7 +865,7 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const newest = Math.max(0, ...perSource.flatMap((src) => [...src.cands.values()].map((c) => c.time)));
   const asOf = req.as_of ?? (newest || null);
   const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
-  const scored = scoreCandidates({ plan, sources: perSource, asOf, fusion });
+  const { scored, factWeight } = scoreCandidates({ plan, sources: perSource, asOf, fusion });
   rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.c.kind}:${r.c.id}`, score: r.score })) });
   const results = scored.slice(0, req.limit).map((s) => resultOf({ s, alsoInCore, fusion, ftsTerms: plan.ftsTerms }));
   scored.slice(0, req.limit).forEach((s, i) => s.c.contradicts && contradictionsOfResult.set(results[i], s.c.contradicts));
@@ -866,7 +879,7 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
     reason: answerReason({ found: scored.length, searchable: perSource.some((s) => s.searchable) ? 1 : 0, fallback, belowFloor, weak: weakAnswerReason({ bands: results.map((r) => r.confidence), terms: plan.ftsTerms }) }),
     formula: REMEMBER_FORMULA,
     signals: REMEMBER_SIGNALS,
-    weights: w,
+    weights: { ...w, fact: factWeight },
     tau_hours: req.tau_hours,
     min_edge_weight: req.min_edge_weight,
     as_of: asOf,

@@ -5,6 +5,7 @@ import { AppError } from "../errors";
 import { preparedOnce } from "../db/statements";
 import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, rankedByBm25, type Bm25Plan, type Bm25Row } from "../retrieval";
 import type { SearchInput } from "./search";
+import { hiddenMemoryDocumentSql, type HiddenRowsFilter } from "./item-state";
 
 /** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
 export type FullTextHit = {
@@ -148,7 +149,7 @@ export function chunkTokenizerOf({ reader, schema }: { reader: SearchReader; sch
 }
 
 /** The filter part of a search as SQL over `c` (chunks) and `d` (documents) in `schema`, shared by full-text and vector search. */
-export function chunkFilterSql({ schema, input, now }: { schema: "main" | "core"; input: SearchInput; now: number }): { where: string[]; args: unknown[] } {
+export function chunkFilterSql({ schema, input, now, hidden = null }: { schema: "main" | "core"; input: SearchInput; now: number; /** The view's hidden memories (lib/index/item-state.ts), left out here. */ hidden?: HiddenRowsFilter }): { where: string[]; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
   if (input.prefix) {
@@ -177,6 +178,7 @@ export function chunkFilterSql({ schema, input, now }: { schema: "main" | "core"
     where.push(`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ?)`);
     args.push(now);
   }
+  if (hidden) where.push(hiddenMemoryDocumentSql({ filter: hidden, schema }));
   return { where, args };
 }
 
@@ -213,6 +215,7 @@ export function runFts({
   take,
   now,
   budget,
+  hidden = null,
   onPlan,
 }: {
   reader: SearchReader;
@@ -222,10 +225,12 @@ export function runFts({
   take: number;
   now: number;
   budget: QueryBudget;
+  /** The view's hidden memories of this schema's store, left out as the rows are ranked (chunkFilterSql). */
+  hidden?: HiddenRowsFilter;
   /** Told how a broad query was answered (explain output); not called for the exhaustive path. */
   onPlan?: (plan: Bm25Plan) => void;
 }): HitRow[] {
-  const filters = chunkFilterSql({ schema, input, now });
+  const filters = chunkFilterSql({ schema, input, now, hidden });
   try {
     // Broad expressions (thousands of matches) are ranked from the table's word lists when it has them, exactly as below.
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
@@ -234,7 +239,7 @@ export function runFts({
       return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: broad.top }) });
     }
     if (!hasExplicitFilters(input)) {
-      // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
+      // Only the default filters (expired memories, the view's hidden ones): rank over the FTS table alone, then join and filter just the best rows.
       // Joining chunks and documents and testing the filter for every match costs several times the ranking itself.
       return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => rankedByBm25({ db: reader.sqlite, schema, table: "chunks_fts", match, m }) }) });
     }

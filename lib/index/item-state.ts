@@ -309,12 +309,44 @@ function holdsAnyState(): Op<boolean> {
   });
 }
 
-/** Whether the store has any item state, as its own read (one statement; on SQLite a cached one). */
-export async function holdsItemState({ handle }: { handle: AnyStoreHandle }): Promise<boolean> {
-  return read(handle, engineStep({
+/** Whether the store has any item state, as a step (one statement; on SQLite a cached one). */
+export function holdsItemStateOp(): Op<boolean> {
+  return engineStep({
     sqlite: (h) => preparedOnce({ sqlite: h.sqlite, sql: "select 1 from item_state limit 1" }).get() !== undefined,
     pg: async (tx) => (await tx.execute(sql`select 1 from item_state limit 1`)).rows.length > 0,
-  }) as Op<boolean>);
+  }) as Op<boolean>;
+}
+
+/** Whether the store has any item state, as its own read. */
+export async function holdsItemState({ handle }: { handle: AnyStoreHandle }): Promise<boolean> {
+  return read(handle, holdsItemStateOp());
+}
+
+/**
+ * The view's filter inside a retrieval statement (search's and recall's full-text and vector statements): the items
+ * not active (proposals too unless include_proposed) are left out where the rows are ranked, so a flood of hidden
+ * items cannot take a page's places. Null where the statement filters nothing: a store without item state (it pays
+ * the one probe), include_retired (marks instead), as_of (answered from each row's history, after the statement).
+ */
+export type HiddenRowsFilter = { includeProposed: boolean } | null;
+
+export function hiddenRowsFilter({ view, stateful }: { view: ItemView; stateful: boolean }): HiddenRowsFilter {
+  if (!stateful || view.includeRetired || view.asOf !== undefined) return null;
+  return { includeProposed: view.includeProposed === true };
+}
+
+/** hiddenRowsFilter of a store, as a step (its probe runs only when the view could filter). */
+export function* hiddenRowsFilterOp({ view }: { view: ItemView }): Op<HiddenRowsFilter> {
+  if (view.includeRetired || view.asOf !== undefined) return null;
+  return hiddenRowsFilter({ view, stateful: yield* holdsItemStateOp() });
+}
+
+/**
+ * hiddenRowsFilter as SQL text over a document row `d` (search's chunks and documents), both engines: a memory
+ * document (`memory/<path>.md`) whose memory is hidden is left out. `schema`: SQLite's attached core.
+ */
+export function hiddenMemoryDocumentSql({ filter, schema }: { filter: NonNullable<HiddenRowsFilter>; schema?: "main" | "core" }): string {
+  return `(d.kind <> 'memory' or d.path not in (${notActiveIds("memory", filter.includeProposed, { schema, select: "'memory/' || ist.item_id || '.md'" })}))`;
 }
 
 /**
@@ -408,8 +440,8 @@ export function memoryIdOfDocument({ path, kind }: { path: string; kind: string 
 
 /**
  * Search's hook (both engines, ./search.ts finishSearch): of the fused candidates, those whose memory the view
- * hides are left out (with include_retired, marked). The candidates are a pool deeper than the page, so the page
- * still fills. Candidates of other documents pass unread.
+ * hides are left out (with include_retired, marked). The legs already left the hidden ones out (hiddenRowsFilter)
+ * except under as_of, read here from a pool deeper than the page. Candidates of other documents pass unread.
  */
 export async function visibleSearchCandidates<C extends { store: string; detail: { path: string; kind: string } }>({ handles, candidates, view, run = (handle, op) => Promise.resolve(read(handle, op)) }: { handles: readonly AnyStoreHandle[]; candidates: C[]; view: ItemView; /** Where the lookup runs: its own read, or (PostgreSQL) the search's open transaction. */ run?: RunOn }): Promise<Marked<C>[]> {
   let out = candidates as Marked<C>[];
@@ -449,9 +481,9 @@ async function withProposedMarked<C extends { store: string; detail: { path: str
 export const hiddenSql = ({ kind, idColumn, includeProposed = false }: { kind: ItemKind; idColumn: string; includeProposed?: boolean }) => `cast(${idColumn} as text) not in (${notActiveIds(kind, includeProposed)})`;
 
 /** The ids of `kind` that are not active, as the subquery both list filters read (a kind is one of ITEM_KINDS: written in as a literal). */
-function notActiveIds(kind: ItemKind, includeProposed = false): string {
+function notActiveIds(kind: ItemKind, includeProposed = false, { schema, select = "ist.item_id" }: { schema?: "main" | "core"; select?: string } = {}): string {
   if (!(ITEM_KINDS as readonly string[]).includes(kind)) throw new Error(`not an item kind: ${kind}`);
-  return `select ist.item_id from item_state ist where ist.kind = '${kind}' and ist.status ${includeProposed ? "not in ('active', 'proposed')" : "<> 'active'"}`;
+  return `select ${select} from ${schema ? `${schema}.` : ""}item_state ist where ist.kind = '${kind}' and ist.status ${includeProposed ? "not in ('active', 'proposed')" : "<> 'active'"}`;
 }
 
 /**

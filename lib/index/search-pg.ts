@@ -8,6 +8,7 @@ import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestIn
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { inCallerTx } from "../db/port";
+import { hiddenMemoryDocumentSql, hiddenRowsFilterOp, itemViewOf, type HiddenRowsFilter } from "./item-state";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
@@ -44,7 +45,7 @@ export function tsqueryFor({ terms, match }: { terms: string[]; match: "all" | "
 }
 
 /** Filters of a search (prefix, kind, tags, updated range, expired memories) over c = chunks, d = documents. */
-export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number }): SQL[] {
+export function chunkFiltersPg({ input, now, hidden = null }: { input: SearchInput; now: number; /** The view's hidden memories (lib/index/item-state.ts), left out here. */ hidden?: HiddenRowsFilter }): SQL[] {
   const where: SQL[] = [];
   // substr comparison, not LIKE, so `%` and `_` in the prefix are literal.
   if (input.prefix) where.push(sql`substr(d.path, 1, length(${input.prefix})) = ${input.prefix}`);
@@ -58,6 +59,7 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
     where.push(sql`exists (select 1 from ${memoryOf} and m.tags && array[${sql.join(input.tags.map((t) => sql`${t}`), sql`, `)}]::text[])`);
   }
   if (!input.include_expired) where.push(sql`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ${now})`);
+  if (hidden) where.push(sql.raw(hiddenMemoryDocumentSql({ filter: hidden })));
   return where;
 }
 
@@ -329,7 +331,6 @@ async function searchStoresPg({
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const terms = matchTerms(input.q);
   const query = tsqueryFor({ terms, match: matchMode });
-  const where = chunkFiltersPg({ input, now });
 
   // Full-text answers (chunk hits, one store) have their page in each store's ranks offset+1…offset+limit, so their
   // headlines come with the ranking; with core, the top offset+limit of each; hybrid and grouped answers fetch them after fusion.
@@ -354,6 +355,8 @@ async function searchStoresPg({
       // One snapshot: the full-text statistics, postings and rows read by several statements agree (as one SQLite read does).
       await inStore(h, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+        // The store's hidden memories are left out inside each leg's statements (none in a store without item state).
+        const where = chunkFiltersPg({ input, now, hidden: await inCallerTx(tx, hiddenRowsFilterOp({ view: itemViewOf(input) }), h) });
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
         if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };

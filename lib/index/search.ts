@@ -42,9 +42,9 @@ import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam, tagsParam } from "./query-params";
-import { itemViewOf, itemViewQuerySchema, visibleSearchCandidates, type Marked, type RunOn } from "./item-state";
+import { hiddenRowsFilterOp, itemViewOf, itemViewQuerySchema, visibleSearchCandidates, type HiddenRowsFilter, type Marked, type RunOn } from "./item-state";
 import { withFactLeg } from "./fact-match";
-import type { AnyStoreHandle } from "../db/port";
+import { read, type AnyStoreHandle } from "../db/port";
 
 /** Search a store in any mode over chunks or grouped by document: the one entry point (docs/search-and-retrieval.md). */
 
@@ -308,17 +308,17 @@ function detailsFor({ handle, ids }: { handle: StoreHandle; ids: number[] }): Ma
 }
 
 /** The chunk ids of a store the filters allow, when the caller narrowed the search and few enough match to rank exactly. */
-function filteredChunkIds({ handle, input, now, budget }: { handle: StoreHandle; input: SearchInput; now: number; budget: QueryBudget }): number[] | undefined {
+function filteredChunkIds({ handle, input, now, budget, hidden }: { handle: StoreHandle; input: SearchInput; now: number; budget: QueryBudget; hidden: HiddenRowsFilter }): number[] | undefined {
   if (!hasExplicitFilters(input)) return undefined;
-  const filters = chunkFilterSql({ schema: "main", input, now });
+  const filters = chunkFilterSql({ schema: "main", input, now, hidden });
   const statement = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where ${filters.where.join(" and ")} limit ?`);
   const ids = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[] }).map((r) => r.id);
   return ids.length <= EXACT_FILTER_LIMIT ? ids : undefined;
 }
 
 /** Of these chunk ids, those the filters keep (by default: not expired memories). */
-function keptByFilters({ handle, ids, input, now, budget }: { handle: StoreHandle; ids: number[]; input: SearchInput; now: number; budget: QueryBudget }): Set<number> {
-  const filters = chunkFilterSql({ schema: "main", input, now });
+function keptByFilters({ handle, ids, input, now, budget, hidden }: { handle: StoreHandle; ids: number[]; input: SearchInput; now: number; budget: QueryBudget; hidden: HiddenRowsFilter }): Set<number> {
+  const filters = chunkFilterSql({ schema: "main", input, now, hidden });
   const kept = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
   return new Set((runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => kept.all(JSON.stringify(ids), ...filters.args) }) as ChunkIdRow[]).map((x) => x.id));
 }
@@ -463,6 +463,9 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const page = input.offset + input.limit + 1;
   // Vector and full-text need only the page; hybrid fuses two deeper pools; documents gather several chunks each.
   const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;
+  // Each store's hidden memories are left out inside each leg's statements (null: a store without item state).
+  const hiddenOf = new Map<string, HiddenRowsFilter>();
+  for (const h of handles) hiddenOf.set(h.store, await read(h, hiddenRowsFilterOp({ view: itemViewOf(input) })));
 
   // Vector leg: readiness and the query's vector first; any "no" is a fallback to full-text that says why.
   let vectorFallback: Fallback | null = null;
@@ -487,12 +490,13 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
           const coreReady = await planQueryVector({ handle: core, text: input.q });
           if (!coreReady.ok || coreReady.fingerprint.id !== fp.id) continue;
         }
-        sources.push({ store: h.store, source: knnSourceOf(h), fingerprintId: fp.id, allowed: filteredChunkIds({ handle: h, input, now, budget }) });
+        sources.push({ store: h.store, source: knnSourceOf(h), fingerprintId: fp.id, allowed: filteredChunkIds({ handle: h, input, now, budget, hidden: hiddenOf.get(h.store)! }) });
       }
       // Oversample when filtering afterwards (by default: expired memories are dropped). A filter that keeps
-      // too many rows to list (> EXACT_FILTER_LIMIT) filters afterwards too: the KNN widens until enough survive.
+      // too many rows to list (> EXACT_FILTER_LIMIT), or the view's hidden memories, filter afterwards too: the KNN
+      // widens until enough survive.
       const byStore = new Map(handles.map((h) => [h.store, h]));
-      const postFiltered = hasExplicitFilters(input) && sources.some((s) => !s.allowed);
+      const postFiltered = sources.some((s) => !s.allowed && (hasExplicitFilters(input) || hiddenOf.get(s.store) !== null));
       let knn: ReturnType<typeof vectorNeighbours>;
       const kept = new Map<string, Set<number>>();
       for (let k = take + 20; ; k = Math.min(MAX_POST_FILTER_K, k * 4)) {
@@ -500,7 +504,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         kept.clear();
         for (const s of sources) {
           if (s.allowed) continue;
-          kept.set(s.store, keptByFilters({ handle: byStore.get(s.store)!, ids: knn.hits.filter((x) => x.store === s.store).map((x) => x.refId), input, now, budget }));
+          kept.set(s.store, keptByFilters({ handle: byStore.get(s.store)!, ids: knn.hits.filter((x) => x.store === s.store).map((x) => x.refId), input, now, budget, hidden: hiddenOf.get(s.store)! }));
         }
         const survivors = knn.hits.filter((x) => !kept.has(x.store) || kept.get(x.store)!.has(x.refId)).length;
         // Done: enough survive, the store ran out of neighbours (or they fell below the floor), or the widest search was made.
@@ -549,7 +553,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     try {
       for (const [schema, name] of reader.schemas) {
         snippetTokenizers.set(name, chunkTokenizerOf({ reader, schema }));
-        for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
+        for (const r of runFts({ reader, schema, match, input, take, now, budget, hidden: hiddenOf.get(name)!, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, nearPairs: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
         }
         if ((boost > 0 || proximity.weight > 0) && input.syntax === "plain") {
@@ -572,7 +576,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       const merged: LexicalHit[] = [];
       for (const h of handles) {
         const own = ftsRanked.filter((r) => r.store === h.store).sort(byScoreThenKey);
-        const n = addDocumentContext({ handle: h, ranked: own, input, now, budget, opts: contextOpts });
+        const n = addDocumentContext({ handle: h, ranked: own, input, now, budget, opts: contextOpts, hidden: hiddenOf.get(h.store)! });
         if (n) lexicalPlans.push(`${h.store}: ${n} row(s) gained context (${contextOpts.weight} × a neighbouring short document's lead)`);
         merged.push(...own);
       }
@@ -653,7 +657,7 @@ export async function finishSearch({ input, rec, now, answeredBy, weights, polic
     top: candidates.map((c) => ({ key: c.key, score: c.score })),
   });
   // Each leg filters inside its own statement, so this stage takes no time of its own.
-  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories, memories the view hides)" : "none" });
   const why = (c: Candidate) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking });
   // A candidate as a chunk hit; its snippet is made once it is shown (below).
   const toHit = (c: Candidate): SearchHit => ({
@@ -714,10 +718,10 @@ const holdsWords = (c: Candidate | undefined): boolean => !!c?.fts && c.fts.matc
 const byScoreThenKey = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
 
 /** Context from neighbouring short documents (lib/retrieval/context.ts) over one store's lexical hits; returns how many rows gained. */
-function addDocumentContext({ handle, ranked, input, now, budget, opts }: { handle: StoreHandle; ranked: LexicalHit[]; input: SearchInput; now: number; budget: QueryBudget; opts: DocumentContextOptions }): number {
+function addDocumentContext({ handle, ranked, input, now, budget, opts, hidden }: { handle: StoreHandle; ranked: LexicalHit[]; input: SearchInput; now: number; budget: QueryBudget; opts: DocumentContextOptions; hidden: HiddenRowsFilter }): number {
   const seeds = documentContextSeeds({ ranked, opts });
   if (seeds.length === 0) return 0;
-  const filters = chunkFilterSql({ schema: "main", input, now });
+  const filters = chunkFilterSql({ schema: "main", input, now, hidden });
   const and = filters.where.map((w) => ` and ${w}`).join("");
   // The first chunk of the documents nearest in time on each side (any folder: nearestInFolder picks), via documents_mtime_idx.
   const side = (cmp: string, order: "desc" | "asc") =>

@@ -13,7 +13,7 @@ import { getReflectionSettings, type ReflectionSettings } from "./settings";
 import { recallTables } from "./tables";
 import { fixedRows } from "./statements";
 import { TRACE_KIND } from "./traces";
-import { itemViewOf, itemViewQuerySchema, keepVisibleOp } from "../index/item-state";
+import { hiddenItemsOp, hiddenRowsFilterOp, itemViewOf, itemViewQuerySchema, keepVisibleOp, type HiddenRowsFilter, type ItemView } from "../index/item-state";
 
 const DAY_MS = 86_400_000;
 
@@ -238,8 +238,8 @@ export type RecallReader = {
   run: <T>(op: Op<T>) => Awaitable<T>;
   /** What answered, for the response: the KNN's method (null: none) and whether full-text joined it. */
   method: (knn: string | null, hybrid: boolean) => string;
-  /** Rows holding any of the terms, best first, within the budget; `awaitingOnly`: only rows still waiting for a vector. */
-  lexical: (a: { kind: RecallKind; terms: string[]; limit: number; awaitingOnly: boolean; budget: QueryBudget }) => Awaitable<Candidate[]>;
+  /** Rows holding any of the terms, best first, within the budget; `awaitingOnly`: only rows still waiting for a vector; `hidden`: the view's hidden rows left out as they are ranked. */
+  lexical: (a: { kind: RecallKind; terms: string[]; limit: number; awaitingOnly: boolean; budget: QueryBudget; hidden: HiddenRowsFilter }) => Awaitable<Candidate[]>;
   /** Vector candidates at or above the similarity floor whose row still exists with the text the vector was made from, or why the KNN refused. */
   vector: (a: { kind: RecallKind; fingerprintId: string; query: Float32Array; k: number; floor: number }) => Awaitable<VectorLeg>;
 };
@@ -250,6 +250,22 @@ export type RecallEngine = {
   /** The lexical stage's explain detail, before its similarity rule. */
   lexicalDetail: (a: { kind: RecallKind; terms: string[] }) => string;
 };
+
+/**
+ * A vector leg's `pool` nearest the view shows: the KNN cannot filter inside its index, so where the view hides rows
+ * it is asked again for RECALL_VECTOR_PAST_HIDDEN.factor times as many while hidden rows took the places, bounded.
+ */
+export const RECALL_VECTOR_PAST_HIDDEN = { factor: 4, maxK: 1000 } as const;
+
+async function visibleNeighbours({ reader, kind, pool, hidden, view, knn }: { reader: RecallReader; kind: RecallKind; pool: number; hidden: HiddenRowsFilter; view: ItemView; knn: (k: number) => Awaitable<VectorLeg> }): Promise<VectorLeg> {
+  for (let k = pool; ; k = Math.min(RECALL_VECTOR_PAST_HIDDEN.maxK, k * RECALL_VECTOR_PAST_HIDDEN.factor)) {
+    const leg = await knn(k);
+    if (!leg.ok || !hidden || leg.candidates.length === 0) return leg;
+    const gone = await reader.run(hiddenItemsOp({ kind, ids: leg.candidates.map((c) => String(c.refId)), view }));
+    const shown = gone.size === 0 ? leg.candidates : leg.candidates.filter((c) => { const status = gone.get(String(c.refId)); return status === undefined || (hidden.includeProposed && status === "proposed"); });
+    if (shown.length >= pool || leg.candidates.length + leg.belowFloor < k || k >= RECALL_VECTOR_PAST_HIDDEN.maxK) return { ...leg, candidates: shown.slice(0, pool) };
+  }
+}
 
 /** The rows the hits show, of the candidates of each kind. */
 function* hitRows(candidates: Record<RecallKind, Candidate[]>): Op<{ traces: TraceHitRow[]; learnings: LearningHitRow[] }> {
@@ -299,6 +315,7 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
   const lexicalFallback = (f: { reason: string; message: string; count?: number }) => ({ ...f, message: `${f.message}; answered by lexical recall over descriptors and handles` });
   // Each full-text statement runs within the query budget (422 query_too_expensive), as in search.
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query, or fewer kinds" });
+  const view = itemViewOf(body);
 
   const found = await engine.read(handle, async (reader) => {
     let mode: RecallMode = "lexical";
@@ -309,13 +326,15 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
     // Each leg's candidates, timed, when explaining.
     const time = <T>(stage: "vector" | "lexical", run: () => Awaitable<T>, describe: (r: T) => { candidates: number; detail: string; top?: { key: string; score: number }[] }) => (rec ? rec.timeAsync(stage, async () => run(), describe) : run());
     const top = (kind: RecallKind, cs: Candidate[]) => cs.map((c) => ({ key: `${kind}:${c.refId}`, score: c.similarity }));
+    // The view's hidden traces and learnings are left out inside the full-text statements (null: a store without item state).
+    const hidden = await reader.run(hiddenRowsFilterOp({ view }));
     const lexicalLeg = (kind: RecallKind, awaitingOnly = false) =>
-      time("lexical", () => reader.lexical({ kind, terms, limit: pool, awaitingOnly, budget }), (c) => ({ candidates: c.length, detail: `${engine.lexicalDetail({ kind, terms })}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: top(kind, c) }));
+      time("lexical", () => reader.lexical({ kind, terms, limit: pool, awaitingOnly, budget, hidden }), (c) => ({ candidates: c.length, detail: `${engine.lexicalDetail({ kind, terms })}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: top(kind, c) }));
     if (plan?.ok) {
       const floor = similarityFloorFor(plan.fingerprint.provider);
       const legs: Partial<Record<RecallKind, VectorLeg>> = {};
       for (const kind of kinds) {
-        legs[kind] = await time("vector", () => reader.vector({ kind, fingerprintId: plan.fingerprint.id, query: plan.vector, k: pool, floor }), (v) => (v.ok ? { candidates: v.candidates.length, detail: `${kind}: KNN (${v.method}); ${v.belowFloor} neighbour(s) below the similarity floor left out`, top: top(kind, v.candidates) } : { candidates: 0, detail: `${kind}: ${v.message}` }));
+        legs[kind] = await time("vector", () => visibleNeighbours({ reader, kind, pool, hidden, view, knn: (k) => reader.vector({ kind, fingerprintId: plan.fingerprint.id, query: plan.vector, k, floor }) }), (v) => (v.ok ? { candidates: v.candidates.length, detail: `${kind}: KNN (${v.method}); ${v.belowFloor} neighbour(s) below the similarity floor left out`, top: top(kind, v.candidates) } : { candidates: 0, detail: `${kind}: ${v.message}` }));
       }
       const refused = Object.values(legs).find((v) => !v.ok);
       if (refused && !refused.ok) {
@@ -333,8 +352,8 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
       }
     }
     if (mode === "lexical") for (const kind of kinds) candidates[kind] = await lexicalLeg(kind);
-    // Retired traces and learnings do not answer (the pool is twice the page, so it still fills).
-    for (const kind of kinds) candidates[kind] = await reader.run(keepVisibleOp({ kind, items: candidates[kind], idOf: (c) => String(c.refId), view: itemViewOf(body) }));
+    // Retired traces and learnings do not answer: as_of and include_retired are read from each row's state here.
+    for (const kind of kinds) candidates[kind] = await reader.run(keepVisibleOp({ kind, items: candidates[kind], idOf: (c) => String(c.refId), view }));
     const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
     const opts = { now: Date.now(), settings, minScore, topK, policy };
     const rank = async () => {

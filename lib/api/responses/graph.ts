@@ -110,7 +110,8 @@ export const evidenceUnlinkedResponse = exact({ deleted: z.literal(true) });
 
 export const graphDeletedResponse = deletedResponse;
 
-const weights = exact({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number() });
+/** The request's weights, and `fact`: fact_match's weight in this answer (max(1, the best score on the other terms); not a setting). */
+const weights = exact({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number(), fact: z.number() });
 export const rememberResponse = exact({
   query: z.string(),
   store: z.string(),
@@ -121,7 +122,7 @@ export const rememberResponse = exact({
   reason: retrievalReason.nullable(),
   formula: z.string(),
   /** What each signal means, in words. */
-  signals: exact({ semantic: z.string(), recency: z.string(), episodic: z.string(), procedure_match: z.string(), edge_weight: z.string(), inconsistency: z.string() }),
+  signals: exact({ semantic: z.string(), recency: z.string(), episodic: z.string(), procedure_match: z.string(), edge_weight: z.string(), inconsistency: z.string(), fact_match: z.string() }),
   weights,
   tau_hours: z.number(),
   min_edge_weight: z.number(),

@@ -8,6 +8,7 @@ import { tsqueryFor } from "../../index/search-pg";
 import { kindVectorSpace, spaceNeighboursPg } from "../../index/vectors-pg";
 import { lexicalSimilarities, type RecallEngine, type RecallKind, type RecallReader } from "../recall";
 import { TRACE_KIND } from "../traces";
+import { hiddenSql, type HiddenRowsFilter } from "../../index/item-state";
 
 /**
  * Recall's full-text and vector legs on PostgreSQL, in one read-only transaction: lexical, the query's words OR-ed,
@@ -31,7 +32,7 @@ function readerOf(tx: PgStoreTx, handle: PgStoreHandle): RecallReader {
     run: (op) => inCallerTx(tx, op, handle),
     method: (knn, hybrid) => (knn === null ? "tsvector" : `${knn}${hybrid ? "+tsvector" : ""}`),
     /** `awaitingOnly`: rows waiting for a vector as a subquery, never a list of ids the size of the backlog. */
-    lexical: ({ kind, terms, limit, awaitingOnly, budget }) => runWithinBudgetPg({ tx, budget, fn: () => lexicalCandidates({ tx, handle, kind, terms, limit, awaitingOnly }) }),
+    lexical: ({ kind, terms, limit, awaitingOnly, budget, hidden }) => runWithinBudgetPg({ tx, budget, fn: () => lexicalCandidates({ tx, handle, kind, terms, limit, awaitingOnly, hidden }) }),
     async vector({ kind, fingerprintId, query, k, floor }) {
       const { table, hashColumn } = KINDS[kind];
       const knn = await spaceNeighboursPg({ tx, space: kindVectorSpace({ kind, table, hashColumn }), fingerprintId, query, k });
@@ -42,11 +43,14 @@ function readerOf(tx: PgStoreTx, handle: PgStoreHandle): RecallReader {
   };
 }
 
-async function lexicalCandidates({ tx, handle, kind, terms, limit, awaitingOnly }: { tx: PgStoreTx; handle: PgStoreHandle; kind: RecallKind; terms: string[]; limit: number; awaitingOnly: boolean }) {
+async function lexicalCandidates({ tx, handle, kind, terms, limit, awaitingOnly, hidden }: { tx: PgStoreTx; handle: PgStoreHandle; kind: RecallKind; terms: string[]; limit: number; awaitingOnly: boolean; hidden: HiddenRowsFilter }) {
   if (terms.length === 0) return [];
   const { table, textColumn, words } = KINDS[kind];
   const skipped = kind === TRACE_KIND ? sql` or rid in (select id from reasoning_traces where embed_skipped_at is not null)` : sql``;
-  const top = await rowsTopBm25Pg({ tx, table: words, words: terms, k: limit, only: awaitingOnly ? sql`rid in (select ref_id from embed_queue where kind = ${kind})${skipped}` : undefined });
+  // The view's hidden rows are left out where the postings are read, so they never take a candidate's place.
+  const shownOf = (id: string) => (hidden ? sql.raw(hiddenSql({ kind, idColumn: id, includeProposed: hidden.includeProposed })) : null);
+  const only = [awaitingOnly ? sql`(rid in (select ref_id from embed_queue where kind = ${kind})${skipped})` : null, shownOf("rid")].filter((w) => w !== null);
+  const top = await rowsTopBm25Pg({ tx, table: words, words: terms, k: limit, only: only.length ? sql.join(only, sql` and `) : undefined });
   if (top.kind === "ranked") {
     const ids = top.hits.map((h) => h.rid);
     const texts = ids.length
@@ -61,12 +65,13 @@ async function lexicalCandidates({ tx, handle, kind, terms, limit, awaitingOnly 
   const query = tsqueryFor({ terms, match: "any" });
   if (!query) return [];
   const skippedRow = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;
-  const only = awaitingOnly ? sql` and (t.id in (select ref_id from embed_queue where kind = ${kind})${skippedRow})` : sql``;
+  const shownRow = shownOf("t.id");
+  const onlyRows = sql`${awaitingOnly ? sql` and (t.id in (select ref_id from embed_queue where kind = ${kind})${skippedRow})` : sql``}${shownRow ? sql` and ${shownRow}` : sql``}`;
   const rows = await rowsOf<{ id: string; text: string }>({
     tx,
     query: sql`with q as (select (${query}) as q)
       select t.id, t.${sql.identifier(textColumn)} as text from ${sql.identifier(table)} t, q
-      where t.tsv @@ q.q${only} order by ts_rank(t.tsv, q.q, 1) desc, t.id limit ${limit}`,
+      where t.tsv @@ q.q${onlyRows} order by ts_rank(t.tsv, q.q, 1) desc, t.id limit ${limit}`,
   });
   return lexicalSimilarities(
     terms,

@@ -5,7 +5,8 @@ import { runWithinBudget } from "../../db/query-budget";
 import { embeddings, embedQueue } from "../../db/schema/embed";
 import { learnings, reasoningTraces } from "../../db/schema/recall";
 import { knnSourceOf } from "../../embed/vector-index";
-import { broadTopWithinBudget, matchExpression, planQueryVector, selectiveTopByBm25, vectorNeighbours, type Bm25Row } from "../../retrieval";
+import { broadTopWithinBudget, matchExpression, planQueryVector, rankedByBm25, selectiveTopByBm25, vectorNeighbours, type Bm25Row } from "../../retrieval";
+import { hiddenSql, type HiddenRowsFilter } from "../../index/item-state";
 import { lexicalSimilarities, type RecallEngine, type RecallKind, type RecallReader } from "../recall";
 import { TRACE_KIND } from "../traces";
 
@@ -24,23 +25,26 @@ function readerOf(handle: StoreHandle): RecallReader {
   return {
     run: (op) => inCallerTx(handle, op),
     method: (knn, hybrid) => (knn === null ? "fts5" : `${knn}${hybrid ? "+fts5" : ""}${handle.vectors.available ? "" : " (vectors_index_unavailable)"}`),
-    lexical({ kind, terms, limit, awaitingOnly, budget }) {
+    lexical({ kind, terms, limit, awaitingOnly, budget, hidden }) {
       const onlyIds = awaitingOnly ? idsAwaitingVectors({ handle, kind }) : undefined;
       if (terms.length === 0 || onlyIds?.length === 0) return [];
       const { table, textColumn } = TABLES[kind];
       const only = onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
+      const shown = hidden ? `and ${hiddenSql({ kind, idColumn: "t.id", includeProposed: hidden.includeProposed })}` : "";
       const statement = handle.sqlite.prepare(
         `select t.id, t.${textColumn} as text from ${table}_fts f join ${table} t on t.id = f.rowid
-     where ${table}_fts match @expr ${only} order by bm25(${table}_fts) limit @limit`,
+     where ${table}_fts match @expr ${only} ${shown} order by bm25(${table}_fts) limit @limit`,
       );
       const expr = matchExpression(terms, "any")!;
       // Common words over a large store: scored on the selective words' best rows only (max-score pruning, same bm25 scores).
       const pruned = onlyIds ? null : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => selectiveTopByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, terms, k: limit }) });
       // Broad matches on a table with word lists are ranked from them, exactly as the statement ranks them.
       const broad = onlyIds || pruned ? null : broadTopWithinBudget({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, budget });
-      const top = pruned ? (m: number) => pruned.rows.slice(0, m) : broad?.top;
+      // With rows to leave out, the pruned ranking goes deeper while they take the places (exactly: the same top m).
+      const deeper = (m: number) => runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => (selectiveTopByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, terms, k: m })?.rows ?? rankedByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, m })) });
+      const top = pruned ? (m: number) => (hidden && m > limit ? deeper(m) : pruned.rows.slice(0, m)) : broad?.top;
       // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-      const rows = top ? rowsInRankOrder({ handle, kind, top, limit }) : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[] });
+      const rows = top ? rowsInRankOrder({ handle, kind, top, limit, hidden }) : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[] });
       return lexicalSimilarities(terms, rows);
     },
     /** Only rows that still exist with the text the vector was made from. */
@@ -54,8 +58,9 @@ function readerOf(handle: StoreHandle): RecallReader {
 }
 
 /** The first `limit` ranked rows that still exist, with their text (ranked rows read in growing batches). */
-function rowsInRankOrder({ handle, kind, top, limit }: { handle: StoreHandle; kind: RecallKind; top: (m: number) => Bm25Row[]; limit: number }): FtsTextRow[] {
-  const read = handle.sqlite.prepare(`select id, ${TABLES[kind].textColumn} as text from ${TABLES[kind].table} where id in (select value from json_each(?))`);
+function rowsInRankOrder({ handle, kind, top, limit, hidden }: { handle: StoreHandle; kind: RecallKind; top: (m: number) => Bm25Row[]; limit: number; hidden: HiddenRowsFilter }): FtsTextRow[] {
+  const shown = hidden ? ` and ${hiddenSql({ kind, idColumn: "id", includeProposed: hidden.includeProposed })}` : "";
+  const read = handle.sqlite.prepare(`select id, ${TABLES[kind].textColumn} as text from ${TABLES[kind].table} where id in (select value from json_each(?))${shown}`);
   for (let m = Math.max(limit, 16); ; m *= 4) {
     const ranked = top(m);
     const texts = new Map((read.all(JSON.stringify(ranked.map((r) => r.rowid))) as FtsTextRow[]).map((r) => [r.id, r.text]));
