@@ -105,7 +105,7 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
   for (const role of ["admin", "editor", "viewer"] as const) {
     const axe = role === "admin";
     test(`${role}: every page fits a phone and a laptop, logs no error, ${axe ? "has no serious or critical accessibility violation, " : ""}and links nowhere that is missing`, async () => {
-      test.setTimeout(axe ? 480_000 : 300_000);
+      test.setTimeout(axe ? 600_000 : 300_000);
       const page = pages[role];
       const wrong: string[] = [];
       const links = new Map<string, string>();
