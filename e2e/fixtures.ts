@@ -79,6 +79,21 @@ export async function ensureEditor(admin: Page): Promise<void> {
   await expect(form.getByRole("status").or(form.getByRole("alert"))).toContainText(new RegExp(`Created editor ${EDITOR.username}|user ${EDITOR.username} already exists`));
 }
 
+/** Screenshots are taken only when asked for (E2E_SCREENSHOTS=1), into SCREENSHOT_DIR: ignored by git, replaced by each run that takes them. */
+export const TAKE_SCREENSHOTS = process.env.E2E_SCREENSHOTS === "1";
+export const SCREENSHOT_DIR = path.join("e2e", "screenshots");
+
+/**
+ * A full-page screenshot for a person to look at, at SCREENSHOT_DIR/`name`, only with TAKE_SCREENSHOTS:
+ * no assertion reads them, and encoding a PNG costs the browser more than most checks do.
+ */
+export async function screenshot(page: Page, name: string, options: { clip?: { x: number; y: number; width: number; height: number } } = {}): Promise<void> {
+  if (!TAKE_SCREENSHOTS) return;
+  const file = path.join(SCREENSHOT_DIR, name);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file, fullPage: true, ...options });
+}
+
 /** Seed a day of demo metrics into the server's DATA_DIR the way an operator would: the CLI. */
 export function seedDemoMetrics(stores: string[]): void {
   execFileSync(process.execPath, ["scripts/dualmind.mjs", "metrics", "demo", ...stores, "--hours", "24"], {

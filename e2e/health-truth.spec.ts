@@ -9,8 +9,8 @@
  * pointed at a local stand-in it stops and starts, the embed worker as a
  * separate `npm run worker` process it starts and stops) and its own
  * DATA_DIR, so the shared e2e server's stores do not blur the Overview.
- * Screenshots of Overview, Health and the store page in each state go to
- * e2e/screenshots/health/.
+ * With E2E_SCREENSHOTS=1, screenshots of Overview, Health and the store page
+ * in each state go to e2e/screenshots/health/.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -19,11 +19,11 @@ import path from "node:path";
 import { expect, test, type BrowserContext, type Page } from "@playwright/test";
 import { startFakeOpenAI } from "../tests/fixtures/fake-openai-server";
 import { api, freePort, RELIABILITY_PASSWORD, RELIABILITY_TOKEN, startServer, type RunningServer } from "../tests/fixtures/next-server";
+import { screenshot, TAKE_SCREENSHOTS } from "./fixtures";
 
 const STORE = "truth";
 const WATERMARK = 5;
 const WITHIN_MS = 5_000;
-const SHOTS = "e2e/screenshots/health";
 // tsx as a loader (not its CLI, which starts a second node): one process per command or worker.
 const TSX = ["--import", "tsx"];
 
@@ -177,9 +177,10 @@ async function expectEverySurface(expected: string, model: string, shot: string 
   } finally {
     await Promise.all(pages.map((p) => p.close()));
   }
-  if (shot) await screenshots(shot);
+  if (shot && TAKE_SCREENSHOTS) await screenshots(shot);
 }
 
+/** Each page in `state` (every surface above has already shown it), for a person to look at. */
 async function screenshots(state: string): Promise<void> {
   const page = await context.newPage();
   for (const [name, url] of [
@@ -189,7 +190,7 @@ async function screenshots(state: string): Promise<void> {
   ] as const) {
     await page.goto(url);
     await expect(page.getByTestId(name === "overview" ? "overview-status" : "store-status")).toHaveAttribute("data-state", state);
-    await page.screenshot({ path: `${SHOTS}/${state}-${name}.png`, fullPage: true });
+    await screenshot(page, `health/${state}-${name}.png`);
   }
   await page.close();
 }
@@ -204,7 +205,6 @@ test.beforeAll(async ({ browser }) => {
   fakePort = await freePort();
   fake = await startFakeOpenAI({ dimension: 32, port: fakePort });
   server = await startServer({ dataDir, env: appEnv("fake") });
-  fs.mkdirSync(SHOTS, { recursive: true });
   context = await browser.newContext({ baseURL: server.url });
   await signIn(await context.newPage());
 });

@@ -1,5 +1,5 @@
 import { expect, test, type Locator } from "@playwright/test";
-import { bootstrapHeaders, E2E, seedDemoMetrics, signIn } from "./fixtures";
+import { bootstrapHeaders, E2E, screenshot, seedDemoMetrics, signIn } from "./fixtures";
 
 // Unique per run: specs share one server and DATA_DIR.
 const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
@@ -34,7 +34,7 @@ test("Health shows seeded metrics as charts with gaps, and the range and store p
   expect((await drawnLine(page.getByTestId("chart-recall-quality"))).measured).toBeGreaterThan(60);
   expect((await drawnLine(page.getByTestId("chart-search-latency"))).measured).toBeGreaterThan(60);
   await expect(page.getByTestId("store-embeddings")).toBeVisible();
-  await page.screenshot({ path: "e2e/screenshots/health.png", fullPage: true });
+  await screenshot(page, "health.png");
 
   await page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: "7d" }).click();
   await expect(page).toHaveURL(/range=7d/);
@@ -65,7 +65,7 @@ test("Overview links its key numbers to their pages; Observability shows routes,
   await expect(page.getByTestId("stores-table")).toBeVisible();
   await expect(page.getByTestId("stat-requests")).toHaveAttribute("href", "/observability");
   await expect(page.getByTestId("stat-health")).toHaveAttribute("href", "/health");
-  await page.screenshot({ path: "e2e/screenshots/overview.png", fullPage: true });
+  await screenshot(page, "overview.png");
 
   await page.getByTestId("stat-requests").click();
   await expect(page.getByRole("heading", { level: 1, name: "Observability" })).toBeVisible();
@@ -74,7 +74,7 @@ test("Overview links its key numbers to their pages; Observability shows routes,
   await expect(page.getByTestId("dialectic-metrics")).toContainText("Active sessions");
   await expect(page.getByTestId("db-files")).toContainText("governance.db");
   await expect(page.getByTestId("audit-tail")).toContainText("store.create");
-  await page.screenshot({ path: "e2e/screenshots/observability.png", fullPage: true });
+  await screenshot(page, "observability.png");
 });
 
 /** The time axis's tick labels as drawn. */

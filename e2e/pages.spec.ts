@@ -1,16 +1,18 @@
-import fs from "node:fs";
-import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { DASHBOARD_ROUTES, listBuiltRoutes, seedDashboardContent, type RouteRow, type Seeded } from "./dashboard-routes";
-import { E2E, EDITOR, ensureEditor, signIn } from "./fixtures";
+import { E2E, EDITOR, ensureEditor, screenshot, seriousViolations, signIn, TAKE_SCREENSHOTS } from "./fixtures";
 
 /**
  * Issue 18, "done when": every dashboard page of the build, with seeded data,
  * at a laptop and a phone size, as a viewer, an editor and an admin — no
  * sideways page scroll, no console errors, no link that lands on a 404, and
- * the actions each role may take (and only those) on screen. Screenshots of
- * every page at both sizes go to e2e/screenshots/pages/ (the admin's view,
- * plus the "Admins only" page a viewer gets).
+ * the actions each role may take (and only those) on screen. As the admin
+ * (the most controls), each page is also checked by axe-core (the engine
+ * behind Lighthouse's and the browser extensions' audits) on the same load:
+ * serious and critical violations fail, as they block someone using a screen
+ * reader or a keyboard, or make text unreadable. With E2E_SCREENSHOTS=1,
+ * screenshots of every page at both sizes go to e2e/screenshots/pages/ (the
+ * admin's view, plus the "Admins only" page a viewer gets).
  *
  * Cost: one signed-in page per role, reused for every route; each distinct
  * link is fetched once per role. Not serial: one role's failure does not hide
@@ -26,7 +28,6 @@ type Role = "viewer" | "editor" | "admin";
 /** Links already fetched without a 404 (by any role: a link that exists for one role exists; who may open it is access.spec's business). */
 const linksChecked = new Set<string>();
 const VIEWER = { username: "pages-viewer", password: "pages-viewer-password" };
-const SHOTS = path.join("e2e", "screenshots", "pages");
 /** Screenshots stop here: a long page's first screens say what it looks like, and the files stay small. */
 const SHOT_MAX_HEIGHT = 2400;
 
@@ -95,7 +96,6 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
     rows = Object.entries(DASHBOARD_ROUTES)
       .filter(([route]) => built.has(route))
       .map(([route, fill]) => [route, fill(seeded)]);
-    fs.mkdirSync(SHOTS, { recursive: true });
   });
 
   test.afterAll(async () => {
@@ -103,8 +103,9 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
   });
 
   for (const role of ["admin", "editor", "viewer"] as const) {
-    test(`${role}: every page fits a phone and a laptop, logs no error, and links nowhere that is missing`, async () => {
-      test.setTimeout(300_000);
+    const axe = role === "admin";
+    test(`${role}: every page fits a phone and a laptop, logs no error, ${axe ? "has no serious or critical accessibility violation, " : ""}and links nowhere that is missing`, async () => {
+      test.setTimeout(axe ? 600_000 : 300_000);
       const page = pages[role];
       const wrong: string[] = [];
       const links = new Map<string, string>();
@@ -119,9 +120,14 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
           if (v.overflow > 0) wrong.push(`${where}: the page scrolls sideways by ${v.overflow}px`);
           for (const e of v.consoleErrors) wrong.push(`${where}: console: ${e}`);
           for (const l of v.links) if (!links.has(l)) links.set(l, route);
-          if (role === "admin" || (refused && role === "viewer")) {
+          if (axe) {
+            for (const a of await seriousViolations(page)) {
+              wrong.push(`${where}: ${a.impact} ${a.id} (${a.help}) at ${a.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}${a.nodes.length > 3 ? ` and ${a.nodes.length - 3} more` : ""}`);
+            }
+          }
+          if (TAKE_SCREENSHOTS && (role === "admin" || (refused && role === "viewer"))) {
             const height = Math.min(SHOT_MAX_HEIGHT, await page.evaluate(() => document.scrollingElement!.scrollHeight));
-            await page.screenshot({ path: path.join(SHOTS, `${slug(route)}${refused ? "-refused" : ""}-${size.name}.png`), fullPage: true, clip: { x: 0, y: 0, width: size.width, height } });
+            await screenshot(page, `pages/${slug(route)}${refused ? "-refused" : ""}-${size.name}.png`, { clip: { x: 0, y: 0, width: size.width, height } });
           }
         }
       }
@@ -224,5 +230,20 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
     await form.getByLabel("Agent id").fill("pages-agent");
     await form.getByRole("button", { name: "Create token" }).click();
     await expect(form.getByRole("status")).toContainText(`Token "${label} (2)" created`);
+  });
+
+  test("accessibility: a chart range that cannot be shown has the alert and the marked fields beside the picker", async () => {
+    const page = pages.admin;
+    await page.setViewportSize({ width: 1440, height: 900 });
+    for (const url of ["/health?from=2020-01-01T00:00&to=2020-01-02T00:00", "/observability?from=2026-01-01T00:00&to=nonsense"]) {
+      await page.goto(url);
+      await expect(page.getByTestId("range-error")).toBeVisible();
+      expect((await seriousViolations(page)).map((v) => `${url}: ${v.impact} ${v.id}: ${v.help}`)).toEqual([]);
+    }
+  });
+
+  test("accessibility: the sign-in page", async ({ page }) => {
+    await page.goto("/login");
+    expect((await seriousViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help}`)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { DASHBOARD_ROUTES, listBuiltRoutes, MARK, seedDashboardContent, type Seeded } from "./dashboard-routes";
-import { E2E, signIn } from "./fixtures";
+import { E2E, screenshot, signIn } from "./fixtures";
 
 /**
  * On a phone (390 px), what a person came for is on screen: on every
@@ -11,7 +11,6 @@ import { E2E, signIn } from "./fixtures";
  */
 
 const PHONE = { width: 390, height: 844 };
-const SHOTS = "e2e/screenshots/phone";
 const SHOT_ROUTES = new Set(["/", "/health", "/observability", "/sessions"]);
 
 /** Key columns that must be on screen at 390 px, per table (by its test id): the column names as the cells carry them. */
@@ -101,7 +100,7 @@ test.describe("every dashboard page on a 390 px phone", () => {
       }
       for (const h of m.hidden) wrong.push(`${route}: key column out of view: ${h}`);
       for (const t of Object.keys(KEY_COLUMNS)) if (await page.locator(`[data-testid="${t}"] tbody tr`).count()) tablesSeen.add(t);
-      if (SHOT_ROUTES.has(route)) await page.screenshot({ path: `${SHOTS}/${route === "/" ? "overview" : route.slice(1)}-390.png`, fullPage: true });
+      if (SHOT_ROUTES.has(route)) await screenshot(page, `phone/${route === "/" ? "overview" : route.slice(1)}-390.png`);
     }
     expect(wrong).toEqual([]);
     // The checks above looked at something: the Health and Observability charts, and the tables with rows
