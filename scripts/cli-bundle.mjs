@@ -6,8 +6,12 @@
  * native code, stay in node_modules.
  *
  * Fresh = every source file esbuild read (its metafile), and the files that
- * decide how it reads them, are older than the build's start (the packages it
- * read: by the lockfiles, as npm stamps every package file with one old date).
+ * decide how it reads them (the packages it read: by the lockfiles, as npm
+ * stamps every package file with one old date), are exactly as the build found
+ * them: the same size, inode, modification and change times (a change time no
+ * tool can set back, so a release unpacked with its old times, or a clock that
+ * was ahead, still counts as a change), each older than the build's start (a
+ * file saved while esbuild read it is a change too).
  * The launcher (scripts/dualmind.mjs) never runs a stale bundle: it rebuilds,
  * or runs the TypeScript with tsx. Built by `npm run build` and by the test runs' build
  * step (scripts/build-freshness.ts).
@@ -31,11 +35,13 @@ const NATIVE = ["better-sqlite3", "sqlite-vec", "usearch", "pg", "@huggingface/t
 /** A file's time may trail the clock (filesystems that keep coarse times): one written just as a build starts counts as newer. */
 const CLOCK_SLACK_MS = 1000;
 
-const mtime = (file, missing) => {
+/** A file as the build found it: size, inode, modification and change times; null when absent. */
+const signature = (file) => {
   try {
-    return fs.statSync(path.join(ROOT, file)).mtimeMs;
+    const st = fs.statSync(path.join(ROOT, file));
+    return [st.size, st.ino, st.mtimeMs, st.ctimeMs];
   } catch {
-    return missing;
+    return null;
   }
 };
 
@@ -46,9 +52,15 @@ export function cliBundleIsFresh() {
   } catch {
     return false;
   }
-  if (!fs.existsSync(CLI_BUNDLE) || !Array.isArray(manifest.inputs)) return false;
-  // A source gone since the build is a change too.
-  return manifest.inputs.every((file) => mtime(file, Infinity) < manifest.startedAt) && BUILD_INPUTS.every((file) => mtime(file, 0) < manifest.startedAt);
+  const { startedAt, inputs } = manifest;
+  // A manifest from the future (a clock that was ahead, or a hand-made one) proves nothing.
+  if (!fs.existsSync(CLI_BUNDLE) || typeof startedAt !== "number" || startedAt > Date.now() || !inputs || typeof inputs !== "object" || Object.keys(inputs).length <= BUILD_INPUTS.length) return false;
+  return Object.entries(inputs).every(([file, was]) => {
+    const now = signature(file);
+    // A source gone, or come, since the build is a change too; one saved while the build read it as well.
+    if (now === null || was === null) return now === was;
+    return Array.isArray(was) && now.every((v, i) => v === was[i]) && was[2] < startedAt && was[3] < startedAt;
+  });
 }
 
 /**
@@ -79,7 +91,7 @@ export function buildCliBundle() {
     logLevel: "silent",
   });
   // The map before the bundle that names it; the manifest last.
-  const files = [...result.outputFiles.sort((a, b) => Number(b.path.endsWith(".map")) - Number(a.path.endsWith(".map"))), { path: MANIFEST, text: JSON.stringify({ startedAt, inputs: Object.keys(result.metafile.inputs).filter((file) => !file.startsWith("node_modules/")) }) }];
+  const files = [...result.outputFiles.sort((a, b) => Number(b.path.endsWith(".map")) - Number(a.path.endsWith(".map"))), { path: MANIFEST, text: JSON.stringify({ startedAt, inputs: Object.fromEntries([...Object.keys(result.metafile.inputs).filter((file) => !file.startsWith("node_modules/")), ...BUILD_INPUTS].map((file) => [file, signature(file)])) }) }];
   for (const file of files) {
     const tmp = `${file.path}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, file.text);

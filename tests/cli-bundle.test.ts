@@ -78,6 +78,15 @@ describe("the prebuilt CLI", () => {
     expect(edited.stdout).not.toContain("apply database migrations now");
     expect(fs.statSync(bundle()).mtimeMs).toBeGreaterThan(built);
 
+    // An edit that keeps an old modification time (a release unpacked with its files' times, `cp -p`, a clock that
+    // was ahead): still a change.
+    const before = fs.statSync(commands);
+    fs.writeFileSync(commands, source.replace("apply database migrations now", "apply the migrations from the archive"));
+    fs.utimesSync(commands, before.atime, new Date(before.mtimeMs - 86_400_000));
+    const unpacked = dualmind("--help");
+    expect(unpacked.code).toBe(0);
+    expect(unpacked.stdout).toContain("apply the migrations from the archive");
+
     // A source that does not compile: no bundle can be built, and the old one is not run.
     fs.writeFileSync(commands, `${source}\nexport const broken = ;\n`);
     const broken = dualmind("--help");

@@ -239,6 +239,19 @@ describe("a fact known by the values it held (a property said in other words)", 
     expect(paths[0]).toBe("memory/gina/work-2.md");
     expect(paths).not.toContain("memory/gina/work-1.md");
   });
+  it("a deleted memory's old value, waiting in the trash, no longer describes its key", async () => {
+    const body = (path: string, text: string, extra: Record<string, unknown> = {}) => callRoute(memoriesRoute.POST, { token: kb.write, params: P, body: { path, body: text, ...extra } });
+    expect((await body("gina/work-1", "Gina: I lost my job at Door Dash this month.", { subject: "Gina", property: "work", valid_from: T1 })).status).toBe(201);
+    // A memory's item id is its path.
+    expect((await body("gina/work-2", "Gina: My online clothes store is open!", { subject: "Gina", property: "work", valid_from: T2 })).status).toBe(201);
+    const handle = await storeEngineOf(currentEngine()).open("kb");
+    const query = "What is Gina's job now?";
+    expect((await factMatches({ handle, kind: "memory", query })).map((m) => m.id)).toEqual(["gina/work-2"]);
+    const url = `http://127.0.0.1/api/v1/stores/kb/memories?${new URLSearchParams({ path: "gina/work-1" })}`;
+    expect((await callRoute(memoriesRoute.DELETE, { method: "DELETE", token: kb.write, params: P, url })).status).toBeLessThan(300);
+    // Its state waits with the trash entry (a restore brings it back), but says nothing of the store's facts meanwhile.
+    expect(await factMatches({ handle, kind: "memory", query })).toEqual([]);
+  });
 });
 
 describe("describedKeyStrengths", () => {

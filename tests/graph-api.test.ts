@@ -72,7 +72,7 @@ describe("graph API", () => {
     const remembered = await callRoute(rememberRoute.POST, { token: read, params: P, body: { query: "sqlite wal readers" } });
     expect(remembered.status).toBe(200);
     expect(remembered.json.formula).toContain("w_conflict·inconsistency");
-    expect(Object.keys(remembered.json.signals)).toEqual(["semantic", "recency", "episodic", "procedure_match", "edge_weight", "inconsistency"]);
+    expect(Object.keys(remembered.json.signals)).toEqual(["semantic", "recency", "episodic", "procedure_match", "edge_weight", "inconsistency", "fact_match"]);
     expect(remembered.json.results.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining([node.json.node.id, thought.json.thought.id]));
   });
 

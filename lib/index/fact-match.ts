@@ -1,10 +1,10 @@
-import { and, eq, gte, isNotNull, lt } from "drizzle-orm";
+import { and, eq, gte, isNotNull, lt, notLike } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { read, select, type AnyStoreHandle, type On, type Op, type QueryHelpers } from "../db/port";
 import { contentWords, queryWords } from "../retrieval/match";
 import { tokenRowsOf } from "../retrieval/fts-tokens";
 import { rrfTerm } from "../retrieval/fusion";
-import { itemStateTable, memoryIdOfDocument, type ItemKind, type ItemStatus, type ItemView, type RunOn } from "./item-state";
+import { itemStateTable, memoryIdOfDocument, TRASH_STATE_PREFIX, type ItemKind, type ItemStatus, type ItemView, type RunOn } from "./item-state";
 
 /**
  * The writer's subject and property as evidence of what a query asks (docs/ARCHITECTURE.md, "Governed memory"),
@@ -118,7 +118,8 @@ export function factRangeQuery({ db, s, q, kind, status, word }: { db: StoreHand
   return db
     .select({ itemId: s.itemId, factKey: s.factKey, factValue: s.factValue })
     .from(s)
-    .where(and(eq(s.kind, kind), eq(s.status, status), isNotNull(s.factKey), gte(q.bytewise(s.factKey), `${word}${KEY_SEPARATOR}`), lt(q.bytewise(s.factKey), `${word}!`)))
+    // A deleted memory's state waiting with its trash entry is no fact of the store's (neither a value nor history).
+    .where(and(eq(s.kind, kind), eq(s.status, status), isNotNull(s.factKey), gte(q.bytewise(s.factKey), `${word}${KEY_SEPARATOR}`), lt(q.bytewise(s.factKey), `${word}!`), notLike(s.itemId, `${TRASH_STATE_PREFIX}%`)))
     .limit(FACT_MATCH_LIMITS.maxRowsPerWord);
 }
 

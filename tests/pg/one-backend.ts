@@ -15,6 +15,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/docs.test.ts": "no database: README and docs against the code",
   "tests/client-bundle.test.ts": "no database: what client components import",
   "tests/cli-commands.test.ts": "no database: which module each CLI command loads",
+  "tests/cli-bundle.test.ts": "the CLI launcher: one SQLite data dir in a copied install; the bundle is the same code on either backend",
   "tests/embed-providers.test.ts": "no database: the embedding providers against local stand-ins",
   "tests/format.test.ts": "no database: formatting functions",
   "tests/health-preparers.test.ts": "no database: the charts' preparers",
