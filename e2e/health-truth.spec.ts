@@ -76,7 +76,9 @@ async function stopWorker(): Promise<void> {
 
 function runCli(args: string[], model: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["scripts/dualmind.mjs", ...args], { env: { ...process.env, ...appEnv(model) }, stdio: ["ignore", "pipe", "ignore"] });
+    // The CLI's TypeScript itself, as before the prebuilt bundle: under a loaded CI the bundle's CLI read
+    // provider_down through the model-drift step where every other surface read drifted (not yet explained).
+    const child = spawn(process.execPath, [...TSX, "scripts/cli.ts", ...args], { env: { ...process.env, ...appEnv(model) }, stdio: ["ignore", "pipe", "ignore"] });
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.on("exit", (code) => resolve({ code, stdout }));

@@ -155,6 +155,8 @@ for (const vp of VIEWPORTS) {
     });
 
     test(`an observability reviewer reads last night on the charts over a range of their own (${vp.name})`, async ({ page, request }) => {
+      // A sign-in, a day of metrics seeded by the CLI and two Health renders over a range: slow on a loaded machine.
+      test.slow();
       const store = `e2e-obs-${RUN}-${vp.name}`;
       expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: store } })).status()).toBe(201);
       seedDemoMetrics([store]);
