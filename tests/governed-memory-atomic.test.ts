@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import * as policyRoute from "@/app/api/v1/stores/[store]/policy/write/route";
 import * as forgetPolicyRoute from "@/app/api/v1/stores/[store]/policy/forget/route";
 import * as forgetRunRoute from "@/app/api/v1/stores/[store]/policy/forget/run/route";
@@ -10,9 +10,9 @@ import * as trashRoute from "@/app/api/v1/stores/[store]/memories/trash/route";
 import * as contradictionsRoute from "@/app/api/v1/stores/[store]/contradictions/route";
 import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
 import * as invalidateRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
-import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
-import { governanceSql, onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, onPg, storeSql } from "./backend";
+import { AGENTS, KB as P, useGovernedStore } from "./governed-store";
 
 /**
  * Governed memory's decisions are all or nothing: a create that supersedes or states a fact, an item or proposal
@@ -20,26 +20,19 @@ import { governanceSql, onPg, seedStore, seedToken, storeSql, useTestBackend, ty
  * contradictions go with it (kept with its trash entry, back on restore, dropped by a purge). The ledger is made to
  * refuse one row (a trigger on its overrides table, on either engine) where a crash or a full ledger would.
  */
-let env: TestEnv;
+const kb = useGovernedStore({
+  tokens: {
+    admin: AGENTS.admin,
+    writer: { label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] },
+    trusted: { label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] },
+    read: AGENTS.reader,
+  },
+});
 let admin: string;
 let writer: string;
 let trusted: string;
 let read: string;
-const P = { store: "kb" };
-
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
-  await seedStore("kb");
-  admin = await seedToken({ label: "admin", agent_id: "boss", scopes: ["read", "write", "admin"] });
-  writer = await seedToken({ label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] });
-  trusted = await seedToken({ label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
-});
-afterEach(async () => {
-  await env.cleanup();
-  resetEmbedderForTests();
-});
+beforeEach(() => void ({ admin, writer, trusted, read } = kb));
 
 type Answer = { status: number; json: Record<string, unknown> & { error?: { code: string; message: string } } };
 const at = (p: string, q: Record<string, string> = {}) => `http://127.0.0.1/api/v1/stores/kb/${p}?${new URLSearchParams(q)}`;
