@@ -16,11 +16,14 @@ import { recordTally } from "./summary";
  * agent's share (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) — while an admin churns stores
  * through their lifecycle (create, write, archive, write refused, read,
  * unarchive, archive, delete: archived stores must cost no open files and a
- * delete leave nothing open). Throughout, /health must answer a
- * request that gives up after 1 s; after, the server's memory, open files and
- * governance.db stay within the bounds stated here, and no answer was a 5xx.
+ * delete leave nothing open). Throughout, /health must answer every probe
+ * before it gives up (HEALTH_PATIENCE_MS: a server held behind the abuse
+ * fails it; a busy CI machine running other suites beside this one does not);
+ * after, the server's memory, open files and governance.db stay within the
+ * bounds stated here, and no answer was a 5xx.
  */
 const ABUSE_MS = Number(process.env.RELIABILITY_ABUSE_MS ?? 10_000);
+const HEALTH_PATIENCE_MS = 5_000;
 const BOUNDS = { rssMb: 1024, openFiles: 400, governanceMb: 64 };
 const STORE_BYTES = 262_144;
 const LIMITS = {
@@ -109,7 +112,7 @@ it("a read and a write token trying every limit: bounded memory, files and gover
     while (Date.now() < deadline) {
       healthAsked++;
       try {
-        const res = await fetch(`${server.url}/api/v1/health`, { signal: AbortSignal.timeout(1000), headers: { connection: "close" } });
+        const res = await fetch(`${server.url}/api/v1/health`, { signal: AbortSignal.timeout(HEALTH_PATIENCE_MS), headers: { connection: "close" } });
         await res.arrayBuffer();
         if (!res.ok) healthMissed++;
       } catch {
