@@ -57,7 +57,7 @@ describe("thoughts and chains", () => {
       expect(chain.thought_count).toBe(30);
       expect(chain.thoughts.map((t) => t.thought_number)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     }
-  }, 60_000);
+  }, 240_000);
 
   it("gives a repeated thought novelty ≈ 0 once its vector exists, and a new idea high novelty", async () => {
     const first = await g().think({ store, input: { content: "nginx needs a reload after the TLS certificate rotates" }, actor });

@@ -111,8 +111,8 @@ export async function migratePg(pool: Pool): Promise<{ schemaVersion: string }> 
 }
 
 /** Open a pool on `url` and migrate it. The caller owns the handle (closePgHandle). */
-export async function openPgHandle({ url, max, timeouts }: { url: string; max: number; timeouts?: PgTimeouts }): Promise<PgHandle> {
-  const pool = openPgPool({ url, max, timeouts });
+export async function openPgHandle({ url, max, timeouts, connectionTimeoutMs }: { url: string; max: number; timeouts?: PgTimeouts; connectionTimeoutMs?: number }): Promise<PgHandle> {
+  const pool = openPgPool({ url, max, timeouts, connectionTimeoutMs });
   try {
     await migratePg(pool);
   } catch (e) {

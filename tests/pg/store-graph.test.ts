@@ -1,6 +1,7 @@
 import { pgEngine } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getConfig } from "@/lib/config";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
 import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
@@ -25,8 +26,11 @@ const store = "kg";
 
 beforeAll(async () => {
   url = await createTestDatabase();
-  a = await openPgHandle({ url, max: 6 });
-  b = await openPgHandle({ url, max: 6 });
+  // Two replicas of six connections each. Their waits (for a connection, for a row lock) are patient: the races
+  // below check what the writes leave, and a busy CI machine stretches every transaction they queue behind.
+  const patient = { connectionTimeoutMs: 120_000, timeouts: { ...getConfig().pgTimeouts, lockMs: 120_000 } };
+  a = await openPgHandle({ url, max: 6, ...patient });
+  b = await openPgHandle({ url, max: 6, ...patient });
   A = graphOn(pgEngine(a));
   B = graphOn(pgEngine(b));
   const stores = storesOn(pgEngine(a));
