@@ -132,6 +132,8 @@ test.describe.serial("dashboard access", () => {
   });
 
   test("control: a signed-in admin sees each route's seeded content, as a page and as a client navigation", async ({ page }) => {
+    // Every dashboard route, twice.
+    test.slow();
     await signIn(page, "admin", E2E.adminPassword);
     // The state tree header a real client-side navigation sends, for the anonymous replay below.
     const navigation = page.waitForRequest((r) => r.headers()["rsc"] === "1" && !r.headers()["next-router-prefetch"] && new URL(r.url()).pathname === "/ledger");

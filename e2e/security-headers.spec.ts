@@ -97,6 +97,8 @@ test("every kind of answer carries the security headers: pages, API, refusals, r
 });
 
 test("every dashboard page renders and hydrates in the browser with no Content-Security-Policy violation", async ({ page, playwright }) => {
+  // Every dashboard page, one after another.
+  test.slow();
   const api = await playwright.request.newContext({ baseURL: E2E.baseURL });
   const seeded = await seedDashboardContent(api);
   await api.dispose();
