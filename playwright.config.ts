@@ -2,6 +2,7 @@ import { defineConfig, devices } from "@playwright/test";
 import fs from "node:fs";
 import { nextStartArgs } from "./scripts/build-freshness";
 import { E2E, E2E_WORKERS, e2eServer } from "./e2e/fixtures";
+import { patience } from "./tests/fixtures/patience";
 
 const chromium = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
 if (!chromium) throw new Error("Chromium not found: install Debian's chromium (apt-get install chromium) or run bash .ci/run");
@@ -15,10 +16,9 @@ export default defineConfig({
   retries: 0,
   forbidOnly: !!process.env.CI,
   reporter: [["list"]],
-  // Guards, not measures: a spec waits for what it checks. CI runs e2e beside the PostgreSQL suites on 2 cores,
-  // where a page can take several times as long as on a quiet machine, so the guards are wider there.
-  timeout: process.env.CI ? 150_000 : 60_000,
-  expect: { timeout: process.env.CI ? 40_000 : 15_000 },
+  // Guards, not measures: wider under CI, where e2e runs beside the PostgreSQL suites (tests/fixtures/patience.ts).
+  timeout: patience(60_000),
+  expect: { timeout: patience(15_000) },
   use: {
     // This worker's server (Playwright loads this config again in each worker, where E2E is that worker's).
     baseURL: E2E.baseURL,

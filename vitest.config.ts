@@ -2,6 +2,7 @@ import { defineConfig } from "vitest/config";
 import os from "node:os";
 import path from "node:path";
 import { sharedAndIsolated, testFilesUnder } from "./tests/shared-process";
+import { patience } from "./tests/fixtures/patience";
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
@@ -17,7 +18,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     // Every API and MCP answer is checked against its declared response schema (lib/api/contract.ts).
     env: { DUALMIND_CHECK_RESPONSES: "true" },
-    testTimeout: 30_000,
+    testTimeout: patience(30_000),
     // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
     expect: { poll: { timeout: 20_000 } },
   },

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { BOTH_BACKEND_SUITES } from "./tests/pg/both-backends";
 import { sharedAndIsolated, testFilesUnder } from "./tests/shared-process";
+import { patience } from "./tests/fixtures/patience";
 
 /**
  * `npm run test:pg`: the PostgreSQL backend against a real server that the
@@ -27,9 +28,9 @@ export default defineConfig({
     // Read by tests/backend.ts only: the shared suites seed and assert for PostgreSQL.
     env: { DM_TEST_BACKEND: "pg" },
     // The table-driven and two-process tests make hundreds of requests each: a loaded machine needs minutes, a quiet one seconds.
-    testTimeout: 180_000,
+    testTimeout: patience(180_000),
     // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
     expect: { poll: { timeout: 20_000 } },
-    hookTimeout: 60_000,
+    hookTimeout: patience(60_000),
   },
 });

@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 import os from "node:os";
 import path from "node:path";
+import { patience } from "./tests/fixtures/patience";
 
 /** `npm run test:reliability`: load, faults and bad input against real servers and SQLite files. */
 export default defineConfig({
@@ -17,9 +18,9 @@ export default defineConfig({
     // starting, timed load, killed processes coming back): two at a time keep 2 cores busy.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     globalSetup: ["tests/reliability/global-setup.ts"],
-    testTimeout: 180_000,
+    testTimeout: patience(180_000),
     // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
     expect: { poll: { timeout: 20_000 } },
-    hookTimeout: 120_000,
+    hookTimeout: patience(120_000),
   },
 });

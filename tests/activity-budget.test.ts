@@ -4,6 +4,7 @@ import { isAppError } from "@/lib/errors";
 import { activityFilterSchema, activitySummarySchema, listActivity, summarizeActivity } from "@/lib/governance/activity";
 import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 /**
  * The activity explorer reads a window of up to 100k audit rows per request:
@@ -23,7 +24,7 @@ beforeAll(async () => {
      insert into audit_log (id, ts, actor, action, target, reason, details, prev_hash, hash)
      select (select coalesce(max(id), 0) from audit_log) + i, 1700000000000 + i, 'agent:busy', 'memory.update', 'store:default/memory:m' || i, null, null, 'x', 'x' from n`,
   );
-}, 120_000);
+}, patience(120_000));
 afterAll(async () => env?.cleanup());
 
 const rare = activityFilterSchema.parse({ action: "nothing.matches" });

@@ -15,6 +15,7 @@ import { getPg } from "@/lib/db/pg";
 import { runTool } from "@/lib/mcp/server";
 import { callRoute } from "./helpers";
 import { asAnotherReplica, governanceSql, principalOf, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 let env: TestEnv;
 let admin: string;
@@ -46,7 +47,7 @@ beforeAll(async () => {
   ok(await callRoute(rememberRoute.POST, { token: bob, params: { store: "default" }, body: { query: "when do backups run" } }));
   // A store that is not there: a failed search, counted under no store (the made-up name is never a key).
   expect((await callRoute(searchRoute.POST, { token: bob, params: { store: "no-such-store" }, body: { q: "x", mode: "fts" } })).status).toBe(404);
-}, 120_000);
+}, patience(120_000));
 afterAll(() => env.cleanup());
 
 describe("the activity summary counts an agent's searches, recalls and remembers", () => {
@@ -101,7 +102,7 @@ describe("the activity summary counts an agent's searches, recalls and remembers
     child.kill("SIGTERM");
     expect(await exited).toBe("SIGTERM");
     expect(byKind(await summary({ agent: "nightly" })).search).toEqual([3, 1]);
-  }, 60_000);
+  }, patience(60_000));
 
   it("keeps to the range asked, and retention drops hours older than DUALMIND_ACTIVITY_COUNTS_MAX_DAYS", async () => {
     const hour = 3_600_000;

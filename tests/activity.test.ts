@@ -6,6 +6,7 @@ import { activityFilterSchema, listActivity, type ActivityEntry } from "@/lib/go
 import { runTool } from "@/lib/mcp/server";
 import { callRoute } from "./helpers";
 import { principalOf, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 let env: TestEnv;
 let admin: string;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   await writeMemory(alice, "photos", "cameras/leica");
   const del = await callRoute(memoriesDELETE, { token: bob, params: { store: "default" }, url: url("/stores/default/memories", { path: "trips/oslo" }) });
   expect(del.status, JSON.stringify(del.json)).toBe(200);
-}, 120_000);
+}, patience(120_000));
 afterAll(() => env.cleanup());
 
 describe("the activity explorer answers 'what did agent X do?'", () => {

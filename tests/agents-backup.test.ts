@@ -16,6 +16,7 @@ import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 const WRITER = path.join(process.cwd(), "tests", "fixtures", "agents-write-load.ts");
 
@@ -84,7 +85,7 @@ describe("online backup", () => {
     } finally {
       restoredEnv.cleanup();
     }
-  }, 120_000);
+  }, patience(120_000));
 
   it("refuses to restore over a DATA_DIR that already holds data", async () => {
     const backupDir = path.join(scratch, "backup");
@@ -157,5 +158,5 @@ describe("store bundles", () => {
       otherModel.cleanup();
       resetEmbedderForTests();
     }
-  }, 60_000);
+  }, patience(60_000));
 });

@@ -14,6 +14,7 @@ import { governance } from "@/lib/backend/governance";
 import { stores } from "@/lib/stores/backend";
 import { stdioPrincipal } from "@/scripts/mcp-stdio";
 import { onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 /** The real route handler behind a real HTTP server, so the SDK client speaks actual HTTP. */
 function serveRoute(): Promise<{ url: URL; close: () => Promise<void> }> {
@@ -329,5 +330,5 @@ describe("MCP over stdio (npx dualmind mcp)", () => {
     if (onPg) expect((await stores().getMemory({ store: "default", memoryPath: "people/carol" })).body).toContain("terse commit");
     else expect(fs.readFileSync(path.join(dataDir, "stores", "default", "memory", "people", "carol.md"), "utf8")).toContain("terse commit");
     expect(protocolErrors).toEqual([]);
-  }, 60_000);
+  }, patience(60_000));
 });

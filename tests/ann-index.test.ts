@@ -6,6 +6,7 @@ import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes, dropAnnIndexesE
 import { forgetEmbeddings, knnSearch, vectorToBlob } from "@/lib/embed/vector-index";
 import { seeded, unitVector as unitVectorOf } from "./fixtures/vectors";
 import { useTempDataDir } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 /**
  * The derived HNSW index against real SQLite files: vectors are written to
@@ -250,7 +251,7 @@ describe("approximate nearest-neighbour index", () => {
       for (const h of r.hits) expect(truth.hits.find((t) => t.refId === h.refId)?.distance ?? h.distance).toBeCloseTo(h.distance, 5);
     }
     expect(found / 20).toBeGreaterThanOrEqual(0.95);
-  }, 120_000);
+  }, patience(120_000));
 
   it("a stale file is caught up from the log on the next open; a file from another database, model or a bad write is rebuilt", () => {
     writeVectors({ vectors: Array.from({ length: 800 }, () => unitVector(rand)) });

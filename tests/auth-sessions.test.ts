@@ -8,6 +8,7 @@ import { governance } from "@/lib/backend/governance";
 import { createUser, setUserPassword, signInWithPassword } from "@/lib/backend/users";
 import { spawnCli } from "./fixtures/cli";
 import { governanceSql, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 let env: TestEnv;
 beforeEach(async () => {
@@ -120,7 +121,7 @@ describe("CLI users disable / enable", () => {
     expect(help).toContain("users disable <username>");
     expect(help).toContain("users enable <username>");
     // Each call starts a node; on a loaded machine that alone can take seconds.
-  }, 120_000);
+  }, patience(120_000));
 
   it("an editor sits between viewer and admin: created, signed in, promoted, never an admin's equal", async () => {
     const ed = await createUser({ input: { username: "eddie", password: "eddie-password", role: "editor" }, actor: "test" });

@@ -14,6 +14,7 @@ import { reindexStore } from "@/lib/index/reindex";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { spawnCli } from "./fixtures/cli";
 import { useTempDataDir } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 const WRITER = path.join(process.cwd(), "tests", "fixtures", "backup-consistency-writer.ts");
 
@@ -73,7 +74,7 @@ describe("restore keeps what it holds", () => {
   beforeAll(async () => {
     shared = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-restore-shared-"));
     built = await backupWithSourceRoot(shared);
-  }, 120_000);
+  }, patience(120_000));
   afterAll(() => fs.rmSync(shared, { recursive: true, force: true }));
 
   it("refuses (nothing written, CLI exit 2) a restore that would drop source documents DUALMIND_SOURCE_ROOTS cannot read again", async () => {
@@ -86,13 +87,13 @@ describe("restore keeps what it holds", () => {
     expect(r.code, r.stdout).toBe(2);
     expect(r.stderr).toMatch(/would lose source documents/);
     expect(fs.readdirSync(fresh.dataDir)).toEqual([]);
-  }, 60_000);
+  }, patience(60_000));
 
   it("also refuses when the root is configured but its folder cannot be read", async () => {
     const { backupDir } = built;
     dataDir({ DUALMIND_SOURCE_ROOTS: `default=${path.join(scratch, "moved", "docs")}` });
     expect(() => restoreDataDir({ backupDir })).toThrow(/cannot be read/);
-  }, 60_000);
+  }, patience(60_000));
 
   it("with --keep-stale-sources keeps every source document, chunk and vector as backed up, and says they were not re-read", async () => {
     const { backupDir, chunks, vectors } = built;
@@ -103,7 +104,7 @@ describe("restore keeps what it holds", () => {
     expect(count("default", "select count(*) from embeddings where kind = 'chunk'")).toBe(vectors);
     expect(r.restored.stores.default).toMatchObject({ documents: 60, memories: 1, vectors });
     expect(r.notRestored).toEqual([expect.objectContaining({ store: "default", kind: "source documents re-read", count: 60, reason: expect.stringMatching(/DUALMIND_SOURCE_ROOTS/) })]);
-  }, 60_000);
+  }, patience(60_000));
 
   it("never deletes a source document whose file is gone from a configured root: kept as backed up, and said so", async () => {
     const { backupDir } = built;
@@ -115,7 +116,7 @@ describe("restore keeps what it holds", () => {
     const r = restoreDataDir({ backupDir });
     expect(count("default", "select count(*) from documents where path like 'source/%'")).toBe(60);
     expect(r.notRestored).toEqual([{ store: "default", kind: "source documents re-read", count: 10, reason: `kept as backed up, not re-read: their files are not in ${docs}` }]);
-  }, 60_000);
+  }, patience(60_000));
 
   it("with the same source roots restores everything and says nothing was left out (CLI counts by kind)", async () => {
     const { backupDir, docs, vectors } = built;
@@ -129,7 +130,7 @@ describe("restore keeps what it holds", () => {
     expect(summary.restored.stores.default).toMatchObject({ documents: 60, memories: 1, vectors });
     expect(summary.restored.ledger.audit_log).toBeGreaterThan(0);
     expect(summary.notRestored).toEqual([]);
-  }, 60_000);
+  }, patience(60_000));
 });
 
 async function waitForFile(file: string): Promise<void> {
@@ -215,7 +216,7 @@ describe("bundle and backup files are read from the descriptor that was checked"
     fifoSwap({ dir: bundleDir, name: "bundle.json", json: fs.readFileSync(path.join(bundleDir, "bundle.json"), "utf8"), target: path.join(bundleDir, "index.db"), secret });
     await expect(importStoreBundle({ bundleDir, as: "stolen", reembed: false, actor: "test" })).rejects.toThrow(/bundle.json is a FIFO/);
     expect(storeExists("stolen")).toBe(false);
-  }, 60_000);
+  }, patience(60_000));
 
   it("import bundle: an index.db larger than bundle.json records is refused, and no store is left behind", async () => {
     dataDir();
@@ -225,7 +226,7 @@ describe("bundle and backup files are read from the descriptor that was checked"
     fs.appendFileSync(path.join(bundleDir, "index.db"), Buffer.alloc(4096));
     await expect(importStoreBundle({ bundleDir, as: "grown", reembed: false, actor: "test" })).rejects.toThrow(/over its limit the size bundle.json records/);
     expect(storeExists("grown")).toBe(false);
-  }, 60_000);
+  }, patience(60_000));
 
   it("restore: a FIFO manifest.json is refused at once and nothing is restored", async () => {
     dataDir();
@@ -237,5 +238,5 @@ describe("bundle and backup files are read from the descriptor that was checked"
     const fresh = dataDir();
     expect(() => restoreDataDir({ backupDir })).toThrow(/manifest.json is a FIFO/);
     expect(fs.readdirSync(fresh.dataDir)).toEqual([]);
-  }, 60_000);
+  }, patience(60_000));
 });

@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../scripts/build-freshness";
+import { patience } from "./fixtures/patience";
 
 let install: string;
 let dataDir: string;
@@ -62,7 +63,7 @@ describe("the prebuilt CLI", () => {
     const missing = dualmind("ledger", "task", "no-such-task");
     expect(missing).toEqual({ code: 2, stdout: "", stderr: "error: no task no-such-task\n" });
     expect(missing).toEqual(typescript("ledger", "task", "no-such-task"));
-  }, 120_000);
+  }, patience(120_000));
 
   it("never answers from a bundle older than its sources: an edit shows at once, and a broken edit fails as the TypeScript does", () => {
     expect(dualmind("--help").code).toBe(0);
@@ -93,5 +94,5 @@ describe("the prebuilt CLI", () => {
     expect(broken.code).not.toBe(0);
     expect(broken.stdout).not.toContain("usage: dualmind");
     expect(broken.stderr).toContain("db-commands.ts");
-  }, 120_000);
+  }, patience(120_000));
 });

@@ -19,6 +19,7 @@ import { createStore, openStore } from "@/lib/stores/stores";
 import { itSqliteOnly, searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 import { spawnCli } from "./fixtures/cli";
 import { migrationsUpTo } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 // The chunk full-text index gains stemming (porter) by a migration that
 // rebuilds only that index, resumably. These tests build a store the way the
@@ -176,7 +177,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     reindexStore({ handle: opened });
     expect((opened.sqlite.prepare("select total_changes() as n").get() as { n: number }).n).toBe(changesBefore);
     expect(ftsRebuildState(opened).pending).toBe(false);
-  }, 60_000);
+  }, patience(60_000));
 
   itSqliteOnly("writes during the rebuild (new, changed and deleted documents on both sides of its progress) leave the index exact", OLD_STORE, async () => {
     createOldStore({ store: "busy", docs: 100 });

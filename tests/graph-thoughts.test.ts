@@ -5,6 +5,7 @@ import { graphBackend } from "@/lib/graph/backend";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { runTogether } from "./fixtures/start-together";
 import { drainEmbeddings, onPg, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 const THINKER = path.join(process.cwd(), "tests", "fixtures", "graph-thinker.ts");
 const store = "mind";
@@ -101,7 +102,7 @@ describe("thoughts and chains", () => {
     expect(stored).toHaveLength(70);
     expect(thoughts.map((t) => [t.id, t.novelty])).toEqual(thoughts.map((t) => [t.id, expected.get(t.id)]));
     expect(thoughts.filter((t) => t.novelty! < 0.01).length).toBeGreaterThan(0);
-  }, 60_000);
+  }, patience(60_000));
 
   it("moves utility as a moving average of feedback", async () => {
     const t = await g().think({ store, input: { content: "use BEGIN IMMEDIATE for counters" }, actor });

@@ -7,6 +7,7 @@ import { reindexStore } from "@/lib/index/reindex";
 import { verifyStore } from "@/lib/index/verify";
 import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 let env: ReturnType<typeof useTempDataDir>;
 beforeEach(() => {
@@ -66,4 +67,4 @@ it("a reindex killed (SIGKILL) mid-transaction leaves the previous index whole a
   const r = reindexStore({ handle: getStoreDb({ store: "big" }) });
   expect(r.counts).toMatchObject({ added: 1480, unchanged: 20 });
   expect(verifyStore({ handle: getStoreDb({ store: "big" }) }).ok).toBe(true);
-}, 60_000);
+}, patience(60_000));

@@ -6,6 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { mcpClientConfigText, mcpStdioLaunch } from "@/lib/mcp/stdio-config";
+import { patience } from "./fixtures/patience";
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dm-mcp-snippet-"));
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
@@ -39,5 +40,5 @@ describe("the API page's stdio MCP snippet", () => {
     // The memory landed in the data dir the snippet names, not in the client's folder.
     expect(fs.readFileSync(path.join(dataDir, "stores", "default", "memory", "setup", "snippet.md"), "utf8")).toContain("launched from another folder");
     expect(fs.existsSync(path.join(elsewhere, "data"))).toBe(false);
-  }, 90_000);
+  }, patience(90_000));
 });

@@ -7,6 +7,7 @@ import { seededRandom } from "@/bench/corpus";
 import { migrateStoreSchema, useStoreSchema, type SqlRunner } from "@/lib/db/pg-store";
 import { graphVectorSpace } from "@/lib/graph/engines/pg";
 import { normalizeVector, pgvectorSupportPg, putKindEmbeddingsPg, spaceNeighboursPg } from "@/lib/index/vectors-pg";
+import { patience } from "./fixtures/patience";
 
 /**
  * Remember's KNN over thought and node vectors with pgvector (PGlite ships
@@ -47,7 +48,7 @@ beforeAll(async () => {
     await putKindEmbeddingsPg({ tx, fingerprintId: FP, items: [{ kind: "node", refId: 1, inputHash: "n1", vector: rows[0].v }] });
     await tx.execute(sql`analyze`);
   });
-}, 120_000);
+}, patience(120_000));
 
 afterAll(async () => {
   await client?.close();

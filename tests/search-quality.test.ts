@@ -6,6 +6,7 @@ import { onPg } from "./backend";
 import { wordsOf, type CorpusDoc } from "@/bench/doc-queries";
 import { buildKnownItemSet, drawPinnedSamples, formatManifest, loadKnownItemCorpus, loadPinnedSample, parseManifest, sampleKnownItemCorpus } from "@/bench/known-items";
 import { buildLabelledSet, evaluateMode, prepareCorpus, type LabelledQuery } from "@/bench/search-eval";
+import { patience } from "./fixtures/patience";
 
 // The promise behind the default mode: on a labelled known-item set over real
 // text, hybrid never ranks worse than the better of its two signals.
@@ -21,7 +22,7 @@ describe.skipIf(onPg)("search quality on a labelled set (markdown inside node_mo
   beforeAll(async () => {
     corpus = await prepareCorpus({ root: path.resolve("node_modules/next"), include: "**/*.md", store: "quality" });
     queries = buildLabelledSet(corpus.chunks, 90);
-  }, 120_000);
+  }, patience(120_000));
   afterAll(() => {
     corpus.cleanup();
     process.env = saved;
@@ -37,7 +38,7 @@ describe.skipIf(onPg)("search quality on a labelled set (markdown inside node_mo
     // Misspelled queries: bm25 on all words finds nothing; hybrid still does.
     expect(ftsAll.byType.typo).toBe(0);
     expect(hybrid.byType.typo).toBeGreaterThan(0);
-  }, 120_000);
+  }, patience(120_000));
 });
 
 // The document-level known-item set (bench/known-items.ts) is a fair test only

@@ -7,6 +7,7 @@ import { clearSelectiveMatchCaches, matchExpression, SELECTIVE_ROWS, selectiveTo
 import { rescoredByLastRanking } from "@/lib/retrieval/selective-match";
 import { stores } from "@/lib/stores/backend";
 import { onPg, searchHere, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 /**
  * Max-score pruning of long OR queries (lib/retrieval/selective-match.ts):
@@ -266,7 +267,7 @@ describe("a long OR query of common and rare words, through search on this backe
       const documents = Array.from({ length: 300 }, (_, k) => ({ path: `n/${at + k + 1}.md`, content: text(at + k + 1) }));
       await stores().putDocuments({ store: "sel", input: { documents }, actor: "test" });
     }
-  }, 120_000);
+  }, patience(120_000));
   afterEach(async () => {
     await env.cleanup();
   });

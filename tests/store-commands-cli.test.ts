@@ -26,6 +26,7 @@ import { memoryCommands } from "@/scripts/commands/memory-commands";
 import { recallCommands } from "@/scripts/commands/recall-commands";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { drainEmbeddings, governanceSql, onPg, seedStore, seedTrace, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { patience } from "./fixtures/patience";
 
 const COMMANDS: Command[] = [...storeCommands, ...indexCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...memoryCommands, ...authCommands, ...ledgerCommands];
 const CLI_ACTOR = `cli:${process.env.USER ?? "local"}`;
@@ -206,7 +207,7 @@ describe("the store commands on this backend", () => {
     // Nothing left to do: no job starts.
     expect(await cli("reembed", "ops")).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ops: nothing to re-embed \(every item already has a current vector from builtin:dualmind-hash-v1\); no job started\n$/) });
     expect((await cli("metrics", "status", "ghost")).code).toBe(2);
-  }, 120_000);
+  }, patience(120_000));
 
   it("the commands that work on SQLite files run there and refuse with DATABASE_URL (exit 2), saying what to use instead", async () => {
     await seedMemory("runbooks/restart", "Restart the nginx worker, then watch the backlog.");

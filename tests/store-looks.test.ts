@@ -13,6 +13,7 @@ import { startMemoryWatch } from "@/lib/index/watch";
 import { getAllStoreStatuses, runStatusWatchPass } from "@/lib/metrics/health";
 import { drainEmbeddings, governanceSql, onPg, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+import { patience } from "./fixtures/patience";
 
 /**
  * With more stores than DUALMIND_MAX_OPEN_STORES, the server's background loops (the embed worker's rounds, the
@@ -122,7 +123,7 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     await settle();
     const after = (await getAllStoreStatuses()).find((s) => s.store === closed)!;
     expect(after.backlog.pending).toBe(before.backlog.pending + 1);
-  }, 60_000);
+  }, patience(60_000));
 
   it("connections a burst of requests opened are closed once idle by the loops, though no store changed and none is opened", async () => {
     await settle();
@@ -135,7 +136,7 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     expect(openStoreHandles().length).toBeLessThanOrEqual(LIMIT);
     expect(openStoreFiles()).toBeLessThanOrEqual(LIMIT * 3);
     expect((await scrape()).opened - before.opened).toBe(0);
-  }, 60_000);
+  }, patience(60_000));
 
   it("a store written through this server and then closed for the limit is not opened again by the loops: its close changed its files, not its content", async () => {
     const store = STORES[0];
@@ -155,7 +156,7 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     const after = await scrape();
     expect(after.opened - before.opened).toBe(0);
     expect((await getAllStoreStatuses()).find((s) => s.store === store)!.backlog.pending).toBe(0);
-  }, 60_000);
+  }, patience(60_000));
 
   it("the embed worker's round closes idle connections a few at a time, with other work running between them", async () => {
     await drainEmbeddings(STORES);
@@ -188,7 +189,7 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     // Every idle connection beyond the limit of three was closed, never all in one turn (each close checkpoints and syncs).
     expect(mostInOneTurn).toBeGreaterThan(0);
     expect(mostInOneTurn).toBeLessThanOrEqual(STORE_CLOSES_PER_CALL);
-  }, 60_000);
+  }, patience(60_000));
 
   it("the embed worker's rounds keep at most DUALMIND_MAX_OPEN_STORES open, reopen no unchanged store, and embed what another process queued in a closed store", async () => {
     await drainEmbeddings(STORES);
@@ -246,7 +247,7 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
       stop.abort();
       await worker;
     }
-  }, 60_000);
+  }, patience(60_000));
 
   it("the memory scan reopens no unchanged store, and indexes a memory file written into a closed store", async () => {
     await settle();
@@ -280,5 +281,5 @@ describe.skipIf(onPg)("background looks at many SQLite stores", () => {
     } finally {
       await stopWatch();
     }
-  }, 60_000);
+  }, patience(60_000));
 });

@@ -8,6 +8,7 @@ import { closePg } from "@/lib/db/pg";
 import { stores } from "@/lib/stores/backend";
 import { restartWith, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
+import { patience } from "../fixtures/patience";
 
 let env: ReturnType<typeof useTempDataDir> | undefined;
 afterEach(async () => {
@@ -42,5 +43,5 @@ describe("PostgreSQL mode keeps no state of its own in DATA_DIR", () => {
     expect(r.stderr).toMatch(/DATABASE_URL: is not set/);
     expect(fs.readdirSync(env.dataDir)).not.toContain("governance.db");
     expect(fs.readdirSync(env.dataDir)).not.toContain("stores");
-  }, 120_000);
+  }, patience(120_000));
 });

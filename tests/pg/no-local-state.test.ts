@@ -14,6 +14,7 @@ import { runMetricsPass } from "@/lib/metrics/loop";
 import { observeFailedDialecticSessions } from "@/lib/governance/health-events";
 import { callRoute } from "../helpers";
 import { drainEmbeddings, seedToken, useTestBackend, type TestEnv } from "../backend";
+import { patience } from "../fixtures/patience";
 
 /**
  * With DATABASE_URL a replica keeps no state of its own: after every kind of
@@ -26,7 +27,7 @@ let admin: string;
 beforeAll(async () => {
   env = await useTestBackend();
   admin = await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] });
-}, 120_000);
+}, patience(120_000));
 afterAll(() => env.cleanup());
 
 describe("PostgreSQL mode: nothing local after real work", () => {
@@ -48,5 +49,5 @@ describe("PostgreSQL mode: nothing local after real work", () => {
     const entries = fs.readdirSync(env.dataDir);
     expect(entries).not.toContain("governance.db");
     expect(entries).not.toContain("stores");
-  }, 120_000);
+  }, patience(120_000));
 });

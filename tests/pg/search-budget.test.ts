@@ -9,6 +9,7 @@ import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
 import { createStorePg, openStorePg } from "@/lib/stores/engines/pg";
 import { caught, createTestDatabase } from "./helpers";
+import { patience } from "../fixtures/patience";
 
 let pg: PgHandle;
 let store: PgStoreHandle;
@@ -26,7 +27,7 @@ beforeAll(async () => {
     }));
     await putDocuments({ handle: store, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
   }
-}, 120_000);
+}, patience(120_000));
 afterAll(async () => {
   await closePgHandle(pg);
 });

@@ -7,6 +7,7 @@ import { buildWordLists, wordListScores, wordListsStatus } from "@/lib/retrieval
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { itSqliteOnly, onPg, seedStore, useTestBackend, type TestEnv } from "../backend";
+import { patience } from "../fixtures/patience";
 
 /**
  * kill -9 of a process building a store's word lists (lib/retrieval/word-lists.ts):
@@ -33,7 +34,7 @@ beforeAll(async () => {
     const documents = Array.from({ length: 500 }, (_, k) => ({ path: `n/${start + k}.md`, content: note(start + k) }));
     await stores().putDocuments({ store: "crash", input: { documents }, actor: "test" });
   }
-}, 120_000);
+}, patience(120_000));
 afterAll(async () => env?.cleanup());
 
 /** Start the child, wait for its first full build, let it run `afterMs` more, then SIGKILL it. */
