@@ -2,8 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { POST as provenance } from "@/app/api/v1/provenance/route";
 import { PUT as putDocuments } from "@/app/api/v1/stores/[store]/documents/route";
 import { resetConfigForTests } from "@/lib/config";
-import { getGovernance } from "@/lib/db/connection";
-import { governanceSql, onPg, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, ledgerOnDisk, onPg, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 vi.mock("server-only", () => ({}));
@@ -31,16 +30,6 @@ afterEach(() => {
   delete process.env.DUALMIND_GOVERNANCE_MAX_BYTES;
   resetConfigForTests();
 });
-
-/** What the ledger really takes: governance.db's used pages, or the ledger tables' total size on PostgreSQL. */
-async function ledgerOnDisk(): Promise<number> {
-  if (!onPg) {
-    const db = getGovernance().sqlite;
-    return (Number(db.pragma("page_count", { simple: true })) - Number(db.pragma("freelist_count", { simple: true }))) * Number(db.pragma("page_size", { simple: true }));
-  }
-  const [r] = await governanceSql<{ n: unknown }>("select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'");
-  return Number(r.n);
-}
 
 const counted = async (agentId: string) => Number((await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", [agentId]))[0]?.bytes ?? 0);
 const limitOf = (json: { error?: { details?: { limit?: string }[] } }) => json.error?.details?.[0]?.limit;
