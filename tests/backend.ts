@@ -173,6 +173,16 @@ export async function governanceSql<T = Record<string, unknown>>(text: string, p
   return [];
 }
 
+/** What the ledger really takes: governance.db's used pages, or the ledger tables' total size (indexes and TOAST included) on PostgreSQL. */
+export async function ledgerOnDisk(): Promise<number> {
+  if (!onPg) {
+    const db = getGovernance().sqlite;
+    return (Number(db.pragma("page_count", { simple: true })) - Number(db.pragma("freelist_count", { simple: true }))) * Number(db.pragma("page_size", { simple: true }));
+  }
+  const [r] = await governanceSql<{ n: unknown }>("select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'");
+  return Number(r.n);
+}
+
 /** A reasoning trace, as POST /traces does. */
 export async function seedTrace(store: string, input: TraceInput, agentId = "seed") {
   return recallBackend().recordTrace({ store, agentId, input });

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
-import { getGovernance } from "@/lib/db/connection";
 import { resetConfigForTests } from "@/lib/config";
-import { governanceSql, onPg, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, ledgerOnDisk, onPg, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * An agent's share of the ledger (DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT) is
@@ -21,16 +20,6 @@ beforeAll(async () => {
   env = await useTestBackend({ DUALMIND_GOVERNANCE_MAX_BYTES_PER_AGENT: String(SHARE), DUALMIND_MAX_OPEN_TASKS_PER_AGENT: "100000", DUALMIND_MAX_OPEN_REVIEWS_PER_AGENT: "100000" });
 });
 afterAll(async () => env?.cleanup());
-
-/** What the ledger really takes: governance.db's used pages, or the ledger tables' total size on PostgreSQL. */
-async function ledgerOnDisk(): Promise<number> {
-  if (!onPg) {
-    const db = getGovernance().sqlite;
-    return (Number(db.pragma("page_count", { simple: true })) - Number(db.pragma("freelist_count", { simple: true }))) * Number(db.pragma("page_size", { simple: true }));
-  }
-  const [r] = await governanceSql<{ n: unknown }>("select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'");
-  return Number(r.n);
-}
 
 const counted = async (agentId: string) => Number((await governanceSql<{ bytes: unknown }>("select bytes from agent_ledger_usage where agent_id = ?", [agentId]))[0]?.bytes ?? 0);
 const caller = (agentId: string) => ({ agentId, isAdmin: false, stores: null });

@@ -15,6 +15,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-governance.test.ts",
   "tests/limits-ledger-share.test.ts",
   "tests/limits-ledger-share-disk.test.ts",
+  "tests/limits-ledger-burst.test.ts",
   "tests/embed-provenance-retire.test.ts",
   "tests/limits-graph.test.ts",
   "tests/ledger-ids-migration.test.ts",
