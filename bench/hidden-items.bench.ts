@@ -29,7 +29,7 @@ const BATCH = 2_000;
 /** A memory's body: the words of trace `i` (the same vocabulary every query draws from). */
 function memoryBody(i: number): string {
   const t = syntheticTrace(i);
-  return `# ${t.intent.verb} ${t.intent.target}\n\n${t.intent.verb} the ${t.intent.target} (${t.shard_type}): ${t.key_issue}. Files: ${t.key_files.join(", ")}.\n`;
+  return `# ${t.intent.verb} ${t.intent.target}\n\n${t.intent.verb} the ${t.intent.target} (${t.shard_type}): ${t.key_issue}. Files: ${(t.key_files ?? []).join(", ")}.\n`;
 }
 
 /** Items `from` ≤ i < `to` of each kind written; with `hide`, their item_state rows too (half proposed, half retired). */
