@@ -7,7 +7,8 @@ import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
 import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import { callRoute } from "./helpers";
-import { drainEmbeddings } from "./backend";
+import { drainEmbeddings, onPg, storeSql } from "./backend";
+import { hiddenMemoryDocumentSql, shownRowSql } from "@/lib/index/item-state";
 import { AGENTS, DAY, KB as P, useGovernedStore } from "./governed-store";
 
 /**
@@ -110,5 +111,33 @@ describe("hidden items do not crowd search's and recall's pages", () => {
     }
     const withProposed = await recalled({ include_proposed: true, top_k: 50, signals: "lexical" });
     expect(withProposed.map(String)).toEqual(expect.arrayContaining(proposed));
+  });
+});
+
+describe("the hidden-item filter's plan", () => {
+  it("search's and recall's filter looks up each candidate's state by item_state's primary key among 20,000 hidden items, on both engines", async () => {
+    const rows = 20_000;
+    // A flood of proposals and retired items, as a store under review accumulates them.
+    const series = onPg ? `generate_series(1, ${rows}) g(n)` : `(with recursive g(n) as (select 1 union all select n + 1 from g where n < ${rows}) select n from g) g`;
+    for (const kind of ["memory", "trace"]) await storeSql("kb", `insert into item_state (kind, item_id, status, recorded_at, updated_at) select '${kind}', ${kind === "memory" ? "'flood/n' || n" : "cast(n as text)"}, case when n % 2 = 0 then 'proposed' else 'retired' end, 0, 0 from ${series}`);
+    await storeSql("kb", onPg ? "analyze item_state" : "analyze");
+    const filter = { includeProposed: false };
+    // The filters as search (documents d) and recall (traces t) put them in their statements, over a page of candidates.
+    const statements = [
+      `select d.path from documents d where d.doc_id in (1, 2, 3) and ${hiddenMemoryDocumentSql({ filter })}`,
+      `select t.id from reasoning_traces t where t.id in (1, 2, 3) and ${shownRowSql({ kind: "trace", id: "cast(t.id as text)", filter })}`,
+    ];
+    for (const statement of statements) {
+      if (onPg) {
+        const [plan] = await storeSql<{ "QUERY PLAN": unknown }>("kb", `explain (format json) ${statement}`);
+        const text = JSON.stringify(plan["QUERY PLAN"]);
+        expect(text, statement).toContain('"Index Name":"item_state_pkey"');
+        expect(text, statement).not.toMatch(/"Node Type":"Seq Scan"[^}]*"Relation Name":"item_state"/);
+      } else {
+        const plan = (await storeSql<{ detail: string }>("kb", `explain query plan ${statement}`)).map((p) => p.detail);
+        expect(plan, statement).toContain("CORRELATED SCALAR SUBQUERY 1");
+        expect(plan, statement).toContain("SEARCH ist USING INDEX sqlite_autoindex_item_state_1 (kind=? AND item_id=?)");
+      }
+    }
   });
 });

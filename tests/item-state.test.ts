@@ -16,7 +16,7 @@ import { runTool } from "@/lib/mcp/server";
 import { ITEM_STATE_LIMITS } from "@/lib/index/item-state";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
-import { governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 import { itemDecisionAction } from "@/app/(dashboard)/items/actions";
 import { governance } from "@/lib/backend/governance";
@@ -276,6 +276,23 @@ describe("a memory's state follows its path; every surface refuses an archived s
     expect(await storeSql("kb", "select item_id from item_state where kind = 'memory' and item_id not like '.trash/%'")).toEqual([]);
     created(await callRoute(memoriesRoute.POST, { token: write, params: P, body: { path: "notes/y", body: "The harbour crane is painted blue." } }));
     expect(await searched("harbour crane blue")).toEqual(["memory/notes/y.md"]);
+  });
+
+  it("a memory at the same path in the store and in core: each one's own state decides it, in search with core (fts and hybrid)", async () => {
+    for (const [store, city] of [["kb", "Lisbon"], ["core", "Porto"]]) created(await callRoute(memoriesRoute.POST, { token: write, params: { store }, body: { path: "people/alice", body: `Alice the cartographer lives in ${city}.` } }));
+    await drainEmbeddings(["kb", "core"]);
+    const withCore = async (mode: string) => {
+      const r = await callRoute(searchRoute.POST, { token: read, params: P, body: { q: "alice cartographer", mode, include_core: true } });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      return (r.json.results as { store: string; path: string }[]).map((h) => `${h.store}:${h.path}`).sort();
+    };
+    const both = ["core:memory/people/alice.md", "kb:memory/people/alice.md"];
+    for (const mode of ["fts", "hybrid"]) expect(await withCore(mode), mode).toEqual(both);
+    expect((await decide(invalidateRoute, "memory", "people/alice", "she moved")).status).toBe(200);
+    for (const mode of ["fts", "hybrid"]) expect(await withCore(mode), mode).toEqual(["core:memory/people/alice.md"]);
+    expect((await decide(restoreRoute, "memory", "people/alice", "she came back")).status).toBe(200);
+    expect((await decide(invalidateRoute, "memory", "people/alice", "core's is stale", "core")).status).toBe(200);
+    for (const mode of ["fts", "hybrid"]) expect(await withCore(mode), mode).toEqual(["kb:memory/people/alice.md"]);
   });
 
   it("a decision in an archived store answers 409 store_archived from the dashboard's and the CLI's path too, and changes nothing", async () => {

@@ -346,7 +346,19 @@ export function* hiddenRowsFilterOp({ view }: { view: ItemView }): Op<HiddenRows
  * document (`memory/<path>.md`) whose memory is hidden is left out. `schema`: SQLite's attached core.
  */
 export function hiddenMemoryDocumentSql({ filter, schema }: { filter: NonNullable<HiddenRowsFilter>; schema?: "main" | "core" }): string {
-  return `(d.kind <> 'memory' or d.path not in (${notActiveIds("memory", filter.includeProposed, { schema, select: "'memory/' || ist.item_id || '.md'" })}))`;
+  // The memory's id is the path less 'memory/' and '.md' (no id when the path is too short to hold one: PostgreSQL's
+  // substr refuses a negative length, and SQL does not promise to test d.kind first); the path is compared whole too.
+  const id = "case when length(d.path) > 10 then substr(d.path, 8, length(d.path) - 10) end";
+  return `(d.kind <> 'memory' or ${shownRowSql({ kind: "memory", id, filter, schema, also: "d.path = 'memory/' || ist.item_id || '.md'" })})`;
+}
+
+/**
+ * hiddenRowsFilter as SQL text over one row's id (`id`: a column or an expression of the row; text), both engines: the
+ * row's state is looked up by item_state's primary key (kind, item_id) for that row alone, so the statement's cost
+ * follows the rows it reads, never how many items are hidden. `also`: a further condition on the state row found.
+ */
+export function shownRowSql({ kind, id, filter, schema, also }: { kind: ItemKind; id: string; filter: NonNullable<HiddenRowsFilter>; schema?: "main" | "core"; also?: string }): string {
+  return `not exists (select 1 from ${schema ? `${schema}.` : ""}item_state ist where ist.kind = '${itemKindLiteral(kind)}' and ist.item_id = ${id}${also ? ` and ${also}` : ""} and ist.status ${notShownStatus(filter.includeProposed)})`;
 }
 
 /**
@@ -481,10 +493,18 @@ async function withProposedMarked<C extends { store: string; detail: { path: str
 export const hiddenSql = ({ kind, idColumn, includeProposed = false }: { kind: ItemKind; idColumn: string; includeProposed?: boolean }) => `cast(${idColumn} as text) not in (${notActiveIds(kind, includeProposed)})`;
 
 /** The ids of `kind` that are not active, as the subquery both list filters read (a kind is one of ITEM_KINDS: written in as a literal). */
-function notActiveIds(kind: ItemKind, includeProposed = false, { schema, select = "ist.item_id" }: { schema?: "main" | "core"; select?: string } = {}): string {
-  if (!(ITEM_KINDS as readonly string[]).includes(kind)) throw new Error(`not an item kind: ${kind}`);
-  return `select ${select} from ${schema ? `${schema}.` : ""}item_state ist where ist.kind = '${kind}' and ist.status ${includeProposed ? "not in ('active', 'proposed')" : "<> 'active'"}`;
+function notActiveIds(kind: ItemKind, includeProposed = false): string {
+  return `select ist.item_id from item_state ist where ist.kind = '${itemKindLiteral(kind)}' and ist.status ${notShownStatus(includeProposed)}`;
 }
+
+/** A kind as it is written into SQL text: one of ITEM_KINDS, never request text. */
+function itemKindLiteral(kind: ItemKind): ItemKind {
+  if (!(ITEM_KINDS as readonly string[]).includes(kind)) throw new Error(`not an item kind: ${kind}`);
+  return kind;
+}
+
+/** The statuses a view does not show, as the SQL test of `ist.status`. */
+const notShownStatus = (includeProposed: boolean) => (includeProposed ? "not in ('active', 'proposed')" : "<> 'active'");
 
 /**
  * The list routes' filter (Drizzle, both engines): rows of `kind` that are active, by their id column; undefined

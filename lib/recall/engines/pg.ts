@@ -8,7 +8,7 @@ import { tsqueryFor } from "../../index/search-pg";
 import { kindVectorSpace, spaceNeighboursPg } from "../../index/vectors-pg";
 import { lexicalSimilarities, type RecallEngine, type RecallKind, type RecallReader } from "../recall";
 import { TRACE_KIND } from "../traces";
-import { hiddenSql, type HiddenRowsFilter } from "../../index/item-state";
+import { shownRowSql, type HiddenRowsFilter } from "../../index/item-state";
 
 /**
  * Recall's full-text and vector legs on PostgreSQL, in one read-only transaction: lexical, the query's words OR-ed,
@@ -48,7 +48,7 @@ async function lexicalCandidates({ tx, handle, kind, terms, limit, awaitingOnly,
   const { table, textColumn, words } = KINDS[kind];
   const skipped = kind === TRACE_KIND ? sql` or rid in (select id from reasoning_traces where embed_skipped_at is not null)` : sql``;
   // The view's hidden rows are left out where the postings are read, so they never take a candidate's place.
-  const shownOf = (id: string) => (hidden ? sql.raw(hiddenSql({ kind, idColumn: id, includeProposed: hidden.includeProposed })) : null);
+  const shownOf = (id: string) => (hidden ? sql.raw(shownRowSql({ kind, id: `cast(${id} as text)`, filter: hidden })) : null);
   const only = [awaitingOnly ? sql`(rid in (select ref_id from embed_queue where kind = ${kind})${skipped})` : null, shownOf("rid")].filter((w) => w !== null);
   const top = await rowsTopBm25Pg({ tx, table: words, words: terms, k: limit, only: only.length ? sql.join(only, sql` and `) : undefined });
   if (top.kind === "ranked") {

@@ -6,7 +6,7 @@ import { embeddings, embedQueue } from "../../db/schema/embed";
 import { learnings, reasoningTraces } from "../../db/schema/recall";
 import { knnSourceOf } from "../../embed/vector-index";
 import { broadTopWithinBudget, matchExpression, planQueryVector, rankedByBm25, selectiveTopByBm25, vectorNeighbours, type Bm25Row } from "../../retrieval";
-import { hiddenSql, type HiddenRowsFilter } from "../../index/item-state";
+import { shownRowSql, type HiddenRowsFilter } from "../../index/item-state";
 import { lexicalSimilarities, type RecallEngine, type RecallKind, type RecallReader } from "../recall";
 import { TRACE_KIND } from "../traces";
 
@@ -30,7 +30,7 @@ function readerOf(handle: StoreHandle): RecallReader {
       if (terms.length === 0 || onlyIds?.length === 0) return [];
       const { table, textColumn } = TABLES[kind];
       const only = onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
-      const shown = hidden ? `and ${hiddenSql({ kind, idColumn: "t.id", includeProposed: hidden.includeProposed })}` : "";
+      const shown = hidden ? `and ${shownRowSql({ kind, id: "cast(t.id as text)", filter: hidden })}` : "";
       const statement = handle.sqlite.prepare(
         `select t.id, t.${textColumn} as text from ${table}_fts f join ${table} t on t.id = f.rowid
      where ${table}_fts match @expr ${only} ${shown} order by bm25(${table}_fts) limit @limit`,
@@ -59,7 +59,7 @@ function readerOf(handle: StoreHandle): RecallReader {
 
 /** The first `limit` ranked rows that still exist, with their text (ranked rows read in growing batches). */
 function rowsInRankOrder({ handle, kind, top, limit, hidden }: { handle: StoreHandle; kind: RecallKind; top: (m: number) => Bm25Row[]; limit: number; hidden: HiddenRowsFilter }): FtsTextRow[] {
-  const shown = hidden ? ` and ${hiddenSql({ kind, idColumn: "id", includeProposed: hidden.includeProposed })}` : "";
+  const shown = hidden ? ` and ${shownRowSql({ kind, id: `cast(${TABLES[kind].table}.id as text)`, filter: hidden })}` : "";
   const read = handle.sqlite.prepare(`select id, ${TABLES[kind].textColumn} as text from ${TABLES[kind].table} where id in (select value from json_each(?))${shown}`);
   for (let m = Math.max(limit, 16); ; m *= 4) {
     const ranked = top(m);
