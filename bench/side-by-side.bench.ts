@@ -15,6 +15,8 @@
  * BENCH_SIDE_SIZES (default 10000,100000): documents, traces and thoughts
  * each per size (nodes a tenth), one store per size per checkout.
  * BENCH_SIDE_QUERIES (default 60): queries per row.
+ * BENCH_SIDE_ROWS=<text>,<text>: only the rows whose name holds one of them
+ * (say `recall lexical,remember`).
  * BENCH_SIDE_PARTS (default search,recall,remember): which to build and time
  * (search alone needs only the documents; recall or remember alone write no
  * documents, so they can be added to a kept search store). A build stopped
@@ -30,6 +32,12 @@
  * (chunk, document); recall by signals (hybrid, vector, lexical); remember.
  * "first sight" rows ask queries no earlier row asked; "repeated" rows ask a
  * set once untimed, then time the same set again.
+ *
+ * Each ratio comes with its 90% interval: the row's queries resampled with
+ * replacement (the same queries for every side: a query hard on one side is
+ * hard on the other) and the ratio taken again, 2,000 times. A p95 of 60
+ * calls is its third-slowest call: one collection or a scheduler hiccup moves
+ * it, and the interval shows by how much.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -116,16 +124,54 @@ async function alternate(sides: Side[], kind: string, inputs: Query[]): Promise<
 }
 
 const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(2)} / ${percentile(xs, 95).toFixed(2)}`;
-const ratio = (xs: number[], ref: number[]) => `${(percentile(xs, 50) / percentile(ref, 50)).toFixed(2)} / ${(percentile(xs, 95) / percentile(ref, 95)).toFixed(2)}`;
+const RESAMPLES = 2000;
+
+/** A small deterministic generator (mulberry32): the intervals are the same on every run of the same samples. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `xs` ÷ `ref` at percentile p, with its 90% paired bootstrap interval (sample i of both sides answered query i). */
+function ratioWithInterval(xs: number[], ref: number[], p: number): string {
+  const point = percentile(xs, p) / percentile(ref, p);
+  const random = seeded(xs.length * 7919 + p);
+  const n = Math.min(xs.length, ref.length);
+  const ratios: number[] = [];
+  for (let r = 0; r < RESAMPLES; r++) {
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const j = Math.floor(random() * n);
+      a.push(xs[j]);
+      b.push(ref[j]);
+    }
+    ratios.push(percentile(a, p) / percentile(b, p));
+  }
+  return `${point.toFixed(2)} (${percentile(ratios, 5).toFixed(2)}–${percentile(ratios, 95).toFixed(2)})`;
+}
+
+const ratio = (xs: number[], ref: number[]) => `${ratioWithInterval(xs, ref, 50)} / ${ratioWithInterval(xs, ref, 95)}`;
 
 function searchQueries(windows: string[], size: number, n: number, seed: number): Query[] {
   return buildLabelledSet(windows.slice(0, size).map((text, i) => ({ path: String(i), text })), n, seed).map((l) => ({ q: l.q }));
 }
 
+/** Intents of distinct verb, object and qualifier combinations (4,500 of them), each row's seed starting elsewhere. */
 function recallQueries(n: number, seed: number): Query[] {
-  return Array.from({ length: n }, (_, q) => ({
-    intent: { verb: VERBS[(q * 4 + seed) % VERBS.length], target: `${OBJECTS[(q * 11 + seed * 7) % OBJECTS.length]} ${QUALIFIERS[(q * 3 + seed) % QUALIFIERS.length]}` },
-  }));
+  const combinations = VERBS.length * OBJECTS.length * QUALIFIERS.length;
+  return Array.from({ length: n }, (_, q) => {
+    const at = (q + seed * 997) % combinations;
+    const object = Math.floor(at / VERBS.length) % OBJECTS.length;
+    const qualifier = Math.floor(at / (VERBS.length * OBJECTS.length));
+    return { intent: { verb: VERBS[at % VERBS.length], target: `${OBJECTS[object]} ${QUALIFIERS[qualifier]}` } };
+  });
 }
 
 /** Known-item queries over the thoughts' texts (the worker writes thought i from text size - 1 - i). */
@@ -147,10 +193,13 @@ async function measureSize({ sides, windows, size, n, parts, rows }: { sides: Si
   for (const signals of ["hybrid", "vector", "lexical"]) specs.push({ row: `recall ${signals}`, kind: "recall", params: { signals }, queries: (seed) => recallQueries(n, seed) });
   specs.push({ row: "remember", kind: "remember", params: {}, queries: (seed) => rememberQueries(windows, size, n, seed) });
   let seed = 100;
+  const only = (process.env.BENCH_SIDE_ROWS ?? "").split(",").filter(Boolean);
   for (const spec of specs) {
-    if (!parts.has(spec.kind)) continue;
+    seed += 2;
+    if (!parts.has(spec.kind) || (only.length > 0 && !only.some((o) => spec.row.includes(o)))) continue;
+    let passSeed = seed - 2;
     for (const pass of ["first sight", "repeated"] as const) {
-      const inputs = spec.queries(++seed).map((q) => ({ ...q, ...spec.params }));
+      const inputs = spec.queries(++passSeed).map((q) => ({ ...q, ...spec.params }));
       if (pass === "repeated") await alternate(sides, spec.kind, inputs);
       const times = await alternate(sides, spec.kind, inputs);
       const [ref] = times;
@@ -161,8 +210,8 @@ async function measureSize({ sides, windows, size, n, parts, rows }: { sides: Si
         cpu[`${side.label} p50 / p95 ms`] = pair(times[i].cpuMs);
       }
       for (const [i, side] of [...sides.entries()].slice(1)) {
-        wall[`${side.label} ÷ ${sides[0].label} (p50 / p95)`] = ratio(times[i].ms, ref.ms);
-        cpu[`${side.label} ÷ ${sides[0].label} (p50 / p95)`] = ratio(times[i].cpuMs, ref.cpuMs);
+        wall[`${side.label} ÷ ${sides[0].label}, p50 / p95 (90% interval)`] = ratio(times[i].ms, ref.ms);
+        cpu[`${side.label} ÷ ${sides[0].label}, p50 / p95 (90% interval)`] = ratio(times[i].cpuMs, ref.cpuMs);
       }
       rows.wall.push(wall);
       rows.cpu.push(cpu);
