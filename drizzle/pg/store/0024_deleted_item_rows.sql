@@ -5,27 +5,40 @@
 -- remember, the review queue listed deleted proposals, and a later fact of the same subject and property was retired
 -- against (or contradicted) an item no longer there. Dropped here once, so no read has to filter for them. Memories
 -- are not touched: a deleted memory's rows wait under its trash key, which no memory row holds.
--- Hand-written.
-DELETE FROM "item_contradictions" WHERE
-	(kind = 'learning' AND (item_id NOT IN (SELECT CAST(id AS text) FROM learnings) OR other_id NOT IN (SELECT CAST(id AS text) FROM learnings)))
-	OR (kind = 'trace' AND (item_id NOT IN (SELECT CAST(id AS text) FROM reasoning_traces) OR other_id NOT IN (SELECT CAST(id AS text) FROM reasoning_traces)))
-	OR (kind = 'thought' AND (item_id NOT IN (SELECT CAST(id AS text) FROM thoughts) OR other_id NOT IN (SELECT CAST(id AS text) FROM thoughts)))
-	OR (kind = 'node' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_node) OR other_id NOT IN (SELECT CAST(id AS text) FROM kg_node)))
-	OR (kind = 'relation' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_relation) OR other_id NOT IN (SELECT CAST(id AS text) FROM kg_relation)))
-	OR (kind = 'frame' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_frame) OR other_id NOT IN (SELECT CAST(id AS text) FROM kg_frame)));
+-- One anti-join against every item id per statement (PostgreSQL hashes it; a NOT IN list past work_mem would be read
+-- again for each row). Hand-written.
+DELETE FROM "item_contradictions" r WHERE r.kind IN ('learning', 'trace', 'thought', 'node', 'relation', 'frame') AND NOT EXISTS (
+	SELECT 1 FROM (SELECT 'learning' AS kind, CAST(id AS text) AS id FROM "learnings"
+	UNION ALL SELECT 'trace', CAST(id AS text) FROM "reasoning_traces"
+	UNION ALL SELECT 'thought', id FROM "thoughts"
+	UNION ALL SELECT 'node', id FROM "kg_node"
+	UNION ALL SELECT 'relation', id FROM "kg_relation"
+	UNION ALL SELECT 'frame', id FROM "kg_frame") live
+	WHERE live.kind = r.kind AND live.id = r.item_id);
 --> statement-breakpoint
-DELETE FROM "proposals" WHERE
-	(kind = 'learning' AND (item_id NOT IN (SELECT CAST(id AS text) FROM learnings)))
-	OR (kind = 'trace' AND (item_id NOT IN (SELECT CAST(id AS text) FROM reasoning_traces)))
-	OR (kind = 'thought' AND (item_id NOT IN (SELECT CAST(id AS text) FROM thoughts)))
-	OR (kind = 'node' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_node)))
-	OR (kind = 'relation' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_relation)))
-	OR (kind = 'frame' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_frame)));
+DELETE FROM "item_contradictions" r WHERE r.kind IN ('learning', 'trace', 'thought', 'node', 'relation', 'frame') AND NOT EXISTS (
+	SELECT 1 FROM (SELECT 'learning' AS kind, CAST(id AS text) AS id FROM "learnings"
+	UNION ALL SELECT 'trace', CAST(id AS text) FROM "reasoning_traces"
+	UNION ALL SELECT 'thought', id FROM "thoughts"
+	UNION ALL SELECT 'node', id FROM "kg_node"
+	UNION ALL SELECT 'relation', id FROM "kg_relation"
+	UNION ALL SELECT 'frame', id FROM "kg_frame") live
+	WHERE live.kind = r.kind AND live.id = r.other_id);
 --> statement-breakpoint
-DELETE FROM "item_state" WHERE
-	(kind = 'learning' AND (item_id NOT IN (SELECT CAST(id AS text) FROM learnings)))
-	OR (kind = 'trace' AND (item_id NOT IN (SELECT CAST(id AS text) FROM reasoning_traces)))
-	OR (kind = 'thought' AND (item_id NOT IN (SELECT CAST(id AS text) FROM thoughts)))
-	OR (kind = 'node' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_node)))
-	OR (kind = 'relation' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_relation)))
-	OR (kind = 'frame' AND (item_id NOT IN (SELECT CAST(id AS text) FROM kg_frame)));
+DELETE FROM "proposals" r WHERE r.kind IN ('learning', 'trace', 'thought', 'node', 'relation', 'frame') AND NOT EXISTS (
+	SELECT 1 FROM (SELECT 'learning' AS kind, CAST(id AS text) AS id FROM "learnings"
+	UNION ALL SELECT 'trace', CAST(id AS text) FROM "reasoning_traces"
+	UNION ALL SELECT 'thought', id FROM "thoughts"
+	UNION ALL SELECT 'node', id FROM "kg_node"
+	UNION ALL SELECT 'relation', id FROM "kg_relation"
+	UNION ALL SELECT 'frame', id FROM "kg_frame") live
+	WHERE live.kind = r.kind AND live.id = r.item_id);
+--> statement-breakpoint
+DELETE FROM "item_state" r WHERE r.kind IN ('learning', 'trace', 'thought', 'node', 'relation', 'frame') AND NOT EXISTS (
+	SELECT 1 FROM (SELECT 'learning' AS kind, CAST(id AS text) AS id FROM "learnings"
+	UNION ALL SELECT 'trace', CAST(id AS text) FROM "reasoning_traces"
+	UNION ALL SELECT 'thought', id FROM "thoughts"
+	UNION ALL SELECT 'node', id FROM "kg_node"
+	UNION ALL SELECT 'relation', id FROM "kg_relation"
+	UNION ALL SELECT 'frame', id FROM "kg_frame") live
+	WHERE live.kind = r.kind AND live.id = r.item_id);
