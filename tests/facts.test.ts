@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/history/route";
 import * as invalidateRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
@@ -8,10 +9,16 @@ import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
 import * as thoughtRoute from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
 import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
+import * as nodeRoute from "@/app/api/v1/stores/[store]/nodes/[id]/route";
 import * as relationsRoute from "@/app/api/v1/stores/[store]/relations/route";
+import * as relationRoute from "@/app/api/v1/stores/[store]/relations/[id]/route";
 import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
+import * as frameRoute from "@/app/api/v1/stores/[store]/frames/[id]/route";
 import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import * as contradictionsRoute from "@/app/api/v1/stores/[store]/contradictions/route";
+import * as proposalsRoute from "@/app/api/v1/stores/[store]/proposals/route";
+import * as policyRoute from "@/app/api/v1/stores/[store]/policy/write/route";
+import { graphBackend } from "@/lib/graph/backend";
 import { GET as activityRoute } from "@/app/api/v1/activity/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
@@ -226,5 +233,83 @@ describe("superseding is one transaction with the create", () => {
     // The same supersede that fits retires the old one.
     const fits = created(await callRoute(framesRoute.POST, { token: write, params: P, body: { node_id: n, column: "semantic", properties: { keeper: "Grace" }, exclusive: true, valid_from: T2 } })).frame;
     expect((await history("frame", String(old.id))).json.state).toMatchObject({ status: "retired", superseded_by: fits.id, valid_to: T2 });
+  });
+});
+
+describe("a deleted item's facts go with it (lib/index/item-state.ts itemsDeletedOp)", () => {
+  const ok = (r: { status: number; json: unknown }) => {
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    return r.json as Record<string, unknown>;
+  };
+  const del = async (route: { DELETE: typeof thoughtRoute.DELETE }, id: string) => ok(await callRoute(route.DELETE, { method: "DELETE", token: write, params: { ...P, id } }));
+  const flagsOf = (item: unknown) => (item as { flags: { flag: string }[] }).flags.map((f) => f.flag);
+  const thought = async (content: string, extra: Record<string, unknown> = {}) => String(created(await callRoute(thoughtsRoute.POST, { token: write, params: P, body: { content, timestamp: T2, subject: "Melanie", property: "home", ...extra } })).thought.id);
+  const relation = async (from_id: string, to_id: string) => String(created(await callRoute(relationsRoute.POST, { token: write, params: P, body: { from_id, to_id, relationship_type: "works at", exclusive: true, valid_from: T2 } })).relation.id);
+  const frame = async (node_id: string, keeper: string) => String(created(await callRoute(framesRoute.POST, { token: write, params: P, body: { node_id, column: "semantic", properties: { keeper }, exclusive: true, valid_from: T2 } })).frame.id);
+
+  it("a thought: the list is empty, the survivor's read has no contradiction flag, remember no longer penalises it", async () => {
+    const denver = await thought("Melanie moved to Denver with her family");
+    const austin = await thought("Melanie moved to Austin with her family");
+    expect(await contradictions()).toHaveLength(1);
+    expect((await del(thoughtRoute, austin)).deleted).toBe(austin);
+    expect(await contradictions()).toEqual([]);
+    expect(flagsOf(ok(await callRoute(thoughtRoute.GET, { token: read, params: { ...P, id: denver } })).thought)).not.toContain("contradiction");
+    const survivor = (await remember("melanie moved family")).json.results.find((r: { id: string }) => r.id === denver);
+    expect(survivor.breakdown.inconsistency).toBe(0);
+    expect(flagsOf(survivor)).not.toContain("contradiction");
+  });
+
+  it("a later fact of the same subject and property is not held against a deleted one: it contradicts nothing, supersedes the live one only", async () => {
+    const first = await thought("Melanie lives in Denver");
+    await del(thoughtRoute, first);
+    const same = await thought("Melanie lives in Austin");
+    expect(await contradictions()).toEqual([]);
+    const newer = await thought("Melanie lives in Boston", { timestamp: T3 });
+    expect((await history("thought", same)).json.state).toMatchObject({ status: "retired", superseded_by: newer });
+    expect((await history("thought", first)).status).toBe(404);
+  });
+
+  it("a relation, a frame, and a node's relations and frames that cascade with it", async () => {
+    const [melanie, acme, globex, initech] = [await node("Melanie"), await node("Acme"), await node("Globex"), await node("Initech")];
+    const atAcme = await relation(melanie, acme);
+    const atGlobex = await relation(melanie, globex);
+    await relation(melanie, initech);
+    const ada = await frame(acme, "Ada");
+    const grace = await frame(acme, "Grace");
+    expect((await contradictions()).map((c) => c.kind).sort()).toEqual(["frame", "relation", "relation", "relation"]);
+    await del(relationRoute, atGlobex);
+    await del(frameRoute, grace);
+    expect((await contradictions()).map((c) => c.kind)).toEqual(["relation"]);
+    expect(flagsOf(ok(await callRoute(frameRoute.GET, { token: read, params: { ...P, id: ada } })).frame)).not.toContain("contradiction");
+    // Initech goes, and its relation with it (a cascade): Melanie at Acme contradicts nothing left.
+    await del(nodeRoute, initech);
+    expect(await contradictions()).toEqual([]);
+    expect(flagsOf(ok(await callRoute(relationRoute.GET, { token: read, params: { ...P, id: atAcme } })).relation)).not.toContain("contradiction");
+    // Acme goes with its frame and relation: nothing is left keyed by their ids.
+    await del(nodeRoute, acme);
+    expect((await storeSql<{ n: unknown }>("kb", "select count(*) as n from item_state where item_id in (?, ?, ?, ?)", [ada, atAcme, atGlobex, grace])).map((r) => Number(r.n))).toEqual([0]);
+  });
+
+  it("a deleted proposal leaves the review queue", async () => {
+    ok(await callRoute(policyRoute.PUT, { method: "PUT", token: admin, params: P, body: { modes: { thought: "review" } } }));
+    const proposed = await thought("Melanie moved to Denver with her family");
+    const queue = async () => ok(await callRoute(proposalsRoute.GET, { token: admin, params: P, url: "http://127.0.0.1/api/v1/stores/kb/proposals" })).total;
+    expect(await queue()).toBe(1);
+    // A person (the dashboard's editor, not held by the review policy) deletes it.
+    await graphBackend().deleteThought({ store: "kb", id: proposed, actor: "user:editor" });
+    expect(await queue()).toBe(0);
+  });
+
+  it("rows an earlier version left behind: the migration drops those of items gone and keeps those of items still there", async () => {
+    const denver = await thought("Melanie moved to Denver with her family");
+    const austin = await thought("Melanie moved to Austin with her family");
+    // As an earlier version deleted: the item's row alone.
+    await storeSql("kb", "delete from thoughts where id = ?", [austin]);
+    expect(await contradictions()).toHaveLength(1);
+    const file = env.backend === "pg" ? "drizzle/pg/store/0024_deleted_item_rows.sql" : "drizzle/index/0027_deleted_item_rows.sql";
+    for (const statement of readFileSync(file, "utf8").split("--> statement-breakpoint")) await storeSql("kb", statement);
+    expect(await contradictions()).toEqual([]);
+    expect(flagsOf(ok(await callRoute(thoughtRoute.GET, { token: read, params: { ...P, id: denver } })).thought)).not.toContain("contradiction");
+    expect((await storeSql<{ item_id: string }>("kb", "select item_id from item_state where kind = 'thought'")).map((r) => r.item_id)).toEqual([denver]);
   });
 });

@@ -8,7 +8,7 @@ import { audit } from "../index/engine-steps";
 import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
-import { supersedesSchema, visibleWhere } from "../index/item-state";
+import { itemsDeletedOp, supersedesSchema, visibleWhere } from "../index/item-state";
 import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -76,11 +76,12 @@ export function updateFrame<H extends AnyStoreHandle>({ handle, id, input }: { h
   });
 }
 
-/** Delete a frame; its evidence links go with it (FK cascade). Audited. */
+/** Delete a frame; its evidence links (FK cascade), state and contradictions go with it. Audited. */
 export function deleteFrame<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
   return write(handle, function* () {
     const [gone] = yield* remove(frames, (t) => eq(t.id, id));
     if (!gone) throw notFound({ what: "frame", id });
+    yield* itemsDeletedOp({ kind: "frame", ids: [id] });
     yield* audit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: gone.nodeId, column: gone.column } });
     return { deleted: id };
   });

@@ -19,7 +19,7 @@ import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
-import { hiddenSql, listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { itemsDeletedOp, listViewQuerySchema, shownRowSql } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
@@ -184,12 +184,16 @@ export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { ha
   });
 }
 
-/** Delete a node: its frames, relations and their evidence links go with it (FK cascades). Audited. */
+/** Delete a node: its frames, relations and their evidence links go with it (FK cascades), and the state and contradictions of each. Audited. */
 export function deleteNode<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string; frames: number; relations: number }> {
   return write(handle, function* () {
     const current = yield* requireNode(id, { lock: "update" });
     const frames = yield* count(graphTables.kgFrames, (t) => eq(t.nodeId, id));
     const relations = yield* count(graphTables.kgRelations, (t) => or(eq(t.fromId, id), eq(t.toId, id)));
+    // Read before the cascade takes them: the frames' and relations' own rows elsewhere go with them.
+    yield* itemsDeletedOp({ kind: "frame", ids: sql`(select f.id from kg_frame f where f.node_id = ${id})` });
+    yield* itemsDeletedOp({ kind: "relation", ids: sql`(select r.id from kg_relation r where r.from_id = ${id} union all select r.id from kg_relation r where r.to_id = ${id})` });
+    yield* itemsDeletedOp({ kind: "node", ids: [id] });
     yield* remove(nodes, (t) => eq(t.seq, current.seq));
     yield* forgetVectors({ kind: NODE_KIND, refIds: [current.seq] });
     yield* audit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: current.name, frames, relations } });
@@ -216,6 +220,15 @@ export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter, bu
   });
 }
 
+/**
+ * The listing's hidden nodes left out (proposals listed too with include_proposed; nothing with include_retired), as
+ * SQL text over the row's id both engines run: each row's state looked up by item_state's primary key, as search and
+ * recall do (lib/index/item-state.ts shownRowSql), so a listing costs the rows it reads, not how many are hidden.
+ */
+function shownNodeSql(f: z.output<typeof listNodesQuerySchema>, id: "n.id" | "kg_node.id"): string | null {
+  return f.include_retired ? null : shownRowSql({ kind: "node", id, filter: { includeProposed: f.include_proposed === true } });
+}
+
 function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQuerySchema>): { nodes: GraphNode[]; total: number } {
   const where: string[] = [];
   const args: unknown[] = [];
@@ -223,7 +236,8 @@ function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQueryS
     where.push("n.entity_type = ?");
     args.push(f.entity_type);
   }
-  if (!f.include_retired) where.push(hiddenSql({ kind: "node", idColumn: "n.id", includeProposed: f.include_proposed }));
+  const shown = shownNodeSql(f, "n.id");
+  if (shown) where.push(shown);
   let order = "n.updated_at desc, n.seq desc";
   let from = "kg_node n";
   if (f.q) {
@@ -245,12 +259,13 @@ function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQueryS
 
 async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchema>): Promise<{ nodes: GraphNode[]; total: number }> {
   const t = pgGraph.kgNodes;
+  const shownNode = shownNodeSql(f, "kg_node.id");
   let query: SQL | null = null;
   if (f.q) {
     query = tsqueryFor({ terms: matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
     if (!query) return { nodes: [], total: 0 };
   }
-  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined, visibleWhere({ kind: "node", id: t.id, includeRetired: f.include_retired, includeProposed: f.include_proposed }));
+  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined, shownNode ? sql.raw(shownNode) : undefined);
   const order = query ? [sql`ts_rank(kg_node.tsv, ${query}) desc`, t.seq] : [desc(t.updatedAt), desc(t.seq)];
   const budget = startQueryBudget({ hint: LISTING_HINT });
   return runWithinBudgetPg({ tx, budget, fn: async () => {

@@ -9,7 +9,7 @@ import { assertRoomForRow } from "../index/row-room";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { JSON_OBJECT_MAX_BYTES, jsonObjectSchema, notFound, parseJsonColumnOr, snakeCased, unitInterval, uuidSchema, type SnakeCased } from "../common";
-import { supersedesSchema, visibleWhere } from "../index/item-state";
+import { itemsDeletedOp, supersedesSchema, visibleWhere } from "../index/item-state";
 import { validFromSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -186,11 +186,12 @@ export function updateRelation<H extends AnyStoreHandle>({ handle, id, input }: 
   });
 }
 
-/** Delete a relation; its evidence links go with it (FK cascade). Audited. */
+/** Delete a relation; its evidence links (FK cascade), state and contradictions go with it. Audited. */
 export function deleteRelation<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
   return write(handle, function* () {
     const [gone] = yield* remove(relations, (t) => eq(t.id, id));
     if (!gone) throw notFound({ what: "relation", id });
+    yield* itemsDeletedOp({ kind: "relation", ids: [id] });
     yield* audit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: gone.fromId, to: gone.toId, type: gone.relationshipType } });
     return { deleted: id };
   });

@@ -20,7 +20,7 @@ import { enqueueEmbeddingsOp } from "../embed/queue";
 import { assertRoomForRow } from "../index/row-room";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
-import { listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { itemsDeletedOp, listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { factPropertySchema, factSubjectSchema } from "../index/facts";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
@@ -319,7 +319,7 @@ export function recordThoughtFeedback<H extends AnyStoreHandle>({ handle, id, in
   });
 }
 
-/** Delete a thought: its chain count, evidence links (cascade) and vector go with it. Audited. */
+/** Delete a thought: its chain count, evidence links (cascade), vector, state and contradictions go with it. Audited. */
 export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
   return write(handle, function* () {
     const [gone] = yield* remove(thoughtsTable, (t) => eq(t.id, id));
@@ -329,6 +329,7 @@ export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: {
       yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
     }
     yield* forgetVectors({ kind: THOUGHT_KIND, refIds: [gone.seq] });
+    yield* itemsDeletedOp({ kind: "thought", ids: [id] });
     yield* audit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
     return { deleted: id };
   });

@@ -132,16 +132,12 @@ function historyOf(r: Pick<ItemStateRow, "history"> | undefined): ItemTransition
 
 /**
  * A memory's state follows its path, in the write that moves or deletes it: a move takes it (and its history) to
- * the new path, a delete drops it, so a memory written later at a freed path starts active, not with the state
- * of the one that was there. (Other kinds' ids are never reused.)
+ * the new path, a delete drops it (itemsDeletedOp), so a memory written later at a freed path starts active, not with
+ * the state of the one that was there.
  */
 export function* memoryStateFollowsOp({ from, to }: { from: string; to: string | null }): Op<void> {
   if (to === null || to === from) {
-    if (to === null) {
-      yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${from}`);
-      yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id = ${from}`);
-      yield* memoryContradictionsFollowOp({ from, to: null });
-    }
+    if (to === null) yield* itemsDeletedOp({ kind: "memory", ids: [from] });
     return;
   }
   yield* memoryContradictionsFollowOp({ from, to });
@@ -154,19 +150,44 @@ export function* memoryStateFollowsOp({ from, to }: { from: string; to: string |
 
 /**
  * A memory's contradictions (lib/index/facts.ts: a row per item and other item, both ways) follow its key as its state
- * does: moved to `to` (a move, the trash entry's key, back from the trash), or gone with it (`null`), so no other
- * memory stays flagged by one deleted. Each way is found by its primary key from the memory's own rows.
+ * does: moved to `to` (a move, the trash entry's key, back from the trash). Each way is found by its primary key from
+ * the memory's own rows.
  */
-export function* memoryContradictionsFollowOp({ from, to }: { from: string; to: string | null }): Op<void> {
-  const others = (id: string) => sql`(select c.other_id from item_contradictions c where c.kind = 'memory' and c.item_id = ${id})`;
-  if (to !== null) yield* memoryContradictionsFollowOp({ from: to, to: null });
-  if (to === null) {
-    yield* sqlRun(sql`delete from item_contradictions where kind = 'memory' and other_id = ${from} and item_id in ${others(from)}`);
-    yield* sqlRun(sql`delete from item_contradictions where kind = 'memory' and item_id = ${from}`);
-    return;
-  }
-  yield* sqlRun(sql`update item_contradictions set other_id = ${to} where kind = 'memory' and other_id = ${from} and item_id in ${others(from)}`);
+export function* memoryContradictionsFollowOp({ from, to }: { from: string; to: string }): Op<void> {
+  yield* contradictionsGoneOp({ kind: "memory", ids: sql`(${to})` });
+  const others = sql`(select c.other_id from item_contradictions c where c.kind = 'memory' and c.item_id = ${from})`;
+  yield* sqlRun(sql`update item_contradictions set other_id = ${to} where kind = 'memory' and other_id = ${from} and item_id in ${others}`);
   yield* sqlRun(sql`update item_contradictions set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
+}
+
+/** Ids a delete passes at once to itemsDeletedOp (a retention run can delete many). */
+const DELETED_IDS_PER_STATEMENT = 500;
+
+/**
+ * What an item's id keys outside its own table goes with the item, in its delete's own write, for every kind and every
+ * path that deletes one (a delete by id, a node's frames and relations that cascade with it, a merge of twins, trace
+ * retention, a memory's delete or purge): its state and history, its proposal's provenance, its contradictions both
+ * ways. So no other item stays listed, flagged or penalised by remember for a contradiction with one gone, the review
+ * queue does not list it, and a later fact of its subject and property is neither retired against it nor contradicts
+ * it. `ids`: the ids, or (a cascade) a parenthesized subquery of them as text.
+ */
+export function* itemsDeletedOp({ kind, ids }: { kind: ItemKind; ids: readonly string[] | SQL }): Op<void> {
+  if (!Array.isArray(ids)) return yield* itemRowsGoneOp({ kind, ids: ids as SQL });
+  for (let i = 0; i < ids.length; i += DELETED_IDS_PER_STATEMENT) {
+    yield* itemRowsGoneOp({ kind, ids: sql`(${sql.join(ids.slice(i, i + DELETED_IDS_PER_STATEMENT).map((id) => sql`${id}`), sql`, `)})` });
+  }
+}
+
+function* itemRowsGoneOp({ kind, ids }: { kind: ItemKind; ids: SQL }): Op<void> {
+  yield* contradictionsGoneOp({ kind, ids });
+  yield* sqlRun(sql`delete from proposals where kind = ${kind} and item_id in ${ids}`);
+  yield* sqlRun(sql`delete from item_state where kind = ${kind} and item_id in ${ids}`);
+}
+
+/** The contradictions of `ids` both ways: the other item's row of each pair found by its primary key from their own. */
+function* contradictionsGoneOp({ kind, ids }: { kind: ItemKind; ids: SQL }): Op<void> {
+  yield* sqlRun(sql`delete from item_contradictions where kind = ${kind} and other_id in ${ids} and item_id in (select c.other_id from item_contradictions c where c.kind = ${kind} and c.item_id in ${ids})`);
+  yield* sqlRun(sql`delete from item_contradictions where kind = ${kind} and item_id in ${ids}`);
 }
 
 /**
@@ -489,10 +510,7 @@ async function withProposedMarked<C extends { store: string; detail: { path: str
   });
 }
 
-/** A list's hidden rows left out, as SQL text over an id column (`n.id`) both engines run as written (visibleWhere's rule). */
-export const hiddenSql = ({ kind, idColumn, includeProposed = false }: { kind: ItemKind; idColumn: string; includeProposed?: boolean }) => `cast(${idColumn} as text) not in (${notActiveIds(kind, includeProposed)})`;
-
-/** The ids of `kind` that are not active, as the subquery both list filters read (a kind is one of ITEM_KINDS: written in as a literal). */
+/** The ids of `kind` that are not active, as the subquery the list filter reads (a kind is one of ITEM_KINDS: written in as a literal). */
 function notActiveIds(kind: ItemKind, includeProposed = false): string {
   return `select ist.item_id from item_state ist where ist.kind = '${itemKindLiteral(kind)}' and ist.status ${notShownStatus(includeProposed)}`;
 }

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { sqlRun, type Op } from "../db/port";
-import { memoryContradictionsFollowOp, memoryStateFollowsOp, TRASH_STATE_PREFIX } from "./item-state";
+import { itemsDeletedOp, memoryContradictionsFollowOp, memoryStateFollowsOp, TRASH_STATE_PREFIX } from "./item-state";
 
 /**
  * A deleted memory's governed state waits in the trash with it, on both engines (docs/governed-memory.md): a
@@ -35,8 +35,5 @@ export const TRASH_STATE_LIKE = `${TRASH_STATE_PREFIX}%`;
  */
 export function* purgeTrashStateOp({ trashIds }: { trashIds: readonly string[] }): Op<void> {
   if (trashIds.length === 0) return;
-  const keys = trashIds.map(trashStateKey);
-  for (const key of keys) yield* memoryContradictionsFollowOp({ from: key, to: null });
-  yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id in ${keys}`);
-  yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id in ${keys}`);
+  yield* itemsDeletedOp({ kind: "memory", ids: trashIds.map(trashStateKey) });
 }

@@ -14,7 +14,7 @@ import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo }
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } from "../common";
 import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
-import { listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { itemsDeletedOp, listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 export const LEARNING_KIND = "learning";
@@ -130,6 +130,7 @@ function* learningHandlesBackfilled(): Op<number> {
       yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint"), confidence: atLeast("confidence", r.confidence) }, (t) => eq(t.id, twin.id));
       yield* forgetVectors({ kind: LEARNING_KIND, refIds: [r.id] });
       yield* remove(table, (t) => eq(t.id, r.id));
+      yield* itemsDeletedOp({ kind: "learning", ids: [String(r.id)] });
     } else {
       yield* update(table, { semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }, (t) => eq(t.id, r.id));
       yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [r.id] });

@@ -15,7 +15,7 @@ import { limitSchema, offsetSchema, sha256Hex, snakeCased, type SnakeCased } fro
 import { recallTables } from "./tables";
 import { atLeast, decodedJson, encodedJson, withCurrentVector, type VectorInfo } from "./vector-info";
 import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
-import { listViewQuerySchema, visibleWhere } from "../index/item-state";
+import { itemsDeletedOp, listViewQuerySchema, visibleWhere } from "../index/item-state";
 import { poisonFlags, type PoisonFlag } from "../poison";
 
 /**
@@ -163,13 +163,17 @@ export function listTraces<H extends AnyStoreHandle>({ handle, filter, budget = 
   }, { snapshot: true });
 }
 
+/** What goes with deleted traces: their vectors, their state (lib/index/item-state.ts itemsDeletedOp). */
+function* tracesGoneOp(ids: number[]): Op<void> {
+  if (ids.length === 0) return;
+  yield* forgetVectors({ kind: TRACE_KIND, refIds: ids });
+  yield* itemsDeletedOp({ kind: "trace", ids: ids.map(String) });
+}
+
 /** Delete the traces `where` picks and everything embedded for them; how many went. */
 function* tracesDeleted(where: (t: { id: Column; lastSeenAt: Column }) => SQL | undefined): Op<number> {
   const gone = yield* remove(table, where);
-  yield* forgetVectors({
-    kind: TRACE_KIND,
-    refIds: gone.map((r) => r.id),
-  });
+  yield* tracesGoneOp(gone.map((r) => Number(r.id)));
   return gone.length;
 }
 
@@ -201,10 +205,7 @@ function* traceRetentionApplied({ settings, now = Date.now(), keepId = 0 }: { se
   }
   if (cap !== null && (yield* count(table)) > cap) {
     const surplus = yield* sqlRows<{ id: number | string }>(sql`delete from reasoning_traces where id in (${sql.raw(retentionSurplusSql(strategy, { keepId, cap }))}) returning id`);
-    yield* forgetVectors({
-      kind: TRACE_KIND,
-      refIds: surplus.map((r) => Number(r.id)),
-    });
+    yield* tracesGoneOp(surplus.map((r) => Number(r.id)));
     deleted += surplus.length;
   }
   return { deleted };
