@@ -48,7 +48,7 @@ export const approveProposalSchema = z
   .object({
     /** Why it may count (kept in its history); optional: "approved" when left out. */
     reason: itemReasonSchema.optional(),
-    /** The corrected content, as the kind's own update takes it: applied, then approved. */
+    /** The corrected content, as the kind's own update takes it: applied and approved in one transaction. */
     edit: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
