@@ -18,7 +18,7 @@ import { FORGET_LIMITS } from "@/lib/index/forgetting";
 import { stores } from "@/lib/stores/backend";
 import { callRoute } from "./helpers";
 import { governanceSql, onPg, principalOf, storeSql } from "./backend";
-import { AGENTS, DAY, KB as P, useGovernedStore } from "./governed-store";
+import { DAY, KB as P, REVIEW_AGENTS, ledgerRefuses, useGovernedStore } from "./governed-store";
 
 /**
  * Two decisions made of several writes keep the store and the ledger agreeing: a forgetting run retires nothing
@@ -26,15 +26,7 @@ import { AGENTS, DAY, KB as P, useGovernedStore } from "./governed-store";
  * batches; an edit-then-approve is one unit, so an approval refused (the ledger full, its row refused) leaves the
  * proposal as it was proposed, and one that goes through names the edit in its ledger row and audit entry.
  */
-const kb = useGovernedStore({
-  tokens: {
-    admin: AGENTS.admin,
-    writer: { label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] },
-    trusted: { label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] },
-    read: AGENTS.reader,
-  },
-  unset: ["DUALMIND_GOVERNANCE_MAX_BYTES"],
-});
+const kb = useGovernedStore({ tokens: REVIEW_AGENTS, unset: ["DUALMIND_GOVERNANCE_MAX_BYTES"] });
 
 type Answer = { status: number; json: Record<string, unknown> & { error?: { code: string; details?: { limit?: string }[] } } };
 const at = (p: string, q: Record<string, string> = {}) => `http://127.0.0.1/api/v1/stores/kb/${p}?${new URLSearchParams(q)}`;
@@ -66,16 +58,6 @@ function ledgerFull(): void {
 function ledgerRoomAgain(): void {
   delete process.env.DUALMIND_GOVERNANCE_MAX_BYTES;
   resetConfigForTests();
-}
-
-/** The ledger refuses every override whose note matches `pattern` (a test-only trigger, on either engine). */
-async function ledgerRefuses(pattern: string): Promise<void> {
-  if (onPg) {
-    await governanceSql(`create or replace function refuse_override() returns trigger language plpgsql as $$ begin if new.note like '${pattern}' then raise exception 'ledger refused the row'; end if; return new; end $$`);
-    await governanceSql("create trigger refuse_override before insert on public.overrides for each row execute function refuse_override()");
-  } else {
-    await governanceSql(`create trigger refuse_override before insert on overrides when new.note like '${pattern}' begin select raise(abort, 'ledger refused the row'); end`);
-  }
 }
 
 const searched = async (q: string) => ok(await callRoute(searchRoute.POST, { token: kb.read, params: P, body: { q, mode: "fts" } })).results.map((h: { path: string }) => h.path);
