@@ -12,7 +12,7 @@ import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/his
 import * as invalidateRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/invalidate/route";
 import { callRoute } from "./helpers";
 import { governanceSql, onPg, storeSql } from "./backend";
-import { AGENTS, KB as P, useGovernedStore } from "./governed-store";
+import { KB as P, REVIEW_AGENTS, ledgerRefuses, useGovernedStore } from "./governed-store";
 
 /**
  * Governed memory's decisions are all or nothing: a create that supersedes or states a fact, an item or proposal
@@ -20,14 +20,7 @@ import { AGENTS, KB as P, useGovernedStore } from "./governed-store";
  * contradictions go with it (kept with its trash entry, back on restore, dropped by a purge). The ledger is made to
  * refuse one row (a trigger on its overrides table, on either engine) where a crash or a full ledger would.
  */
-const kb = useGovernedStore({
-  tokens: {
-    admin: AGENTS.admin,
-    writer: { label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] },
-    trusted: { label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] },
-    read: AGENTS.reader,
-  },
-});
+const kb = useGovernedStore({ tokens: REVIEW_AGENTS });
 let admin: string;
 let writer: string;
 let trusted: string;
@@ -37,15 +30,6 @@ beforeEach(() => void ({ admin, writer, trusted, read } = kb));
 type Answer = { status: number; json: Record<string, unknown> & { error?: { code: string; message: string } } };
 const at = (p: string, q: Record<string, string> = {}) => `http://127.0.0.1/api/v1/stores/kb/${p}?${new URLSearchParams(q)}`;
 
-/** The ledger refuses every override whose note starts with `prefix` (a test-only trigger on the overrides table). */
-async function ledgerRefuses(prefix: string): Promise<void> {
-  if (onPg) {
-    await governanceSql(`create or replace function refuse_override() returns trigger language plpgsql as $$ begin if new.note like '${prefix}%' then raise exception 'ledger refused the row'; end if; return new; end $$`);
-    await governanceSql("create trigger refuse_override before insert on public.overrides for each row execute function refuse_override()");
-  } else {
-    await governanceSql(`create trigger refuse_override before insert on overrides when new.note like '${prefix}%' begin select raise(abort, 'ledger refused the row'); end`);
-  }
-}
 const ledgerNotes = async (prefix: string) => (await governanceSql<{ note: string }>("select note from overrides where note like ?", [`${prefix}%`])).map((r) => r.note);
 
 const writeMemory = (token: string, p: string, body: string, extra: Record<string, unknown> = {}): Promise<Answer> => callRoute(memoriesRoute.POST, { token, params: P, body: { path: p, body, ...extra } });
@@ -61,7 +45,7 @@ const flagsOf = async (p: string) => {
 describe("governed memory: a decision commits with its ledger row or not at all", () => {
   it("a create naming supersedes whose ledger row is refused supersedes nothing: the old memory stays active, the new one is not written (open store)", async () => {
     expect((await writeMemory(writer, "notes/home-1", "Caroline lives in Boston.")).status).toBe(201);
-    await ledgerRefuses("item.supersede");
+    await ledgerRefuses("item.supersede%");
     const refused = await writeMemory(writer, "notes/home-2", "Caroline lives in Sweden.", { supersedes: "notes/home-1" });
     expect(refused.status).toBeGreaterThanOrEqual(500);
     expect(await statusOf("memory", "notes/home-1")).toBe("active");
@@ -71,7 +55,7 @@ describe("governed memory: a decision commits with its ledger row or not at all"
   it("a trusted agent's create under review that supersedes, whose bypass row is refused, leaves nothing: the policy read, the write, the supersession and its rows are one transaction", async () => {
     expect((await review()).status).toBe(200);
     expect((await writeMemory(trusted, "notes/home-1", "Caroline lives in Boston.")).status).toBe(201);
-    await ledgerRefuses("write.bypass");
+    await ledgerRefuses("write.bypass%");
     const refused = await writeMemory(trusted, "notes/home-2", "Caroline lives in Sweden.", { supersedes: "notes/home-1" });
     expect(refused.status).toBeGreaterThanOrEqual(500);
     expect(await statusOf("memory", "notes/home-1")).toBe("active");
@@ -83,7 +67,7 @@ describe("governed memory: a decision commits with its ledger row or not at all"
 
   it("an invalidate whose ledger row is refused leaves the item active", async () => {
     expect((await writeMemory(writer, "notes/claim", "The harbour opens at six.")).status).toBe(201);
-    await ledgerRefuses("item.invalidate");
+    await ledgerRefuses("item.invalidate%");
     const refused = await callRoute(invalidateRoute.POST, { token: writer, params: { ...P, kind: "memory", id: "notes/claim" }, body: { reason: "wrong hour" } });
     expect(refused.status).toBeGreaterThanOrEqual(500);
     expect(await statusOf("memory", "notes/claim")).toBe("active");
@@ -93,7 +77,7 @@ describe("governed memory: a decision commits with its ledger row or not at all"
   it("an approval whose ledger row is refused leaves the proposal waiting in the review queue", async () => {
     expect((await review()).status).toBe(200);
     expect(((await writeMemory(writer, "inbox/claim", "The ferry leaves at nine.")).json.proposal as { status: string }).status).toBe("proposed");
-    await ledgerRefuses("proposal.approve");
+    await ledgerRefuses("proposal.approve%");
     const refused = await callRoute(approveRoute.POST, { token: trusted, params: { ...P, kind: "memory", id: "inbox/claim" }, body: {} });
     expect(refused.status).toBeGreaterThanOrEqual(500);
     expect(await statusOf("memory", "inbox/claim")).toBe("proposed");
@@ -104,7 +88,7 @@ describe("governed memory: a decision commits with its ledger row or not at all"
   it("a store's first policy change whose ledger row is refused changes nothing, not even who last set it", async () => {
     const before = (await callRoute(policyRoute.GET, { token: admin, params: P })).json;
     expect(before).toMatchObject({ updated_by: null, updated_at: null });
-    await ledgerRefuses("write_policy.set");
+    await ledgerRefuses("write_policy.set%");
     expect((await review()).status).toBeGreaterThanOrEqual(500);
     expect((await callRoute(policyRoute.GET, { token: admin, params: P })).json).toEqual(before);
     // Writes still count at once: the store is as open as it was.
@@ -112,7 +96,7 @@ describe("governed memory: a decision commits with its ledger row or not at all"
   });
 
   it("a forgetting policy and a run whose ledger rows are refused leave no policy and no run", async () => {
-    await ledgerRefuses("forget.");
+    await ledgerRefuses("forget.%");
     const set = await callRoute(forgetPolicyRoute.PUT, { method: "PUT", token: admin, params: P, body: { policies: { memory: { ttl_days: 30 } } } });
     expect(set.status).toBeGreaterThanOrEqual(500);
     expect((await callRoute(forgetPolicyRoute.GET, { token: admin, params: P })).json.policies).toEqual([]);

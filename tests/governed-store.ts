@@ -1,7 +1,7 @@
 import { afterEach, beforeEach } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * The governed-memory suites' setup, once (both backends, tests/backend.ts): a fresh backend per test with store
@@ -20,6 +20,24 @@ export const AGENTS = {
   scribe: { label: "scribe", agent_id: "scribe", scopes: ["read", "write"] },
   reader: { label: "r", agent_id: "reader", scopes: ["read"] },
 } satisfies Record<string, AgentToken>;
+
+/** The review suites' agents: people's admin, a writer the store does not trust, the librarian it does, a reader. */
+export const REVIEW_AGENTS = {
+  admin: AGENTS.admin,
+  writer: { label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] },
+  trusted: { label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] },
+  read: AGENTS.reader,
+} satisfies Record<string, AgentToken>;
+
+/** The ledger refuses every override whose note is `like` the pattern (a test-only trigger on its overrides table, on either engine). */
+export async function ledgerRefuses(pattern: string): Promise<void> {
+  if (onPg) {
+    await governanceSql(`create or replace function refuse_override() returns trigger language plpgsql as $$ begin if new.note like '${pattern}' then raise exception 'ledger refused the row'; end if; return new; end $$`);
+    await governanceSql("create trigger refuse_override before insert on public.overrides for each row execute function refuse_override()");
+  } else {
+    await governanceSql(`create trigger refuse_override before insert on overrides when new.note like '${pattern}' begin select raise(abort, 'ledger refused the row'); end`);
+  }
+}
 
 /** A suite's store: its backend (`env`) and a token for each agent named, set before each test. */
 export type GovernedStore<K extends string> = { env: TestEnv } & Record<K, string>;

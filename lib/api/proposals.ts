@@ -6,17 +6,16 @@ import { currentEngine } from "../db/engine";
 import { isAppError, AppError } from "../errors";
 import { itemNotFound, itemReasonSchema, itemIdSchema } from "../index/item-state";
 import { updateMemorySchema } from "../index/memories";
-import { assertAgentMayReview, assertMayDecide, decideProposal, getProposal, listProposals, PROPOSAL_LIMITS, type Proposal, type ProposalDecision } from "../index/proposals";
+import { assertAgentMayReview, decideProposal, getProposal, listProposals, PROPOSAL_LIMITS, type Proposal, type ProposalDecision, type ProposalEdit } from "../index/proposals";
 import { readWritePolicy, reviewKindSchema, setWritePolicy, writePolicyInputSchema, type ReviewKind, type WritePolicy, type WritePolicyView } from "../index/write-policy";
-import { updateFrameInputSchema } from "../graph/frames";
-import { updateNodeInputSchema } from "../graph/nodes";
-import { updateRelationInputSchema } from "../graph/relations";
-import { graphBackend } from "../graph/backend";
-import { stores, storeEngineOf } from "../stores/backend";
+import { updateFrame, updateFrameInputSchema } from "../graph/frames";
+import { updateNode, updateNodeInputSchema } from "../graph/nodes";
+import { updateRelation, updateRelationInputSchema } from "../graph/relations";
+import type { AnyStoreHandle } from "../db/port";
+import { storeEngineOf } from "../stores/backend";
 import { storeNameSchema } from "../db/store-names";
 import { offsetSchema } from "../common";
 import { actorFor, ledgerWho, type Who } from "./items";
-import { withinWorkScope } from "../db/work-scope";
 
 /**
  * Write policy and the review queue for every surface (REST, MCP, CLI, dashboard): lib/index/write-policy.ts and
@@ -49,7 +48,7 @@ export const approveProposalSchema = z
   .object({
     /** Why it may count (kept in its history); optional: "approved" when left out. */
     reason: itemReasonSchema.optional(),
-    /** The corrected content, as the kind's own update takes it: applied, then approved. */
+    /** The corrected content, as the kind's own update takes it: applied and approved in one transaction. */
     edit: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
@@ -82,29 +81,31 @@ async function openProposalStore({ store, kind, id }: { store: string; kind: Rev
   }
 }
 
-/** The edit, parsed by the kind's own update schema (400 naming the field), then applied as that update. */
-async function applyEdit({ store, kind, id, edit, actor }: { store: string; kind: ReviewKind; id: string; edit: Record<string, unknown>; actor: string }): Promise<void> {
+/**
+ * The edit, parsed by the kind's own update schema (400 naming the field), as that update on the handle the approval
+ * gives it (lib/index/proposals.ts decideProposal: one transaction with the approval).
+ */
+function editOf({ kind, id, edit, actor }: { kind: ReviewKind; id: string; edit: Record<string, unknown>; actor: string }): ProposalEdit {
   const schema = EDIT_SCHEMAS[kind];
   if (!schema) throw new AppError("unprocessable", `a ${kind} has no update: approve or reject it as proposed`, [{ path: "edit", message: `no edit for a ${kind}` }]);
   const parsed = schema.safeParse(edit);
   if (!parsed.success) throw new AppError("invalid_request", `edit: ${parsed.error.issues[0]?.message ?? "invalid"}`, parsed.error.issues.map((i) => ({ path: ["edit", ...i.path].join("."), message: i.message })));
-  const input = parsed.data as never;
-  // The reviewer's edit is part of its decision (checked by the caller), not an agent's change of a proposal.
-  await withinWorkScope({
-    part: { writer: undefined },
-    fn: async () => {
-      if (kind === "memory") await stores().updateMemory({ store, input: { ...(input as object), path: id } as never, actor });
-      else if (kind === "node") await graphBackend().updateNode({ store, id, input });
-      else if (kind === "relation") await graphBackend().updateRelation({ store, id, input });
-      else await graphBackend().updateFrame({ store, id, input });
-    },
-  });
+  const input = parsed.data as Record<string, unknown>;
+  const fields = Object.keys(input).filter((k) => input[k] !== undefined);
+  const apply = (handle: AnyStoreHandle) => {
+    if (kind === "memory") return storeEngineOf(currentEngine()).updateMemoryIn({ handle, input: { ...input, path: id } as never, actor });
+    if (kind === "node") return updateNode({ handle, id, input: input as never });
+    if (kind === "relation") return updateRelation({ handle, id, input: input as never });
+    return updateFrame({ handle, id, input: input as never });
+  };
+  return { fields, apply };
 }
 
 /**
- * Approve (optionally edit first) or reject one proposal: refused on an archived store (409), for another store's
+ * Approve (optionally with an edit) or reject one proposal: refused on an archived store (409), for another store's
  * or a made-up id (404, the same), when it is not proposed (409 not_proposed) or is the reviewer's own (403
- * self_review); the decision with its audit entry and its ledger override, in one write.
+ * self_review), or while the ledger has no room for an agent's decision (507); the edit, the decision, its audit
+ * entry and its ledger override in one write.
  */
 export async function decideProposalIn({ store, kind, id, to, reason, edit, who }: { store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason?: string; edit?: Record<string, unknown>; who: Who }): Promise<ProposalDecision & { edited: boolean; override_id: string }> {
   await assertStoresWritable([store]);
@@ -117,12 +118,9 @@ export async function decideProposalIn({ store, kind, id, to, reason, edit, who 
     if (proposal.proposed_by === actor) throw new AppError("self_review", `${actor} proposed ${kind} ${id}: another reviewer must approve or reject it`, [{ path: "id", message: "own proposal" }]);
     await assertAgentMayReview({ handle, actor, tokenLabel: who.principal.label, admin: who.principal.scopes.includes("admin") });
   }
-  if (edit !== undefined) {
-    await assertMayDecide({ handle, store, kind, id, actor });
-    await applyEdit({ store, kind, id, edit, actor });
-  }
+  const change = edit === undefined ? undefined : editOf({ kind, id, edit, actor });
   const why = reason ?? (edit !== undefined ? "approved with an edit" : "approved");
-  const decision = await decideProposal({ handle, store, kind, id, to, reason: why, actor, ledger: ledgerWho(who), edited: edit !== undefined });
+  const decision = await decideProposal({ handle, store, kind, id, to, reason: why, actor, ledger: ledgerWho(who), edit: change });
   return { ...decision, edited: edit !== undefined };
 }
 

@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import { sha256Hex } from "../common";
 import { and, asc, desc, eq, inArray, isNotNull, like, lte, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { z } from "zod";
-import { remove, read, rows, tablePair, upsert, write, insert, type AnyStoreHandle, type Op, type TablePair } from "../db/port";
+import { remove, read, rows, tablePair, update, upsert, write, insert, type AnyStoreHandle, type Op, type TablePair } from "../db/port";
 import * as sqliteIndex from "../db/schema/index";
 import * as sqliteGraph from "../db/schema/graph";
 import * as sqliteRecall from "../db/schema/recall";
 import * as pg from "../db/schema/pg/store";
 import { FORGET_KINDS, type ForgetPolicyRow, type ForgetRetiredRow, type ForgetRunRow } from "../db/schema/index";
 import { auditStep } from "../governance/audit";
-import { ledgerOverrideStep, type LedgerWho } from "./governed-ledger";
+import { ledgerOverrideStep, ledgerRoomStep, type LedgerWho } from "./governed-ledger";
 import { itemIdSchema, itemStateTable, retireByPolicyOp, visibleWhere } from "./item-state";
 
 /**
@@ -306,12 +306,15 @@ const newRunId = () => `fr_${Date.now().toString(36).padStart(9, "0")}${(runSeq+
 export const policyActor = (kind: ForgetKind) => `policy:forget-${kind}`;
 
 /**
- * One run of the store's policies at `now`. A dry run reads the candidates and records the run with its ledger row;
- * a real run retires the first `limit` of the same list, `batchSize` items per store transaction, the event loop
- * given back between them, then records the run, its ledger row and one audit entry for it in one write (its counts
- * and the digest of its item list: the chain
- * grows by one entry per run, not per item; each item's own history names the run). An item decided meanwhile (by
- * hand, or a concurrent run) is skipped, so two runs never retire one item twice.
+ * One run of the store's policies at `now`. A dry run reads the candidates and records the run with its ledger row.
+ * A real run retires the first `limit` of the same list, `batchSize` items per store transaction, the event loop
+ * given back between them; each batch's transaction first checks the ledger has room for its rows (ledgerRoomStep:
+ * an agent's run against a full ledger is refused, 507, before it retires anything), then retires its items and
+ * records the run so far with them: the run's row, one ledger row and one audit entry (its counts and the digest of
+ * the items retired so far). So every item retired is in the ledger whatever becomes of the batches after it (a
+ * refused or failed later batch leaves the run recorded as far as it went), and the last batch's rows are the whole
+ * run's: the chain grows by one entry per batch, not per item; each item's own history names the run. An item
+ * decided meanwhile (by hand, or a concurrent run) is skipped, so two runs never retire one item twice.
  */
 export async function runForgetting({ handle, store, actor, ledger, dryRun = true, limit = FORGET_LIMITS.defaultPerRun, now = Date.now() }: { handle: AnyStoreHandle; store: string; actor: string; ledger: LedgerWho; dryRun?: boolean; limit?: number; now?: number }): Promise<ForgetRunResult & { override_id: string }> {
   const { limit: bounded } = forgetRunInputSchema.parse({ limit });
@@ -319,28 +322,8 @@ export async function runForgetting({ handle, store, actor, ledger, dryRun = tru
   const found = await Promise.resolve(read(handle, candidatesOp({ now })));
   const chosen = found.items.slice(0, per);
   const runId = newRunId();
-  const retired: ForgetCandidate[] = [];
-  if (!dryRun) {
-    for (let i = 0; i < chosen.length; i += FORGET_LIMITS.batchSize) {
-      const batch = chosen.slice(i, i + FORGET_LIMITS.batchSize);
-      const done = await Promise.resolve(
-        write(handle, function* () {
-          const out: ForgetCandidate[] = [];
-          for (const c of batch) {
-            const reason = `forgotten: ${c.rule}: ${c.why}; run ${runId} by ${actor}`;
-            if (!(yield* retireByPolicyOp({ kind: c.kind, id: c.id, reason, actor: policyActor(c.kind), now }))) continue;
-            yield* insert(forgetRetiredTable, { kind: c.kind, itemId: c.id, runId, rule: c.rule, why: c.why, title: c.title, at: now });
-            out.push(c);
-          }
-          return out;
-        }),
-      );
-      retired.push(...done);
-      await yieldLoop();
-    }
-  }
-  const items = dryRun ? chosen : retired;
-  const result: ForgetRunResult = {
+  /** The run's answer once `processed` of the chosen items were gone through (all of them: the whole run's). */
+  const resultOf = (items: ForgetCandidate[], processed = chosen.length): ForgetRunResult => ({
     run_id: runId,
     dry_run: dryRun,
     at: now,
@@ -349,21 +332,59 @@ export async function runForgetting({ handle, store, actor, ledger, dryRun = tru
     items,
     counts: countsOf(items),
     retired: items.length,
-    remaining: found.items.length - chosen.length,
+    remaining: found.items.length - processed,
     remaining_exact: !found.capped,
     ids_sha256: digestOf(items),
-  };
-  return Promise.resolve(
-    write(handle, function* () {
-      const old = yield* rows(forgetRunTable, { orderBy: (t) => [desc(t.at), desc(t.id)], offset: FORGET_LIMITS.runsKept - 1, limit: 100 });
-      for (const r of old) yield* remove(forgetRunTable, (t) => eq(t.id, r.id));
-      yield* insert(forgetRunTable, { id: runId, at: now, actor, dryRun, maxItems: per, counts: JSON.stringify(result.counts), retired: result.retired, remaining: result.remaining, idsSha256: result.ids_sha256 });
-      if (!dryRun) yield* auditStep({ actor, action: "forget.run", target: `forget:${store}`, reason: `forgetting policy run ${runId}: ${result.retired} item(s) retired`, details: { store, run_id: runId, counts: result.counts, retired: result.retired, remaining: result.remaining, ids_sha256: result.ids_sha256 } });
-      const rules = Object.entries(result.counts).map(([rule, n]) => `${rule}=${n}`).join(" ") || "nothing";
-      const override_id = yield* ledgerOverrideStep({ note: `forget.run ${dryRun ? "dry" : "real"} store ${store} run ${runId}: ${rules}; ${result.remaining} remaining`, actor, ...ledger });
-      return { ...result, override_id };
-    }),
-  );
+  });
+  const record = { store, actor, ledger, now };
+  if (dryRun) {
+    const result = resultOf(chosen);
+    return { ...result, override_id: await Promise.resolve(write(handle, recordRunOp({ ...record, result, batch: null }))) };
+  }
+  // A run that finds nothing is one empty batch: it is recorded too.
+  const batches = chosen.length === 0 ? [[]] : Array.from({ length: Math.ceil(chosen.length / FORGET_LIMITS.batchSize) }, (_, i) => chosen.slice(i * FORGET_LIMITS.batchSize, (i + 1) * FORGET_LIMITS.batchSize));
+  const retired: ForgetCandidate[] = [];
+  let override_id = "";
+  for (const [i, batch] of batches.entries()) {
+    if (i > 0) await yieldLoop();
+    const done = await Promise.resolve(
+      write(handle, function* () {
+        yield* ledgerRoomStep({ actor, caller: ledger.caller });
+        const out: ForgetCandidate[] = [];
+        for (const c of batch) {
+          const reason = `forgotten: ${c.rule}: ${c.why}; run ${runId} by ${actor}`;
+          if (!(yield* retireByPolicyOp({ kind: c.kind, id: c.id, reason, actor: policyActor(c.kind), now }))) continue;
+          yield* insert(forgetRetiredTable, { kind: c.kind, itemId: c.id, runId, rule: c.rule, why: c.why, title: c.title, at: now });
+          out.push(c);
+        }
+        const result = resultOf([...retired, ...out], Math.min(chosen.length, (i + 1) * FORGET_LIMITS.batchSize));
+        const id = yield* recordRunOp({ ...record, result, batch: batches.length > 1 ? { index: i + 1, of: batches.length, retired: out.length } : null });
+        return { out, id };
+      }),
+    );
+    retired.push(...done.out);
+    override_id = done.id;
+  }
+  return { ...resultOf(retired), override_id };
+}
+
+/**
+ * The run as far as it went (`result`): its row in the store's list of runs (written by its first write, updated by
+ * each batch after), and, for a real run, an audit entry, then its ledger row; answers the ledger row's id.
+ */
+function* recordRunOp({ store, actor, ledger, now, result, batch }: { store: string; actor: string; ledger: LedgerWho; now: number; result: ForgetRunResult; batch: { index: number; of: number; retired: number } | null }): Op<string> {
+  const values = { counts: JSON.stringify(result.counts), retired: result.retired, remaining: result.remaining, idsSha256: result.ids_sha256 };
+  if ((batch?.index ?? 1) === 1) {
+    const old = yield* rows(forgetRunTable, { orderBy: (t) => [desc(t.at), desc(t.id)], offset: FORGET_LIMITS.runsKept - 1, limit: 100 });
+    for (const r of old) yield* remove(forgetRunTable, (t) => eq(t.id, r.id));
+    yield* insert(forgetRunTable, { id: result.run_id, at: now, actor, dryRun: result.dry_run, maxItems: result.limit, ...values });
+  } else {
+    yield* update(forgetRunTable, values, (t) => eq(t.id, result.run_id));
+  }
+  const part = batch ? ` batch ${batch.index}/${batch.of} (${batch.retired} retired in it)` : "";
+  if (!result.dry_run) yield* auditStep({ actor, action: "forget.run", target: `forget:${store}`, reason: `forgetting policy run ${result.run_id}${part}: ${result.retired} item(s) retired`, details: { store, run_id: result.run_id, ...(batch ? { batch } : {}), counts: result.counts, retired: result.retired, remaining: result.remaining, ids_sha256: result.ids_sha256 } });
+  const rules = Object.entries(result.counts).map(([rule, n]) => `${rule}=${n}`).join(" ") || "nothing";
+  return yield* ledgerOverrideStep({ note: `forget.run ${result.dry_run ? "dry" : "real"} store ${store} run ${result.run_id}${part}: ${rules}; ${result.remaining} remaining`, actor, ...ledger });
 }
 
 /** A run as the runs list answers it. */

@@ -1,7 +1,8 @@
 import { getGovernance } from "../db/connection";
 import type { PgGovernanceExecutor } from "../db/pg";
-import { engineStep, type Op } from "../db/port";
+import { engineStep, readLedger, type Op } from "../db/port";
 import { recordOverride, type LedgerCaller } from "../governance/ledger";
+import { assertAuditRoom, assertLedgerRoom } from "../governance/limits";
 
 /** The most characters of an override's note (recordOverrideSchema). */
 const NOTE_MAX_CHARS = 4000;
@@ -26,4 +27,21 @@ export function ledgerOverrideStep({ note, actor, tokenLabel, caller }: { note: 
     sqlite: () => recordOverride({ handle: getGovernance(), input, actor, tokenLabel: label, caller }).override.override_id,
     pg: async (tx) => (await recordOverride({ handle: { kind: "pg", db: tx as unknown as PgGovernanceExecutor }, input, actor, tokenLabel: label, caller })).override.override_id,
   });
+}
+
+/**
+ * The room a decision's ledger row and audit entry need, as the first step of its store write: the checks
+ * recordOverride makes for an agent's row (the ledger full 507, the agent past its share 422) and the audit append
+ * makes for an agent's entry, so a decision they would refuse is refused before it changes anything (a forgetting
+ * run before it retires, an edit-then-approve before the edit). People's, the CLI's and the server's rows are not
+ * held, as there: an operator can always make room.
+ */
+export function* ledgerRoomStep({ actor, caller }: { actor: string; caller?: LedgerCaller }): Op<void> {
+  if (caller) {
+    yield* engineStep({
+      sqlite: () => readLedger(getGovernance(), assertLedgerRoom({ agentId: actor })),
+      pg: (tx) => readLedger({ kind: "pg", db: tx as unknown as PgGovernanceExecutor }, assertLedgerRoom({ agentId: actor })),
+    });
+  }
+  yield* assertAuditRoom({ actor });
 }

@@ -4,7 +4,7 @@ import { AppError } from "../errors";
 import { read, row, sqlRows, tablePair, upsert, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import type { StoreHandle } from "../db/connection";
-import { workScope } from "../db/work-scope";
+import { withinWorkScope, workScope } from "../db/work-scope";
 import * as sqliteIndex from "../db/schema/index";
 import * as pg from "../db/schema/pg/store";
 import type { ItemStateRow, ProposalRow } from "../db/schema/index";
@@ -13,7 +13,7 @@ import { maskCredentials, poisonFlags, poisonFlagsSchema, POISON_MAX_FIELD_CHARS
 import { decideItemOp, heldInTrash, itemAuditTarget, itemNotFound, mergesIntoProposal, itemStateTable, ITEM_STATE_LIMITS, supersedableOp, supersedingOp, type FactsHook, type ItemTransition } from "./item-state";
 import { recordFactOp } from "./facts";
 import { afterCommit } from "./files-after-commit";
-import { ledgerOverrideStep, type LedgerWho } from "./governed-ledger";
+import { ledgerOverrideStep, ledgerRoomStep, type LedgerWho } from "./governed-ledger";
 import { TRASH_STATE_LIKE } from "./memory-trash-state";
 import { isTrusted, writePolicyOp, type ReviewKind, type WritePolicy } from "./write-policy";
 
@@ -39,11 +39,11 @@ export type ProposalMark = { status: "proposed"; why: ProposalWhy; flags: Poison
 export const proposalMarkSchema = z.strictObject({ status: z.literal("proposed"), why: z.enum(["untrusted", "flagged"]), flags: poisonFlagsSchema });
 
 /**
- * One transaction on the store: `before` (the write policy, read and share-locked in it), then `create` (a
- * repository's own write, which nests in it: SQLite's savepoint, a PostgreSQL savepoint), then `after` over its
- * answer. On SQLite `create` runs synchronously, as every store write there does.
+ * One transaction on the store: `before` (read and locked in it), then `create` (a repository's own write, which
+ * nests in it: SQLite's savepoint, a PostgreSQL savepoint), then `after` over its answer; answers both. On SQLite
+ * `create` runs synchronously, as every store write there does.
  */
-async function inOneWrite<D, R>({ handle, before, create, after }: { handle: AnyStoreHandle; before: () => Op<D>; create: (h: AnyStoreHandle, d: D) => R | Promise<R>; after: (r: R, d: D) => Op<void> }): Promise<R> {
+async function inOneWrite<D, R, A>({ handle, before, create, after }: { handle: AnyStoreHandle; before: () => Op<D>; create: (h: AnyStoreHandle, d: D) => R | Promise<R>; after: (r: R, d: D) => Op<A> }): Promise<{ created: R; after: A }> {
   if (handle.kind === "pg") {
     const outer = handle as PgStoreHandle;
     return withStoreTx({
@@ -51,9 +51,8 @@ async function inOneWrite<D, R>({ handle, before, create, after }: { handle: Any
       work: async (tx) => {
         const inner = { ...outer, db: tx as unknown as PgStoreHandle["db"] };
         const d = await write(inner, before());
-        const r = await create(inner, d);
-        await write(inner, after(r, d));
-        return r;
+        const created = await create(inner, d);
+        return { created, after: await write(inner, after(created, d)) };
       },
     });
   }
@@ -64,10 +63,9 @@ async function inOneWrite<D, R>({ handle, before, create, after }: { handle: Any
       h.sqlite
         .transaction(() => {
           const d = write(h, before());
-          const r = create(h, d);
-          if (r instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
-          write(h, after(r, d));
-          return r;
+          const created = create(h, d);
+          if (created instanceof Promise) throw new Error("a SQLite store write ran asynchronously inside a proposal's transaction");
+          return { created, after: write(h, after(created, d)) };
         })
         .immediate(),
   });
@@ -119,7 +117,7 @@ export function proposing<P extends CreateArgs, R extends object>({ kind, open, 
     };
     const startedAt = Date.now();
     let proposed: ProposalWhy | null = null;
-    const created = await inOneWrite({
+    const { created } = await inOneWrite({
       handle,
       before: function* (): Op<Decision> {
         const d = decide(yield* writePolicyOp({ lock: true }));
@@ -251,17 +249,6 @@ export function getProposal<H extends AnyStoreHandle>({ handle, store, kind, id 
   });
 }
 
-/**
- * Whether `actor` may decide this proposal now: it is still proposed (409 not_proposed) and `actor` is not the one
- * who proposed it (403 self_review). Read before an edit, so an edit that could not be approved is not made.
- */
-export function assertMayDecide<H extends AnyStoreHandle>({ handle, store, kind, id, actor }: { handle: H; store: string; kind: ReviewKind; id: string; actor: string }): On<H, void> {
-  return read(handle, function* () {
-    const { provenance, state } = yield* proposalOp({ store, kind, id });
-    checkDecidable({ kind, id, actor, provenance, state });
-  });
-}
-
 function checkDecidable({ kind, id, actor, provenance, state }: { kind: ReviewKind; id: string; actor: string; provenance: ProposalRow; state: ItemStateRow }) {
   if (state.status !== "proposed") throw new AppError("not_proposed", `${kind} ${id} is ${state.status}, not a proposal waiting for review`, [{ path: "id", message: `status is ${state.status}`, status: state.status }]);
   if (provenance.proposedBy === actor) throw new AppError("self_review", `${actor} proposed ${kind} ${id}: another reviewer must approve or reject it`, [{ path: "id", message: "own proposal" }]);
@@ -270,14 +257,23 @@ function checkDecidable({ kind, id, actor, provenance, state }: { kind: ReviewKi
 export type ProposalDecision = { kind: ReviewKind; id: string; status: "active" | "rejected"; transition: ItemTransition; superseded: string | null };
 
 /**
+ * A reviewer's edit of a proposal before approving it: the kind's own update on the handle it is given (the
+ * approval's transaction; synchronous on SQLite), and the fields it sets, named in the approval's audit entry and
+ * ledger row.
+ */
+export type ProposalEdit = { fields: string[]; apply: (h: AnyStoreHandle) => unknown };
+
+/**
  * Approve (→ active: it answers search, recall, remember and the lists at once; a `supersedes` it named is retired
  * now) or reject (→ rejected: kept, out of every answer) one proposal, in one store write with the audit entries and
- * its ledger row (`edited`: approved after the reviewer's edit, which the caller applied first).
+ * its ledger row. With an `edit`, the edit and the approval are that one write: the proposal locked and checked
+ * (still proposed, not the reviewer's own) and the ledger's room for the decision's rows checked first, then the
+ * edit, then the approval naming the fields edited; refused or failed at any step, the proposal keeps its text and
+ * stays proposed (a memory's new file is put in place only once it commits: lib/index/files-after-commit.ts).
  */
-export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, id, to, reason, actor, ledger, edited = false, now = Date.now() }: { handle: H; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; ledger: LedgerWho; edited?: boolean; now?: number }): On<H, ProposalDecision & { override_id: string }> {
-  return write(handle, function* () {
-    const { provenance, state } = yield* proposalOp({ store, kind, id, lock: true });
-    checkDecidable({ kind, id, actor, provenance, state });
+export async function decideProposal({ handle, store, kind, id, to, reason, actor, ledger, edit, now = Date.now() }: { handle: AnyStoreHandle; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; ledger: LedgerWho; edit?: ProposalEdit; now?: number }): Promise<ProposalDecision & { override_id: string }> {
+  const decide = function* (): Op<ProposalDecision & { override_id: string }> {
+    const { provenance, state } = yield* decidableOp({ store, kind, id, actor, ledger });
     const transition: ItemTransition = { from: "proposed", to, at: now, by: actor, reason };
     let history: ItemTransition[] = [];
     try {
@@ -301,11 +297,32 @@ export function decideProposal<H extends AnyStoreHandle>({ handle, store, kind, 
         superseded = state.supersedes;
       }
     }
-    yield* auditStep({ actor, action: to === "active" ? "proposal.approve" : "proposal.reject", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from: "proposed", to, proposed_by: provenance.proposedBy, superseded } });
-    const verb = to === "active" ? (edited ? "approve (edited)" : "approve") : "reject";
+    const edited = edit ? edit.fields : null;
+    yield* auditStep({ actor, action: to === "active" ? "proposal.approve" : "proposal.reject", target: itemAuditTarget({ store, kind, id }), reason, details: { store, kind, id, from: "proposed", to, proposed_by: provenance.proposedBy, superseded, ...(edited ? { edited } : {}) } });
+    const verb = to === "active" ? (edited ? `approve (edited: ${edited.join(", ") || "nothing"})` : "approve") : "reject";
     const override_id = yield* ledgerOverrideStep({ note: `proposal.${verb} ${kind} ${id} in store ${store}: ${reason}`, actor, ...ledger });
     return { kind, id, status: to, transition, superseded, override_id };
+  };
+  if (!edit) return Promise.resolve(write(handle, decide()));
+  if (to !== "active") throw new Error("only an approval carries an edit");
+  const { after } = await inOneWrite({
+    handle,
+    before: () => decidableOp({ store, kind, id, actor, ledger }),
+    create: (h) => withinWorkScope({ part: { writer: undefined }, fn: () => edit.apply(h) }),
+    after: decide,
   });
+  return after;
+}
+
+/**
+ * The proposal locked for its decision: still proposed (409 not_proposed), not `actor`'s own (403 self_review), and
+ * room in the ledger for the decision's rows (ledgerRoomStep: 507 when full), each refused before anything is written.
+ */
+function* decidableOp({ store, kind, id, actor, ledger }: { store: string; kind: ReviewKind; id: string; actor: string; ledger: LedgerWho }): Op<{ provenance: ProposalRow; state: ItemStateRow }> {
+  const found = yield* proposalOp({ store, kind, id, lock: true });
+  checkDecidable({ kind, id, actor, ...found });
+  yield* ledgerRoomStep({ actor, caller: ledger.caller });
+  return found;
 }
 
 /**

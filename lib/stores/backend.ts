@@ -159,6 +159,8 @@ export type StoreEngine = Omit<StoresBackend, WrittenOnce | FlaggedOps> & Engine
   openCore: (handle: AnyStoreHandle, includeCore: boolean) => Promise<AnyStoreHandle | null>;
   /** createMemory on a handle given (a proposal's transaction: lib/index/proposals.ts); synchronous on SQLite. */
   createMemoryIn: (a: { handle: AnyStoreHandle; input: z.output<typeof createMemorySchema>; actor: string }) => MemoryWithBody | Promise<MemoryWithBody>;
+  /** updateMemory on a handle given (a reviewer's edit in its approval's transaction: lib/index/proposals.ts); synchronous on SQLite. */
+  updateMemoryIn: (a: { handle: AnyStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string }) => MemoryWithBody | Promise<MemoryWithBody>;
 };
 
 const storeEngines = new WeakMap<Engine, StoreEngine>();
@@ -175,7 +177,7 @@ export function storeEngineOf(engine: Engine): StoreEngine {
 
 /** The stores on one engine: the engine's own operations and the ones written once. */
 export function storesOn(engine: Engine): StoresBackend {
-  const { open: on, openCore: _openCore, createMemoryIn, ...own } = storeEngineOf(engine);
+  const { open: on, openCore: _openCore, createMemoryIn, updateMemoryIn: _updateMemoryIn, ...own } = storeEngineOf(engine);
   return refusingArchivedWrites(
     { backend: {
       ...own,

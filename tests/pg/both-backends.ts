@@ -32,6 +32,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/write-review.test.ts",
   "tests/governed-memory-leftovers.test.ts",
   "tests/governed-memory-atomic.test.ts",
+  "tests/governed-decision-ledger.test.ts",
   "tests/item-state.test.ts",
   "tests/forgetting.test.ts",
   "tests/facts.test.ts",

@@ -248,6 +248,7 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
     createMemoryIn: ({ handle, ...a }) => createMemoryPg({ handle: handle as PgStoreHandle, ...a }),
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
+    updateMemoryIn: ({ handle, ...a }) => updateMemoryPg({ handle: handle as PgStoreHandle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
     listMemoryTrash: async ({ store }) => listMemoryTrashPg({ handle: (await open(store)).handle }),
     getTrashedMemory: async ({ store, ...a }) => getTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),

@@ -48,6 +48,7 @@ export const sqliteStoreEngine: StoreEngine = {
   createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   createMemoryIn: ({ handle, ...a }) => createMemory({ handle: handle as StoreHandle, ...a }) as MemoryWithBody,
   updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  updateMemoryIn: ({ handle, ...a }) => updateMemory({ handle: handle as StoreHandle, ...a }) as MemoryWithBody,
   deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
   listMemoryTrash: async ({ store }) => listMemoryTrash({ handle: openStore({ store }) }),
   getTrashedMemory: async ({ store, ...a }) => getTrashedMemory({ handle: openStore({ store }), ...a }),
