@@ -200,6 +200,19 @@ describe("forgetting by policy", () => {
     expect(h.history[0].reason).toMatch(new RegExp(`^forgotten: ttl: written 2 days ago \\(ttl 1 days\\); run ${first.run_id} by agent:keeper$`));
   });
 
+  it("a memory written at the path of one a run retired and that was then deleted is forgotten by policy like any other", async () => {
+    await memory("notes/reused", "Carol parked her boat at the old marina.");
+    ok(await setPolicy({ memory: { ttl_days: 30 } }));
+    const later = Date.now() + 40 * DAY;
+    expect(ids(await run(later, { dryRun: false }))).toEqual(["memory:notes/reused"]);
+    const at = `http://127.0.0.1/api/v1/stores/kb/memories?${new URLSearchParams({ path: "notes/reused" })}`;
+    expect((await callRoute(memoriesRoute.DELETE, { method: "DELETE", token: write, params: P, url: at })).status).toBeLessThan(300);
+    // Another memory at the freed path: the run's record of retiring the first one went with it to the trash.
+    await memory("notes/reused", "Dan keeps his kayak at the new marina.");
+    const dry = await run(Date.now() + 80 * DAY);
+    expect(ids(dry)).toEqual(["memory:notes/reused"]);
+    expect(dry.items[0].why).toMatch(/ttl 30 days/);
+  });
   it("a store without a policy is untouched by a run, however old its items", async () => {
     await memory("notes/ancient", "An old note.");
     await thought("an old thought", Date.now() - 1000);

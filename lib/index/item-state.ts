@@ -109,13 +109,18 @@ export function itemNotFound({ store, kind, id }: { store: string; kind: ItemKin
   return new AppError("not_found", `no ${kind} ${id} in store ${store}`);
 }
 
-function* itemExists(kind: ItemKind, id: string): Op<boolean> {
+/**
+ * Whether the item is there. A write that goes on to record the item's state passes `lock: "share"`: on PostgreSQL the
+ * item's row is share-locked until it commits, so a delete running beside it waits and then takes the state with it
+ * (itemsDeletedOp) instead of leaving a state row for an item gone (SQLite's writes are serial).
+ */
+function* itemExists(kind: ItemKind, id: string, { lock }: { lock?: "share" } = {}): Op<boolean> {
   if (heldInTrash({ kind, id })) return false;
   const spec = ITEM_TABLES[kind];
   if (spec.numeric && !/^[1-9][0-9]{0,15}$/.test(id)) return false;
   const value = spec.numeric ? Number(id) : id;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the id column is named per kind; both engines' tables declare it
-  return (yield* row(spec.table as TablePair, (t) => eq((t as any)[spec.id], value))) !== undefined;
+  return (yield* row(spec.table as TablePair, (t) => eq((t as any)[spec.id], value), { lock })) !== undefined;
 }
 
 const keyOf = (kind: ItemKind, id: string) => (t: typeof itemStateTable.sqlite | typeof itemStateTable.pg) => and(eq(t.kind, kind), eq(t.itemId, id)) as SQL;
@@ -143,9 +148,12 @@ export function* memoryStateFollowsOp({ from, to }: { from: string; to: string |
   yield* memoryContradictionsFollowOp({ from, to });
   yield* sqlRun(sql`delete from item_state where kind = 'memory' and item_id = ${to}`);
   yield* sqlRun(sql`update item_state set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
-  // A proposal's provenance (lib/index/proposals.ts) moves with it, so the moved proposal stays in the review queue.
+  // A proposal's provenance (lib/index/proposals.ts) moves with it, so the moved proposal stays in the review queue;
+  // so does what forgetting runs retired of it (lib/index/forgetting.ts: a memory restored after one is not taken again).
   yield* sqlRun(sql`delete from proposals where kind = 'memory' and item_id = ${to}`);
   yield* sqlRun(sql`update proposals set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
+  yield* sqlRun(sql`delete from forget_retired where kind = 'memory' and item_id = ${to}`);
+  yield* sqlRun(sql`update forget_retired set item_id = ${to} where kind = 'memory' and item_id = ${from}`);
 }
 
 /**
@@ -167,9 +175,10 @@ const DELETED_IDS_PER_STATEMENT = 500;
  * What an item's id keys outside its own table goes with the item, in its delete's own write, for every kind and every
  * path that deletes one (a delete by id, a node's frames and relations that cascade with it, a merge of twins, trace
  * retention, a memory's delete or purge): its state and history, its proposal's provenance, its contradictions both
- * ways. So no other item stays listed, flagged or penalised by remember for a contradiction with one gone, the review
- * queue does not list it, and a later fact of its subject and property is neither retired against it nor contradicts
- * it. `ids`: the ids, or (a cascade) a parenthesized subquery of them as text.
+ * ways, the forgetting runs' record of retiring it. So no other item stays listed, flagged or penalised by remember for
+ * a contradiction with one gone, the review queue does not list it, a later fact of its subject and property is
+ * neither retired against it nor contradicts it, and a memory written later at its path can be forgotten by policy.
+ * `ids`: the ids, or (a cascade) a parenthesized subquery of them as text.
  */
 export function* itemsDeletedOp({ kind, ids }: { kind: ItemKind; ids: readonly string[] | SQL }): Op<void> {
   if (!Array.isArray(ids)) return yield* itemRowsGoneOp({ kind, ids: ids as SQL });
@@ -182,6 +191,7 @@ function* itemRowsGoneOp({ kind, ids }: { kind: ItemKind; ids: SQL }): Op<void> 
   yield* contradictionsGoneOp({ kind, ids });
   yield* sqlRun(sql`delete from proposals where kind = ${kind} and item_id in ${ids}`);
   yield* sqlRun(sql`delete from item_state where kind = ${kind} and item_id in ${ids}`);
+  yield* sqlRun(sql`delete from forget_retired where kind = ${kind} and item_id in ${ids}`);
 }
 
 /** The contradictions of `ids` both ways: the other item's row of each pair found by its primary key from their own. */
@@ -224,7 +234,7 @@ export type ItemDecision = { state: ItemState; transition: ItemTransition };
  * (item_already_retired, item_not_retired): never a silent no-op.
  */
 export function* decideItemOp({ store, kind, id, to, reason, actor, now = Date.now(), link = {} }: { store: string; kind: ItemKind; id: string; to: "retired" | "active"; reason: string; actor: string; now?: number; link?: { supersedes?: string; superseded_by?: string } }): Op<ItemDecision> {
-  if (!(yield* itemExists(kind, id))) throw itemNotFound({ store, kind, id });
+  if (!(yield* itemExists(kind, id, { lock: "share" }))) throw itemNotFound({ store, kind, id });
   const current = yield* row(itemStateTable, keyOf(kind, id), { lock: "update" });
   const from: ItemStatus = current?.status ?? "active";
   if (from === "proposed" || from === "rejected") return yield* reviewedItemDecisionOp({ store, kind, id, from, to, reason, actor, now, current: current! });
@@ -560,7 +570,7 @@ export type FactsHook = {
  * fails leaves the old item active, and a crash cannot leave both active.
  */
 export function* supersedableOp({ store, kind, id }: { store: string; kind: ItemKind; id: string }): Op<void> {
-  if (!(yield* itemExists(kind, id))) throw new AppError("not_found", `supersedes: no ${kind} ${id} in store ${store}`, [{ path: "supersedes", message: "not in this store" }]);
+  if (!(yield* itemExists(kind, id, { lock: "share" }))) throw new AppError("not_found", `supersedes: no ${kind} ${id} in store ${store}`, [{ path: "supersedes", message: "not in this store" }]);
   const current = (yield* row(itemStateTable, keyOf(kind, id)))?.status ?? "active";
   if (current !== "active") throw new AppError("item_already_retired", `supersedes: ${kind} ${id} is ${current}; only an active item can be superseded`, [{ path: "supersedes", message: `status is ${current}`, status: current }]);
 }
@@ -589,7 +599,7 @@ export function* supersedingOp({ store, kind, newId, supersedes, claim, facts, a
  * No audit entry per item: the run writes one for its whole list.
  */
 export function* retireByPolicyOp({ kind, id, reason, actor, now }: { kind: ItemKind; id: string; reason: string; actor: string; now: number }): Op<boolean> {
-  if (!(yield* itemExists(kind, id))) return false;
+  if (!(yield* itemExists(kind, id, { lock: "share" }))) return false;
   const current = yield* row(itemStateTable, keyOf(kind, id), { lock: "update" });
   const from: ItemStatus = current?.status ?? "active";
   if (from !== "active") return false;
