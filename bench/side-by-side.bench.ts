@@ -16,7 +16,8 @@
  * each per size (nodes a tenth), one store per size per checkout.
  * BENCH_SIDE_QUERIES (default 60): queries per row.
  * BENCH_SIDE_ROWS=<text>,<text>: only the rows whose name holds one of them
- * (say `recall lexical,remember`).
+ * (say `recall lexical,remember`). BENCH_SIDE_SAMPLES=<file>: every call's
+ * input and times, per row and side, written there as JSON.
  * BENCH_SIDE_PARTS (default search,recall,remember): which to build and time
  * (search alone needs only the documents; recall or remember alone write no
  * documents, so they can be added to a kept search store). A build stopped
@@ -182,6 +183,8 @@ function rememberQueries(windows: string[], size: number, n: number, seed: numbe
 type RowSpec = { row: string; kind: string; params: Query; queries: (seed: number) => Query[] };
 
 type Rows = { wall: Row[]; cpu: Row[] };
+/** Every call of every row, for BENCH_SIDE_SAMPLES. */
+const samples: { row: string; inputs: Query[]; sides: Record<string, Times> }[] = [];
 
 async function measureSize({ sides, windows, size, n, parts, rows }: { sides: Side[]; windows: string[]; size: number; n: number; parts: Set<string>; rows: Rows }): Promise<void> {
   const specs: RowSpec[] = [];
@@ -215,6 +218,7 @@ async function measureSize({ sides, windows, size, n, parts, rows }: { sides: Si
       }
       rows.wall.push(wall);
       rows.cpu.push(cpu);
+      samples.push({ row: `${spec.row}, ${pass}`, inputs, sides: Object.fromEntries(sides.map((side, i) => [side.label, times[i]])) });
       process.stderr.write(`side-by-side: wall ${Object.values(wall).join(" | ")}\nside-by-side: cpu ${Object.values(cpu).join(" | ")}\n`);
     }
   }
@@ -276,6 +280,7 @@ export default async function run() {
   } finally {
     if (!keep) fs.rmSync(root, { recursive: true, force: true });
   }
+  if (process.env.BENCH_SIDE_SAMPLES) fs.writeFileSync(process.env.BENCH_SIDE_SAMPLES, JSON.stringify(samples));
   printTable("Side by side: building each checkout's store (s; documents, traces and thoughts each of the size, nodes a tenth)", builds);
   const what = `${list.map((c) => `${c.label} = ${c.dir}`).join(", ")}; ${n} queries per row, alternated ${BATCH} at a time, limit 10`;
   printTable(`Side by side, wall time: ${what}`, rows.wall);
