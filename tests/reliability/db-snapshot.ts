@@ -23,10 +23,14 @@ export function snapshotDatabases({ dataDir, stores }: { dataDir: string; stores
 /** The same on PostgreSQL (DATABASE_URL): row counts of every table of every schema (governance in public, one schema per store), in one statement. */
 export async function snapshotPgDatabase({ dataDir }: { dataDir: string }): Promise<string> {
   const pg = await getPg()!;
-  // pg_tables, not information_schema.tables: the same tables (ordinary and partitioned), read from the catalog without the standard view's privilege checks.
-  const tables = (await pg.pool.query<{ s: string; t: string }>("select schemaname as s, tablename as t from pg_tables where schemaname not in ('pg_catalog', 'information_schema') order by 1, 2")).rows;
-  // Names read from the catalog, quoted as identifiers.
-  const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
-  const counts = (await pg.pool.query<{ k: string; n: number }>(tables.map(({ s, t }, i) => `select ${i} as i, '${`${s}.${t}`.replaceAll("'", "''")}' as k, count(*)::int as n from ${q(s)}.${q(t)}`).join(" union all ") + " order by i")).rows;
+  // pg_tables, not information_schema.tables: the same tables (ordinary and partitioned), read from the catalog without
+  // the standard view's privilege checks. Each count runs inside the statement (query_to_xml, names quoted by format's
+  // %I): a fraction of the time of one union of a count per table, which the server plans as a whole every call.
+  const counts = (
+    await pg.pool.query<{ k: string; n: number }>(
+      `select schemaname || '.' || tablename as k, (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', schemaname, tablename), false, true, '')))[1]::text::int as n
+       from pg_tables where schemaname not in ('pg_catalog', 'information_schema') order by schemaname, tablename`,
+    )
+  ).rows;
   return [...counts.map((c) => `${c.k}=${c.n}`), fs.readdirSync(dataDir).sort().join(",")].join(" ");
 }
