@@ -48,6 +48,7 @@ import { loadTextWindows } from "./corpus";
 import { buildLabelledSet } from "./search-eval";
 import { OBJECTS, QUALIFIERS, VERBS } from "./side-by-side-data";
 import { percentile, printTable } from "./table";
+import { seededRandom } from "../lib/eval/probes";
 
 const BATCH = 5;
 
@@ -127,22 +128,10 @@ async function alternate(sides: Side[], kind: string, inputs: Query[]): Promise<
 const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(2)} / ${percentile(xs, 95).toFixed(2)}`;
 const RESAMPLES = 2000;
 
-/** A small deterministic generator (mulberry32): the intervals are the same on every run of the same samples. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** `xs` ÷ `ref` at percentile p, with its 90% paired bootstrap interval (sample i of both sides answered query i). */
 function ratioWithInterval(xs: number[], ref: number[], p: number): string {
   const point = percentile(xs, p) / percentile(ref, p);
-  const random = seeded(xs.length * 7919 + p);
+  const random = seededRandom(xs.length * 7919 + p);
   const n = Math.min(xs.length, ref.length);
   const ratios: number[] = [];
   for (let r = 0; r < RESAMPLES; r++) {
