@@ -15,7 +15,10 @@ import * as historyRoute from "@/app/api/v1/stores/[store]/items/[kind]/[id]/his
 import { runForgettingIn } from "@/lib/api/forgetting";
 import { resetConfigForTests } from "@/lib/config";
 import { FORGET_LIMITS } from "@/lib/index/forgetting";
-import { stores } from "@/lib/stores/backend";
+import { stores, storeEngineOf } from "@/lib/stores/backend";
+import { currentEngine } from "@/lib/db/engine";
+import { decideProposal } from "@/lib/index/proposals";
+import { ledgerWho } from "@/lib/api/items";
 import { callRoute } from "./helpers";
 import { governanceSql, onPg, principalOf, storeSql } from "./backend";
 import { DAY, KB as P, REVIEW_AGENTS, ledgerRefuses, useGovernedStore } from "./governed-store";
@@ -153,6 +156,19 @@ describe("edit-then-approve is one unit", () => {
     expect((await stores().getMemory({ store: "kb", memoryPath: "inbox/ferry" })).body.trim()).toBe("The ferry leaves at nine.");
     expect(await statusOf("memory", "inbox/ferry")).toBe("proposed");
     expect(await queued()).toEqual(["inbox/ferry"]);
+  });
+
+  it("an agent the store stopped trusting after the route's own check cannot decide: the decision's transaction reads the policy again", async () => {
+    ok(await review());
+    const id = ok(await callRoute(nodesRoute.POST, { token: kb.writer, params: P, body: { name: "pier lamp", entity_type: "concept" } }), 201).node.id as string;
+    // The librarian's request passed the route's trust check; the store's policy then stopped trusting it.
+    ok(await callRoute(policyRoute.PUT, { method: "PUT", token: kb.admin, params: P, body: { modes: { memory: "review", node: "review" }, trusted: [] } }));
+    const handle = await storeEngineOf(currentEngine()).open("kb");
+    const who = { principal: await principalOf(kb.trusted) };
+    const decision = decideProposal({ handle, store: "kb", kind: "node", id, to: "active", reason: "looks right", actor: "agent:librarian", ledger: ledgerWho(who), trust: { tokenLabel: who.principal.label } });
+    await expect(decision).rejects.toMatchObject({ code: "review_required" });
+    expect(await statusOf("node", id)).toBe("proposed");
+    expect(await queued()).toEqual([id]);
   });
 
   it("one that goes through has one ledger row and one audit entry naming the edit", async () => {

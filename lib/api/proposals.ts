@@ -120,7 +120,9 @@ export async function decideProposalIn({ store, kind, id, to, reason, edit, who 
   }
   const change = edit === undefined ? undefined : editOf({ kind, id, edit, actor });
   const why = reason ?? (edit !== undefined ? "approved with an edit" : "approved");
-  const decision = await decideProposal({ handle, store, kind, id, to, reason: why, actor, ledger: ledgerWho(who), edit: change });
+  // An agent's trust is read again inside the decision's transaction: a policy changed since the check above holds.
+  const trust = "principal" in who && !who.principal.scopes.includes("admin") ? { tokenLabel: who.principal.label } : undefined;
+  const decision = await decideProposal({ handle, store, kind, id, to, reason: why, actor, ledger: ledgerWho(who), edit: change, trust });
   return { ...decision, edited: edit !== undefined };
 }
 

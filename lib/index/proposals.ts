@@ -271,9 +271,9 @@ export type ProposalEdit = { fields: string[]; apply: (h: AnyStoreHandle) => unk
  * edit, then the approval naming the fields edited; refused or failed at any step, the proposal keeps its text and
  * stays proposed (a memory's new file is put in place only once it commits: lib/index/files-after-commit.ts).
  */
-export async function decideProposal({ handle, store, kind, id, to, reason, actor, ledger, edit, now = Date.now() }: { handle: AnyStoreHandle; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; ledger: LedgerWho; edit?: ProposalEdit; now?: number }): Promise<ProposalDecision & { override_id: string }> {
+export async function decideProposal({ handle, store, kind, id, to, reason, actor, ledger, edit, trust, now = Date.now() }: { handle: AnyStoreHandle; store: string; kind: ReviewKind; id: string; to: "active" | "rejected"; reason: string; actor: string; ledger: LedgerWho; edit?: ProposalEdit; /** An agent without the admin scope: its trust in the store is checked again in the decision's transaction. */ trust?: { tokenLabel: string | null }; now?: number }): Promise<ProposalDecision & { override_id: string }> {
   const decide = function* (): Op<ProposalDecision & { override_id: string }> {
-    const { provenance, state } = yield* decidableOp({ store, kind, id, actor, ledger });
+    const { provenance, state } = yield* decidableOp({ store, kind, id, actor, ledger, trust });
     const transition: ItemTransition = { from: "proposed", to, at: now, by: actor, reason };
     let history: ItemTransition[] = [];
     try {
@@ -307,7 +307,7 @@ export async function decideProposal({ handle, store, kind, id, to, reason, acto
   if (to !== "active") throw new Error("only an approval carries an edit");
   const { after } = await inOneWrite({
     handle,
-    before: () => decidableOp({ store, kind, id, actor, ledger }),
+    before: () => decidableOp({ store, kind, id, actor, ledger, trust }),
     create: (h) => withinWorkScope({ part: { writer: undefined }, fn: () => edit.apply(h) }),
     after: decide,
   });
@@ -315,15 +315,20 @@ export async function decideProposal({ handle, store, kind, id, to, reason, acto
 }
 
 /**
- * The proposal locked for its decision: still proposed (409 not_proposed), not `actor`'s own (403 self_review), and
- * room in the ledger for the decision's rows (ledgerRoomStep: 507 when full), each refused before anything is written.
+ * The proposal locked for its decision: still proposed (409 not_proposed), not `actor`'s own (403 self_review), an
+ * agent still trusted in the store (`trust`: the write policy read share-locked, so a policy change waits for the
+ * decision or is seen by it; 403 review_required), and room in the ledger for the decision's rows (ledgerRoomStep:
+ * 507 when full), each refused before anything is written.
  */
-function* decidableOp({ store, kind, id, actor, ledger }: { store: string; kind: ReviewKind; id: string; actor: string; ledger: LedgerWho }): Op<{ provenance: ProposalRow; state: ItemStateRow }> {
+function* decidableOp({ store, kind, id, actor, ledger, trust }: { store: string; kind: ReviewKind; id: string; actor: string; ledger: LedgerWho; trust?: { tokenLabel: string | null } }): Op<{ provenance: ProposalRow; state: ItemStateRow }> {
   const found = yield* proposalOp({ store, kind, id, lock: true });
   checkDecidable({ kind, id, actor, ...found });
+  if (trust && !isTrusted({ policy: yield* writePolicyOp({ lock: true }), actor, tokenLabel: trust.tokenLabel })) throw notTrusted({ store, actor });
   yield* ledgerRoomStep({ actor, caller: ledger.caller });
   return found;
 }
+
+const notTrusted = ({ store, actor }: { store: string; actor: string }) => new AppError("review_required", `${actor} is not trusted in store ${store}: proposals are decided by a trusted agent, an admin token or a dashboard editor`, [{ path: "token", message: "not trusted" }]);
 
 /**
  * Under a store's `review` policy for the kind, an agent's change to an existing item — an update, a move, a delete,
@@ -363,5 +368,5 @@ export function reviewedChange<A extends { store: string }, R>({ kind, open, cha
 export async function assertAgentMayReview({ handle, actor, tokenLabel, admin }: { handle: AnyStoreHandle; actor: string; tokenLabel: string | null; admin: boolean }): Promise<void> {
   if (admin) return;
   const policy = await read(handle, writePolicyOp());
-  if (!isTrusted({ policy, actor, tokenLabel })) throw new AppError("review_required", `${actor} is not trusted in store ${handle.store}: proposals are decided by a trusted agent, an admin token or a dashboard editor`, [{ path: "token", message: "not trusted" }]);
+  if (!isTrusted({ policy, actor, tokenLabel })) throw notTrusted({ store: handle.store, actor });
 }
