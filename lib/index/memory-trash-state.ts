@@ -5,7 +5,7 @@ import { itemsDeletedOp, memoryContradictionsFollowOp, memoryStateFollowsOp, TRA
 /**
  * A deleted memory's governed state waits in the trash with it, on both engines (docs/governed-memory.md): a
  * proposed, rejected or retired memory deleted and then restored from the trash comes back as it was, not active.
- * Its item_state and proposals rows (and its contradictions, whatever its status) move, in the delete's own
+ * Its item_state and proposals rows (and its contradictions and forgetting record, whatever its status) move, in the delete's own
  * transaction, to the key of its trash entry (a name no memory path can take: a path's segments start with a letter
  * or digit), and back to the path it is restored to in the restore's. An active memory's state is dropped with it,
  * as before: it comes back active either way, and a fact it stated is not kept waiting in the key's facts.
@@ -19,6 +19,8 @@ export function* memoryStateToTrashOp({ memoryPath, trashId }: { memoryPath: str
   yield* memoryContradictionsFollowOp({ from: memoryPath, to: key });
   yield* sqlRun(sql`update proposals set item_id = ${key} where kind = 'memory' and item_id = ${memoryPath} and exists (select 1 from item_state s where s.kind = 'memory' and s.item_id = ${memoryPath} and s.status <> 'active')`);
   yield* sqlRun(sql`update item_state set item_id = ${key} where kind = 'memory' and item_id = ${memoryPath} and status <> 'active'`);
+  // What forgetting runs retired of it waits too (a memory restored after a run is not taken again once it is back).
+  yield* sqlRun(sql`update forget_retired set item_id = ${key} where kind = 'memory' and item_id = ${memoryPath}`);
 }
 
 /** In a restore's write: the state its trash entry kept comes back at the path it is restored to. */
