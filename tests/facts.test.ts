@@ -39,13 +39,19 @@ const T1 = Date.UTC(2023, 4, 8);
 const T2 = T1 + 60 * DAY;
 const T3 = T1 + 120 * DAY;
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Store kb and a writer's, a reader's and an admin's tokens. */
+const seed = async () => {
   await seedStore("kb");
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
-  admin = await seedToken({ label: "a", agent_id: "auditor", scopes: ["admin"] });
+  return {
+    write: await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] }),
+    read: await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] }),
+    admin: await seedToken({ label: "a", agent_id: "auditor", scopes: ["admin"] }),
+  };
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ write, read, admin } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

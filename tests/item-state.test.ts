@@ -34,13 +34,16 @@ let write: string;
 let read: string;
 const P = { store: "kb" };
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Stores kb and other, a writer's and a reader's tokens. */
+const seed = async () => {
   await seedStore("kb");
   await seedStore("other");
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return { write: await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] }), read: await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] }) };
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ write, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();
