@@ -26,13 +26,19 @@ let read: string;
 const P = { store: "kb" };
 const DAY = 86_400_000;
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Store kb and a keeper's (admin), a writer's and a reader's tokens. */
+const seed = async () => {
   await seedStore("kb");
-  admin = await seedToken({ label: "a", agent_id: "keeper", scopes: ["read", "write", "admin"] });
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return {
+    admin: await seedToken({ label: "a", agent_id: "keeper", scopes: ["read", "write", "admin"] }),
+    write: await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] }),
+    read: await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] }),
+  };
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ admin, write, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

@@ -44,11 +44,16 @@ export type GovernedStore<K extends string> = { env: TestEnv } & Record<K, strin
 
 export function useGovernedStore<K extends string>({ tokens, stores = [], env = {}, unset = [] }: { tokens: Record<K, AgentToken>; /** Stores beside `kb`. */ stores?: string[]; /** Variables the backend starts with. */ env?: Record<string, string>; /** Variables a test may set, removed after each. */ unset?: string[] }): GovernedStore<K> {
   const store = {} as GovernedStore<K>;
-  beforeEach(async () => {
-    store.env = await useTestBackend(env);
-    resetEmbedderForTests();
+  const seed = async () => {
     for (const name of [KB.store, ...stores]) await seedStore(name);
-    for (const [key, spec] of Object.entries(tokens) as [K, AgentToken][]) store[key] = (await seedToken(spec)) as GovernedStore<K>[K];
+    const secrets: [K, string][] = [];
+    for (const [key, spec] of Object.entries(tokens) as [K, AgentToken][]) secrets.push([key, await seedToken(spec)]);
+    return secrets;
+  };
+  beforeEach(async () => {
+    const started = await useTestBackend(env, { seed });
+    store.env = started;
+    for (const [key, secret] of started.seeded) store[key] = secret as GovernedStore<K>[K];
   });
   afterEach(async () => {
     if (unset.length > 0) {

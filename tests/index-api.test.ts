@@ -21,11 +21,15 @@ let env: TestEnv;
 let token: string;
 let adminToken: string;
 
-beforeEach(async () => {
-  env = await useTestBackend();
+/** The store, an agent's token and an admin's. */
+const seed = async () => {
   await seedStore(store);
-  token = await seedToken({ label: "agent", agent_id: "claude", scopes: ["read", "write"] });
-  adminToken = await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] });
+  return { token: await seedToken({ label: "agent", agent_id: "claude", scopes: ["read", "write"] }), adminToken: await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] }) };
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ token, adminToken } = started.seeded);
 });
 afterEach(() => env.cleanup());
 
