@@ -20,12 +20,15 @@ let write: string;
 let read: string;
 const P = { store: "kb" };
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Store kb, a builder's token and a reader's. */
+const seed = async () => {
   await seedStore("kb");
-  write = await seedToken({ label: "w", agent_id: "builder", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return { write: await seedToken({ label: "w", agent_id: "builder", scopes: ["write"] }), read: await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] }) };
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ write, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();
