@@ -173,6 +173,13 @@ export async function seedToken(input: z.input<typeof createTokenSchema>): Promi
   return (await governance().createApiToken({ input, actor: "test" })).token;
 }
 
+/** Agent tokens, one for each key, made in the keys' order: the secrets under the same keys. */
+export async function seedTokens<K extends string>(specs: Record<K, z.input<typeof createTokenSchema>>): Promise<Record<K, string>> {
+  const secrets = {} as Record<K, string>;
+  for (const [key, spec] of Object.entries(specs) as [K, z.input<typeof createTokenSchema>][]) secrets[key] = await seedToken(spec);
+  return secrets;
+}
+
 /** The principal a bearer token stands for (what the route wrapper and the MCP endpoint see). */
 export async function principalOf(token: string) {
   const p = await governance().verifyApiToken({ token });

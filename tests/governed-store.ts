@@ -1,7 +1,7 @@
 import { afterEach, beforeEach } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { governanceSql, onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, onPg, seedStore, seedTokens, type seedToken, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * The governed-memory suites' setup, once (both backends, tests/backend.ts): a fresh backend per test with store
@@ -46,14 +46,12 @@ export function useGovernedStore<K extends string>({ tokens, stores = [], env = 
   const store = {} as GovernedStore<K>;
   const seed = async () => {
     for (const name of [KB.store, ...stores]) await seedStore(name);
-    const secrets: [K, string][] = [];
-    for (const [key, spec] of Object.entries(tokens) as [K, AgentToken][]) secrets.push([key, await seedToken(spec)]);
-    return secrets;
+    return seedTokens(tokens);
   };
   beforeEach(async () => {
     const started = await useTestBackend(env, { seed });
     store.env = started;
-    for (const [key, secret] of started.seeded) store[key] = secret as GovernedStore<K>[K];
+    Object.assign(store, started.seeded);
   });
   afterEach(async () => {
     if (unset.length > 0) {

@@ -16,7 +16,7 @@ import { runTool } from "@/lib/mcp/server";
 import { ITEM_STATE_LIMITS } from "@/lib/index/item-state";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
-import { drainEmbeddings, governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, principalOf, seedStore, seedToken, seedTokens, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 import { itemDecisionAction } from "@/app/(dashboard)/items/actions";
 import { governance } from "@/lib/backend/governance";
@@ -38,7 +38,7 @@ const P = { store: "kb" };
 const seed = async () => {
   await seedStore("kb");
   await seedStore("other");
-  return { write: await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] }), read: await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] }) };
+  return seedTokens({ write: { label: "w", agent_id: "curator", scopes: ["write"] }, read: { label: "r", agent_id: "reader", scopes: ["read"] } });
 };
 beforeEach(async () => {
   const started = await useTestBackend({}, { seed });

@@ -13,7 +13,7 @@ import { clearQueryVectorCache } from "@/lib/embed/query";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { getStoreDb } from "@/lib/db/connection";
-import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedTokens, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
@@ -370,11 +370,11 @@ describe("reflection API", () => {
   /** Store ops and a writer's, a reader's and an admin's tokens. */
   const seed = async () => {
     await seedStore("ops");
-    return {
-      writer: await seedToken({ label: "w", agent_id: "coder", scopes: ["write"] }),
-      reader: await seedToken({ label: "r", agent_id: "viewer", scopes: ["read"] }),
-      admin: await seedToken({ label: "a", agent_id: "ops-lead", scopes: ["admin"] }),
-    };
+    return seedTokens({
+      writer: { label: "w", agent_id: "coder", scopes: ["write"] },
+      reader: { label: "r", agent_id: "viewer", scopes: ["read"] },
+      admin: { label: "a", agent_id: "ops-lead", scopes: ["admin"] },
+    });
   };
   beforeEach(async () => {
     const started = await useTestBackend({}, { seed });
