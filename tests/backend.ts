@@ -7,6 +7,7 @@ import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connectio
 import { quoteIdent, storeSchemaName } from "@/lib/db/pg-store";
 import { searchInputSchema } from "@/lib/index/search";
 import { closePg, getPg } from "@/lib/db/pg";
+import { resetEmbedderForTests } from "@/lib/embed/model";
 import { getEmbeddingStatus, type EmbeddingStatus } from "@/lib/embed/status";
 import { drainEmbedQueues, processEmbedBatch, type BatchResult } from "@/lib/embed/worker";
 import { getEmbeddingStatusPgByName } from "@/lib/metrics/engines/pg";
@@ -65,32 +66,48 @@ export async function sqliteOnlyCheck(why: string, fn: () => unknown): Promise<v
 export type TestEnv = { dataDir: string; backend: TestBackend; databaseUrl: string | undefined; cleanup: () => Promise<void> };
 
 /**
+ * What a file's tests all start from beyond start-up (stores, documents, tokens): a function of the file's, run
+ * after start-up with a fresh embedder, whose answer (tokens' secrets, ids) the test gets as `seeded`. It must
+ * write the same rows every time it runs and read nothing a test changes: on PostgreSQL it runs once per
+ * process and start-up env, in the template the tests' databases are copied from (see freshDatabase).
+ */
+export type Seed<T> = () => Promise<T>;
+
+/**
  * A fresh temp DATA_DIR (tests/helpers.ts useTempDataDir) and, on
  * PostgreSQL, a fresh database as DATABASE_URL; then the app's start-up
  * (bootstrapApp: core and default stores, the first admin) unless
  * `bootstrap: false` (with `migrated: true`, a PostgreSQL database that has
- * the migrations, for a test about anything but them). Cleanup closes the
- * process's pool before the env goes, so files do not leak connections.
+ * the migrations, for a test about anything but them), and `seed` (see Seed).
+ * Cleanup closes the process's pool before the env goes, so files do not leak connections.
  */
-export async function useTestBackend(
+export async function useTestBackend<T = undefined>(
   extraEnv: Record<string, string> = {},
-  { bootstrap = true, migrated = false }: { bootstrap?: boolean; migrated?: boolean } = {},
-): Promise<TestEnv> {
-  const databaseUrl = onPg ? await freshDatabase(extraEnv, bootstrap, migrated) : undefined;
+  { bootstrap = true, migrated = false, seed }: { bootstrap?: boolean; migrated?: boolean; seed?: Seed<T> } = {},
+): Promise<TestEnv & { seeded: T }> {
+  if (seed && !bootstrap) throw new Error("a seed runs after start-up: it needs bootstrap");
+  const fresh = onPg ? await freshDatabase(extraEnv, bootstrap, migrated, seed) : undefined;
+  const databaseUrl = fresh?.url;
   const env = useTempDataDir({ ...baseEnv(databaseUrl), ...extraEnv });
   const cleanup = async () => {
     await closePg();
     env.cleanup();
   };
+  let seeded = fresh?.seeded as T;
   if (bootstrap) {
     try {
       await bootstrapApp();
+      if (seed) {
+        resetEmbedderForTests();
+        // On PostgreSQL the copy holds what the seed wrote.
+        if (!onPg) seeded = await seed();
+      }
     } catch (e) {
       await cleanup();
       throw e;
     }
   }
-  return { dataDir: env.dataDir, backend: testBackend, databaseUrl, cleanup };
+  return { dataDir: env.dataDir, backend: testBackend, databaseUrl, cleanup, seeded };
 }
 
 function baseEnv(databaseUrl: string | undefined): Record<string, string> {
@@ -98,35 +115,52 @@ function baseEnv(databaseUrl: string | undefined): Record<string, string> {
   return { DUALMIND_CHECK_RESPONSES: "true", ...(databaseUrl ? { DATABASE_URL: databaseUrl, DUALMIND_PG_POOL_MAX: "4" } : {}) };
 }
 
-/** Per test process and start-up env: a database that start-up already ran on (migrations, core, default, first admin). */
-const startedTemplates = new Map<string, Promise<string>>();
+type Template = { url: string; seeded: unknown };
+/**
+ * Per test process, start-up env and seed: a database that start-up (migrations, core, default, first admin) and
+ * the seed already ran on. A seed is told apart by its identity: a file's seed function is one per file.
+ */
+const startedTemplates = new Map<string, Promise<Template>>();
+const seedIds = new WeakMap<Seed<unknown>, number>();
+let seedCount = 0;
 
 /**
  * A fresh PostgreSQL database. With start-up to run, a copy of a template
- * that start-up ran on once for this env (CREATE DATABASE … TEMPLATE): a
- * suite that wants a clean database per test then pays for the migrations
- * once, not per test. Start-up still runs on the copy and finds it done.
+ * that start-up and the seed ran on once for this env (CREATE DATABASE … TEMPLATE):
+ * a suite that wants a clean database per test then pays for the migrations,
+ * its stores' DDL and its seed rows once, not per test. Start-up still runs on the copy and finds it done.
  */
-async function freshDatabase(extraEnv: Record<string, string>, bootstrap: boolean, migrated: boolean): Promise<string> {
-  if (!bootstrap) return createTestDatabase({ migrated });
-  const key = JSON.stringify(extraEnv);
+async function freshDatabase<T>(extraEnv: Record<string, string>, bootstrap: boolean, migrated: boolean, seed: Seed<T> | undefined): Promise<{ url: string; seeded: unknown }> {
+  if (!bootstrap) return { url: await createTestDatabase({ migrated }), seeded: undefined };
+  let seedId = 0;
+  if (seed) {
+    seedId = seedIds.get(seed) ?? ++seedCount;
+    seedIds.set(seed, seedId);
+  }
+  const key = JSON.stringify([extraEnv, seedId]);
   let template = startedTemplates.get(key);
   if (!template) {
     template = (async () => {
       const url = await createTestDatabase({ migrated: true });
       const env = useTempDataDir({ ...baseEnv(url), ...extraEnv });
+      let seeded: unknown;
       try {
         await bootstrapApp();
+        if (seed) {
+          resetEmbedderForTests();
+          seeded = await seed();
+        }
       } finally {
         // No session may stay on a template while it is copied.
         await closePg();
         env.cleanup();
       }
-      return url;
+      return { url, seeded };
     })();
     startedTemplates.set(key, template);
   }
-  return createTestDatabase({ template: await template });
+  const { url, seeded } = await template;
+  return { url: await createTestDatabase({ template: url }), seeded };
 }
 
 /** A store, created the way POST /stores does, on this backend. */
@@ -137,6 +171,13 @@ export async function seedStore(name: string, description?: string): Promise<voi
 /** An agent token (the secret is returned once), on this backend. */
 export async function seedToken(input: z.input<typeof createTokenSchema>): Promise<string> {
   return (await governance().createApiToken({ input, actor: "test" })).token;
+}
+
+/** Agent tokens, one for each key, made in the keys' order: the secrets under the same keys. */
+export async function seedTokens<K extends string>(specs: Record<K, z.input<typeof createTokenSchema>>): Promise<Record<K, string>> {
+  const secrets = {} as Record<K, string>;
+  for (const [key, spec] of Object.entries(specs) as [K, z.input<typeof createTokenSchema>][]) secrets[key] = await seedToken(spec);
+  return secrets;
 }
 
 /** The principal a bearer token stands for (what the route wrapper and the MCP endpoint see). */

@@ -22,7 +22,7 @@ import { graphBackend } from "@/lib/graph/backend";
 import { GET as activityRoute } from "@/app/api/v1/activity/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
-import { seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { seedStore, seedToken, seedTokens, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * Facts superseded instead of contradicted (lib/index/facts.ts): a write that states a new value for the same subject
@@ -39,13 +39,19 @@ const T1 = Date.UTC(2023, 4, 8);
 const T2 = T1 + 60 * DAY;
 const T3 = T1 + 120 * DAY;
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Store kb and a writer's, a reader's and an admin's tokens. */
+const seed = async () => {
   await seedStore("kb");
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
-  admin = await seedToken({ label: "a", agent_id: "auditor", scopes: ["admin"] });
+  return seedTokens({
+    write: { label: "w", agent_id: "curator", scopes: ["write"] },
+    read: { label: "r", agent_id: "reader", scopes: ["read"] },
+    admin: { label: "a", agent_id: "auditor", scopes: ["admin"] },
+  });
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ write, read, admin } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

@@ -17,7 +17,7 @@ import { FORGET_LIMITS } from "@/lib/index/forgetting";
 import { runTool } from "@/lib/mcp/server";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
-import { governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, principalOf, seedStore, seedTokens, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 let env: TestEnv;
 let admin: string;
@@ -26,13 +26,19 @@ let read: string;
 const P = { store: "kb" };
 const DAY = 86_400_000;
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Store kb and a keeper's (admin), a writer's and a reader's tokens. */
+const seed = async () => {
   await seedStore("kb");
-  admin = await seedToken({ label: "a", agent_id: "keeper", scopes: ["read", "write", "admin"] });
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return seedTokens({
+    admin: { label: "a", agent_id: "keeper", scopes: ["read", "write", "admin"] },
+    write: { label: "w", agent_id: "curator", scopes: ["write"] },
+    read: { label: "r", agent_id: "reader", scopes: ["read"] },
+  });
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ admin, write, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { governanceSql, onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, onPg, seedStore, seedTokens, type seedToken, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * The governed-memory suites' setup, once (both backends, tests/backend.ts): a fresh backend per test with store
@@ -44,11 +44,14 @@ export type GovernedStore<K extends string> = { env: TestEnv } & Record<K, strin
 
 export function useGovernedStore<K extends string>({ tokens, stores = [], env = {}, unset = [] }: { tokens: Record<K, AgentToken>; /** Stores beside `kb`. */ stores?: string[]; /** Variables the backend starts with. */ env?: Record<string, string>; /** Variables a test may set, removed after each. */ unset?: string[] }): GovernedStore<K> {
   const store = {} as GovernedStore<K>;
-  beforeEach(async () => {
-    store.env = await useTestBackend(env);
-    resetEmbedderForTests();
+  const seed = async () => {
     for (const name of [KB.store, ...stores]) await seedStore(name);
-    for (const [key, spec] of Object.entries(tokens) as [K, AgentToken][]) store[key] = (await seedToken(spec)) as GovernedStore<K>[K];
+    return seedTokens(tokens);
+  };
+  beforeEach(async () => {
+    const started = await useTestBackend(env, { seed });
+    store.env = started;
+    Object.assign(store, started.seeded);
   });
   afterEach(async () => {
     if (unset.length > 0) {

@@ -12,7 +12,7 @@ import * as wmRoute from "@/app/api/v1/stores/[store]/working-memory/route";
 import * as wmKeyRoute from "@/app/api/v1/stores/[store]/working-memory/[key]/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { graphBackend } from "@/lib/graph/backend";
-import { seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { seedStore, seedTokens, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 let env: TestEnv;
@@ -20,12 +20,15 @@ let write: string;
 let read: string;
 const P = { store: "kb" };
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Store kb, a builder's token and a reader's. */
+const seed = async () => {
   await seedStore("kb");
-  write = await seedToken({ label: "w", agent_id: "builder", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return seedTokens({ write: { label: "w", agent_id: "builder", scopes: ["write"] }, read: { label: "r", agent_id: "reader", scopes: ["read"] } });
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ write, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

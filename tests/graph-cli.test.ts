@@ -13,9 +13,9 @@ import { graphCommands } from "@/scripts/commands/graph-commands";
 import { drainEmbeddings, onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
 
 let env: TestEnv;
+const seed = () => seedStore("ops");
 beforeEach(async () => {
-  env = await useTestBackend();
-  await seedStore("ops");
+  env = await useTestBackend({}, { seed });
 });
 afterEach(async () => {
   vi.useRealTimers();

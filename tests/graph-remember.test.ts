@@ -6,10 +6,9 @@ import { drainEmbeddings, seedStore, storeSql, useTestBackend, type TestEnv } fr
 
 let env: TestEnv;
 
+const seed = () => seedStore("ops");
 async function setup(extraEnv: Record<string, string> = {}) {
-  env = await useTestBackend(extraEnv);
-  resetEmbedderForTests();
-  await seedStore("ops");
+  env = await useTestBackend(extraEnv, { seed });
 }
 afterEach(async () => {
   await env.cleanup();

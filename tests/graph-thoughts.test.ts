@@ -13,10 +13,9 @@ const actor = "t";
 const g = () => graphBackend();
 
 let env: TestEnv;
+const seed = () => seedStore(store);
 beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
-  await seedStore(store);
+  env = await useTestBackend({}, { seed });
 });
 afterEach(async () => {
   await env.cleanup();

@@ -14,17 +14,24 @@ async function scrape(opts: { token?: string; forwardedFor?: string } = {}): Pro
   return { status: res.status, text: await res.text(), type: res.headers.get("content-type") };
 }
 
+/** Stores notes (with a document) and secret, a reader's token and one that reads notes only. */
+async function seed() {
+  await seedStore("notes");
+  await seedStore("secret");
+  const readToken = await seedToken({ label: "r", agent_id: "prom", scopes: ["read"] });
+  const notesOnly = await seedToken({ label: "n", agent_id: "notes-agent", scopes: ["read"], stores: ["notes"] });
+  await seedDocument("notes", "a.md", "# A\n\nhello vectors");
+  return { readToken, notesOnly };
+}
+
 describe("GET /api/metrics and GET /stores/{store}/health", () => {
   let env: TestEnv;
   let readToken: string;
   let notesOnly: string;
   beforeEach(async () => {
-    env = await useTestBackend();
-    await seedStore("notes");
-    await seedStore("secret");
-    readToken = await seedToken({ label: "r", agent_id: "prom", scopes: ["read"] });
-    notesOnly = await seedToken({ label: "n", agent_id: "notes-agent", scopes: ["read"], stores: ["notes"] });
-    await seedDocument("notes", "a.md", "# A\n\nhello vectors");
+    const started = await useTestBackend({}, { seed });
+    env = started;
+    ({ readToken, notesOnly } = started.seeded);
     await snapshotAllStores();
     flushLatencyRollups();
   });

@@ -12,7 +12,7 @@ import * as jobsRoute from "@/app/api/v1/jobs/[id]/route";
 import { governance } from "@/lib/backend/governance";
 import { getStoreDb } from "@/lib/db/connection";
 import { stores } from "@/lib/stores/backend";
-import { itSqliteOnly, onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { itSqliteOnly, onPg, seedStore, seedTokens, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 const store = "notes";
@@ -21,11 +21,15 @@ let env: TestEnv;
 let token: string;
 let adminToken: string;
 
-beforeEach(async () => {
-  env = await useTestBackend();
+/** The store, an agent's token and an admin's. */
+const seed = async () => {
   await seedStore(store);
-  token = await seedToken({ label: "agent", agent_id: "claude", scopes: ["read", "write"] });
-  adminToken = await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] });
+  return seedTokens({ token: { label: "agent", agent_id: "claude", scopes: ["read", "write"] }, adminToken: { label: "ops", agent_id: "ops", scopes: ["admin"] } });
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ token, adminToken } = started.seeded);
 });
 afterEach(() => env.cleanup());
 

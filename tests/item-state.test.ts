@@ -16,7 +16,7 @@ import { runTool } from "@/lib/mcp/server";
 import { ITEM_STATE_LIMITS } from "@/lib/index/item-state";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { callRoute } from "./helpers";
-import { drainEmbeddings, governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, principalOf, seedStore, seedToken, seedTokens, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 import { itemDecisionAction } from "@/app/(dashboard)/items/actions";
 import { governance } from "@/lib/backend/governance";
@@ -34,13 +34,16 @@ let write: string;
 let read: string;
 const P = { store: "kb" };
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Stores kb and other, a writer's and a reader's tokens. */
+const seed = async () => {
   await seedStore("kb");
   await seedStore("other");
-  write = await seedToken({ label: "w", agent_id: "curator", scopes: ["write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return seedTokens({ write: { label: "w", agent_id: "curator", scopes: ["write"] }, read: { label: "r", agent_id: "reader", scopes: ["read"] } });
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ write, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

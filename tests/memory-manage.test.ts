@@ -13,9 +13,9 @@ let env: TestEnv;
 const store = "team";
 const handle = () => openStore({ store });
 
+const seed = () => seedStore(store);
 beforeEach(async () => {
-  env = await useTestBackend();
-  await seedStore(store);
+  env = await useTestBackend({}, { seed });
 });
 afterEach(async () => env.cleanup());
 

@@ -16,9 +16,9 @@ import { callRoute } from "./helpers";
 let env: TestEnv;
 const store = "team";
 
+const seed = () => seedStore(store);
 beforeEach(async () => {
-  env = await useTestBackend();
-  await seedStore(store);
+  env = await useTestBackend({}, { seed });
 });
 afterEach(async () => {
   delete process.env.DUALMIND_MEMORY_TRASH_DAYS;

@@ -13,7 +13,7 @@ import { clearQueryVectorCache } from "@/lib/embed/query";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { getStoreDb } from "@/lib/db/connection";
-import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedTokens, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
@@ -69,11 +69,10 @@ describe("reflection recall", () => {
   const pending = async () => (await storeHealthReportFor({ store, principal: "operator" })).backlog.pending;
   const count = async (table: string, where = "") => (await storeSql<{ n: number }>(store, `select cast(count(*) as integer) as n from ${table} ${where}`))[0].n;
 
+  const seed = () => seedStore(store);
   async function start(extraEnv: Record<string, string> = {}) {
-    env = await useTestBackend(extraEnv);
-    resetEmbedderForTests();
+    env = await useTestBackend(extraEnv, { seed });
     clearQueryVectorCache();
-    await seedStore(store);
   }
   async function restart(extraEnv: Record<string, string>) {
     await env.cleanup();
@@ -368,13 +367,19 @@ describe("reflection API", () => {
   let writer: string;
   let reader: string;
   let admin: string;
-  beforeEach(async () => {
-    env = await useTestBackend();
-    resetEmbedderForTests();
+  /** Store ops and a writer's, a reader's and an admin's tokens. */
+  const seed = async () => {
     await seedStore("ops");
-    writer = await seedToken({ label: "w", agent_id: "coder", scopes: ["write"] });
-    reader = await seedToken({ label: "r", agent_id: "viewer", scopes: ["read"] });
-    admin = await seedToken({ label: "a", agent_id: "ops-lead", scopes: ["admin"] });
+    return seedTokens({
+      writer: { label: "w", agent_id: "coder", scopes: ["write"] },
+      reader: { label: "r", agent_id: "viewer", scopes: ["read"] },
+      admin: { label: "a", agent_id: "ops-lead", scopes: ["admin"] },
+    });
+  };
+  beforeEach(async () => {
+    const started = await useTestBackend({}, { seed });
+    env = started;
+    ({ writer, reader, admin } = started.seeded);
   });
   afterEach(async () => env.cleanup());
 

@@ -99,10 +99,13 @@ describe("adjacent query words near each other (proximity)", () => {
 describe("the same rules through the search route, on this backend", () => {
   const TOKEN = "bootstrap-token-for-match-tests-0123456789";
   let env: TestEnv;
-  beforeEach(async () => {
-    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
+  /** Store match holding DOCS. */
+  const seed = async () => {
     await seedStore("match");
     for (const [i, d] of DOCS.entries()) await seedDocument("match", `d${i + 1}.md`, d);
+  };
+  beforeEach(async () => {
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN }, { seed });
   });
   afterEach(async () => {
     await env.cleanup();

@@ -17,7 +17,6 @@ import { POST as recallPOST } from "@/app/api/v1/stores/[store]/recall/route";
 import { POST as rememberPOST } from "@/app/api/v1/stores/[store]/remember/route";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import type { AgentPrincipal } from "@/lib/auth/tokens";
-import { resetEmbedderForTests } from "@/lib/embed/model";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { createMcpServer } from "@/lib/mcp/server";
 import { answerReason } from "@/lib/retrieval";
@@ -62,11 +61,10 @@ async function mcpCall(name: string, args: Record<string, unknown>): Promise<Cal
   }
 }
 
+const seed = () => seedStore(STORE);
 beforeEach(async () => {
-  env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-  resetEmbedderForTests();
+  env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN }, { seed });
   clearQueryVectorCache();
-  await seedStore(STORE);
 });
 afterEach(async () => {
   restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_EMBED_DIM: undefined });

@@ -10,9 +10,9 @@ import { seedStore, useTestBackend, type TestEnv } from "./backend";
 let env: TestEnv;
 const store = "tables";
 
+const seed = () => seedStore(store);
 beforeEach(async () => {
-  env = await useTestBackend();
-  await seedStore(store);
+  env = await useTestBackend({}, { seed });
 });
 afterEach(async () => env.cleanup());
 

@@ -18,9 +18,9 @@ const GUIDE = Array.from({ length: 6 }, (_, i) => `## Section ${i}\n\n${`Step ${
 
 describe("the search reader (a chunk in its document)", () => {
   let env: TestEnv;
+  const seed = () => seedStore("notes");
   beforeEach(async () => {
-    env = await useTestBackend();
-    await seedStore("notes");
+    env = await useTestBackend({}, { seed });
   });
   afterEach(async () => {
     restartWith({ DUALMIND_EMBED_MODEL: undefined, DUALMIND_EMBED_DIM: undefined });

@@ -36,11 +36,11 @@ async function search(body: Record<string, unknown>) {
 
 /** A fresh DATA_DIR (and on PostgreSQL a fresh database) with the `notes` store holding DOCS (vectors not yet made). */
 async function freshNotesStore() {
-  const env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-  resetEmbedderForTests();
+  return useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN }, { seed: seedNotes });
+}
+async function seedNotes() {
   await seedStore("notes");
   await put(DOCS);
-  return env;
 }
 const drainEmbedQueues = ({ stores }: { stores: string[] }) => drainEmbeddings(stores);
 /** The store's embed queue as its health report counts it (both backends). */

@@ -149,9 +149,8 @@ describe("self-recall of a store, and the model switch it gates", () => {
   afterAll(async () => {
     await poor.close();
   });
-  beforeEach(async () => {
-    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-    resetEmbedderForTests();
+  /** Every topic's document, four traces and four thoughts in store notes, embedded. */
+  const seed = async () => {
     await seedStore("notes");
     await seedTopics(TOPICS.length);
     for (let t = 0; t < 4; t++) {
@@ -159,6 +158,9 @@ describe("self-recall of a store, and the model switch it gates", () => {
       await seedThought("notes", { content: `Thinking about ${TOPICS[t].join(" ")} and why the ${TOPICS[t][4]} matters here`, framework: "conversation" });
     }
     await drainEmbeddings(["notes"]);
+  };
+  beforeEach(async () => {
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN }, { seed });
   });
   afterEach(async () => {
     restartWith({ DUALMIND_EMBED_PROVIDER: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_EMBED_BASE_URL: undefined, DUALMIND_EMBED_DIM: undefined });
@@ -298,12 +300,14 @@ describe("pooled scores", () => {
 
 describe("self-recall nobody asked for: after a reindex, every day, paced", () => {
   let env: TestEnv;
-  beforeEach(async () => {
-    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_MAX_EVALUATIONS: "16", DUALMIND_EVALUATE_CPU_SHARE: "0.5" });
-    resetEmbedderForTests();
+  /** Six topics' documents in store notes, embedded. */
+  const seed = async () => {
     await seedStore("notes");
     await seedTopics(6);
     await drainEmbeddings(["notes"]);
+  };
+  beforeEach(async () => {
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_MAX_EVALUATIONS: "16", DUALMIND_EVALUATE_CPU_SHARE: "0.5" }, { seed });
   });
   afterEach(async () => {
     restartWith({ DUALMIND_EVALUATE_EVERY: undefined, DUALMIND_EVALUATE_CPU_SHARE: undefined, DUALMIND_MAX_EVALUATIONS: undefined });

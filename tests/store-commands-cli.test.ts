@@ -32,9 +32,9 @@ const COMMANDS: Command[] = [...storeCommands, ...indexCommands, ...recallComman
 const CLI_ACTOR = `cli:${process.env.USER ?? "local"}`;
 
 let env: TestEnv;
+const seed = () => seedStore("ops");
 beforeEach(async () => {
-  env = await useTestBackend();
-  await seedStore("ops");
+  env = await useTestBackend({}, { seed });
 });
 afterEach(async () => {
   configureDimension(undefined);

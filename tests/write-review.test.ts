@@ -23,7 +23,7 @@ import { resetEmbedderForTests } from "@/lib/embed/model";
 import { runTool } from "@/lib/mcp/server";
 import { stores } from "@/lib/stores/backend";
 import { callRoute } from "./helpers";
-import { governanceSql, principalOf, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, principalOf, seedStore, seedToken, seedTokens, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 let env: TestEnv;
 let admin: string;
@@ -33,16 +33,22 @@ let trusted: string;
 let read: string;
 const P = { store: "kb" };
 
-beforeEach(async () => {
-  env = await useTestBackend();
-  resetEmbedderForTests();
+/** Stores kb and other, and the tokens of an admin, two writers, a trusted curator and a reader. */
+const seed = async () => {
   await seedStore("kb");
   await seedStore("other");
-  admin = await seedToken({ label: "admin", agent_id: "boss", scopes: ["read", "write", "admin"] });
-  scribe = await seedToken({ label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] });
-  curator = await seedToken({ label: "curator-token", agent_id: "curator", scopes: ["read", "write"] });
-  trusted = await seedToken({ label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] });
-  read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  return seedTokens({
+    admin: { label: "admin", agent_id: "boss", scopes: ["read", "write", "admin"] },
+    scribe: { label: "scribe-token", agent_id: "scribe", scopes: ["read", "write"] },
+    curator: { label: "curator-token", agent_id: "curator", scopes: ["read", "write"] },
+    trusted: { label: "librarian-token", agent_id: "librarian", scopes: ["read", "write"] },
+    read: { label: "r", agent_id: "reader", scopes: ["read"] },
+  });
+};
+beforeEach(async () => {
+  const started = await useTestBackend({}, { seed });
+  env = started;
+  ({ admin, scribe, curator, trusted, read } = started.seeded);
 });
 afterEach(async () => {
   await env.cleanup();

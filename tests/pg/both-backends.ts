@@ -98,6 +98,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/search-quality.test.ts",
   "tests/self-recall.test.ts",
   "tests/wire-casing.test.ts",
+  "tests/backend-seed.test.ts",
   // The reliability suite's bad-input table (every /api/v1 route × every bad input: the right 4xx, nothing written).
   "tests/reliability/bad-input.test.ts",
 ] as const;
