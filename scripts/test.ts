@@ -32,29 +32,28 @@ const npm = (script: string): string[] => ["npm", "run", "-s", script];
 const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] };
 
 /**
- * The lanes. Two keep 2 cores busy: every suite runs two files (e2e: two specs) at a time, and much of each
- * waits (PostgreSQL, servers starting, timed load, the browser), yet the machine is short of CPU more than of
- * anything else, so a layout gains only where a core would idle. Lint and the type check need no bundle and
- * run beside the build; then the lanes are balanced by their phases' seconds, neither waiting for the other:
- * the PostgreSQL suite (the longest), the reliability suite on PostgreSQL (one cluster serves both) and the
- * reliability suite on SQLite after the build, beside lint, the type check, unit and e2e
+ * Two lanes keep 2 cores busy: every suite runs two files (e2e: two specs) at a time, and much of each waits
+ * (PostgreSQL, servers starting, timed load, the browser), yet the machine is short of CPU more than of anything
+ * else, so a layout gains only where a core would otherwise idle. Each lane starts with its own phases: the build
+ * and then the PostgreSQL suite (the longest; its cluster starts beside the build), and beside them lint and the
+ * type check, which need no bundle. Then each lane, as it frees, takes the next phase of SHARED, longest first:
+ * neither waits idle while the other has work, however long the PostgreSQL suite runs
  * (`npm test -- --timings` shows each phase's seconds and slowest files).
  */
 const LANES: Phase[][] = [
-  [
-    BUILD,
-    { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
-    { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
-    { name: "reliability", args: npm("test:reliability"), needsBuild: true },
-  ],
+  [BUILD, { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true }],
   [
     { name: "lint", args: npm("lint") },
     // The route types were copied before the build began (prepareTypecheck below): tsc reads no file the build rewrites.
     { name: "typecheck", args: ["npx", "tsx", "scripts/typecheck.ts", "--prepared"] },
-    // Route handlers are called in-process: no server, no bundle.
-    { name: "unit", args: npm("test:unit") },
-    { name: "e2e", args: npm("test:e2e"), needsBuild: true },
   ],
+];
+const SHARED: Phase[] = [
+  { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+  // Route handlers are called in-process: no server, no bundle.
+  { name: "unit", args: npm("test:unit") },
+  { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
+  { name: "reliability", args: npm("test:reliability"), needsBuild: true },
 ];
 
 type Result = { name: string; seconds: number; ok: boolean; logFile?: string; cpuSeconds?: number; treeCpuSeconds?: number; report?: string };
@@ -150,7 +149,7 @@ async function main() {
   const serial = args.includes("--serial");
   const timings = args.includes("--timings");
   const only = args.filter((a) => a !== "--serial" && a !== "--timings");
-  const known = LANES.flat().map((p) => p.name);
+  const known = [...LANES.flat(), ...SHARED].map((p) => p.name);
   const unknown = only.filter((n) => !known.includes(n));
   if (unknown.length) {
     console.error(`unknown phase(s): ${unknown.join(", ")}; phases: ${known.join(", ")}`);
@@ -158,18 +157,19 @@ async function main() {
   }
   const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
   const lanes = LANES.map((lane) => lane.filter(wanted));
+  const shared = SHARED.filter(wanted);
   // A selection that needs the bundle gets the build in front of it.
-  if (only.length && !only.includes("build") && lanes.flat().some((p) => p.needsBuild)) lanes[0].unshift(BUILD);
-  const selected = lanes.filter((lane) => lane.length > 0);
-  // Groups run one after another, the lanes of a group side by side. --serial: every phase alone, one after
-  // another (to tell a slow or flaky phase from a crowded one).
-  const groups: Phase[][][] = serial ? selected.flat().map((p) => [[p]]) : [selected];
+  if (only.length && !only.includes("build") && [...lanes.flat(), ...shared].some((p) => p.needsBuild)) lanes[0].unshift(BUILD);
+  const selected = [...lanes.flat(), ...shared];
+  // Groups run one after another: each the lanes' own phases and the shared ones the lanes take as they free.
+  // --serial: every phase alone, one after another (to tell a slow or flaky phase from a crowded one).
+  const groups: { lanes: Phase[][]; shared: Phase[] }[] = serial ? selected.map((p) => ({ lanes: [[p]], shared: [] })) : [{ lanes, shared }];
 
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-logs-"));
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
   // The typecheck phase checks every file of the project (tests and .next/types too): a run that has it builds
   // without Next's own check of the same program (next.config.mjs), which would hold up every phase after the build.
-  const typechecked = selected.flat().some((p) => p.name === "typecheck");
+  const typechecked = selected.some((p) => p.name === "typecheck");
   let postgres: TestPostgres | null = null;
   const stopPostgres = () => {
     postgres?.stop();
@@ -209,7 +209,7 @@ async function main() {
     ));
   };
   // The cluster starts beside the build, ready before a phase needs it (with --serial, when one does).
-  if (!serial && selected.flat().some((p) => p.needsPostgres)) void startCluster();
+  if (!serial && selected.some((p) => p.needsPostgres)) void startCluster();
   /** A phase that cannot start: failed, with why in its log. */
   const notRun = (phase: Phase, why: unknown): Result => {
     const logFile = path.join(logDir, `${phase.name.replace(/\W/g, "-")}.log`);
@@ -228,7 +228,7 @@ async function main() {
   }
   // Phases that need the bundle wait for the build; a failed build too lets them run (and fail), so every phase runs.
   let built: () => void = () => {};
-  const buildDone = selected.flat().includes(BUILD) ? new Promise<void>((resolve) => (built = resolve)) : Promise.resolve();
+  const buildDone = selected.includes(BUILD) ? new Promise<void>((resolve) => (built = resolve)) : Promise.resolve();
   const run = async (p: Phase): Promise<Result> => {
     if (p.name === "typecheck" && typesPrepared) return notRun(p, typesPrepared);
     if (p.needsBuild) await buildDone;
@@ -245,10 +245,12 @@ async function main() {
   };
   try {
     for (const group of groups) {
+      const queue = [...group.shared];
       const done = await Promise.all(
-        group.map(async (lane) => {
+        group.lanes.map(async (lane) => {
           const laneResults: Result[] = [];
           for (const p of lane) laneResults.push(await run(p));
+          for (let p = queue.shift(); p; p = queue.shift()) laneResults.push(await run(p));
           return laneResults;
         }),
       );
