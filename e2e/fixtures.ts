@@ -29,11 +29,12 @@ export const E2E = {
 
 /**
  * Pages in `context` stop prefetching the links they show. Next's router fetches every link that scrolls into
- * view on each full page load (about thirty RSC requests per dashboard page, each rendered by the server), which
- * roughly doubles what a page load costs server and browser. Only for specs that read pages and never follow a
- * link on the strength of a prefetch: a status read again and again, a sweep that fetches every link itself.
- * Prefetch requests have their own tests (access.spec: refused signed out; memories.spec: not counted as use).
- * Next's Link starts a viewport prefetch from an IntersectionObserver, which no code of the app uses itself.
+ * view on each full page load (about thirty RSC requests per dashboard page, each rendered by the server):
+ * several times the server's work for the page itself, and a third more in the browser. Only for specs that read
+ * pages and never follow a link on the strength of a prefetch: a status read again and again, a sweep that
+ * fetches every link itself. Prefetch requests have their own tests (access.spec: refused signed out;
+ * memories.spec: not counted as use). Next's Link starts a viewport prefetch from an IntersectionObserver, which
+ * no code of the app uses itself.
  */
 export async function withoutLinkPrefetch(context: BrowserContext): Promise<void> {
   await context.addInitScript(() => {
