@@ -1,12 +1,12 @@
 /**
  * `npm test`: every suite, as CI runs it, with the seconds each phase took and the total.
  *
- * Stages run one after another, each as lanes side by side (a phase's output
- * is held and printed whole when it ends). The production bundle is built
- * once, beside lint, for the type check and every suite that starts
- * `next start` (PostgreSQL, reliability, e2e); one PostgreSQL cluster, started
- * beside the build, serves both PostgreSQL suites (each test file makes its
- * own database in it).
+ * Two lanes run side by side from the start (a phase's output is held and printed whole when it ends); the
+ * phases of one lane run one after another. The production bundle is built once, at the head of the first
+ * lane, for every suite that starts `next start` (PostgreSQL, reliability, e2e): a phase that needs it waits
+ * for it. The type check does not: it reads its own copy of the route types (scripts/typecheck.ts). One
+ * PostgreSQL cluster, started beside the build, serves both PostgreSQL suites (each test file makes its own
+ * database in it).
  * Every phase runs even when an earlier one failed, so one run shows every
  * failure; the exit code is 1 when any failed.
  *
@@ -22,6 +22,7 @@ import path from "node:path";
 import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
 import { ROOT } from "./build-freshness";
 import { TreeCpu } from "./tree-cpu";
+import { prepareTypecheck } from "./typecheck";
 import type { FileTime } from "./vitest-file-times";
 
 type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres?: boolean };
@@ -31,32 +32,28 @@ const npm = (script: string): string[] => ["npm", "run", "-s", script];
 const BUILD: Phase = { name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] };
 
 /**
- * The stages, in order. A stage is lanes that run side by side; the phases of
- * one lane run one after another. Two lanes keep 2 cores busy: every suite
- * after the build runs two files (e2e: two specs) at a time, and much of each
- * waits (PostgreSQL, servers starting, timed load, the browser). After the
- * build there is no barrier: the lanes are balanced by their phases' summed
- * seconds — the PostgreSQL suite (the longest), the reliability suite on
- * PostgreSQL (one cluster serves both) and the reliability suite on SQLite, beside
- * the type check, e2e and unit — so neither lane waits for the other
+ * Two lanes keep 2 cores busy: every suite runs two files (e2e: two specs) at a time, and much of each waits
+ * (PostgreSQL, servers starting, timed load, the browser), yet the machine is short of CPU more than of anything
+ * else, so a layout gains only where a core would otherwise idle. Each lane starts with its own phases: the build
+ * and then the PostgreSQL suite (the longest; its cluster starts beside the build), and beside them lint and the
+ * type check, which need no bundle. Then each lane, as it frees, takes the next phase of SHARED, longest first:
+ * neither waits idle while the other has work, however long the PostgreSQL suite runs
  * (`npm test -- --timings` shows each phase's seconds and slowest files).
  */
-const STAGES: Phase[][][] = [
-  [[BUILD], [{ name: "lint", args: npm("lint") }]],
+const LANES: Phase[][] = [
+  [BUILD, { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true }],
   [
-    [
-      { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
-      { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
-      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
-    ],
-    [
-      // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
-      { name: "typecheck", args: npm("typecheck"), needsBuild: true },
-      { name: "e2e", args: npm("test:e2e"), needsBuild: true },
-      // Route handlers are called in-process: no server, no bundle.
-      { name: "unit", args: npm("test:unit") },
-    ],
+    { name: "lint", args: npm("lint") },
+    // The route types were copied before the build began (prepareTypecheck below): tsc reads no file the build rewrites.
+    { name: "typecheck", args: ["npx", "tsx", "scripts/typecheck.ts", "--prepared"] },
   ],
+];
+const SHARED: Phase[] = [
+  { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+  // Route handlers are called in-process: no server, no bundle.
+  { name: "unit", args: npm("test:unit") },
+  { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
+  { name: "reliability", args: npm("test:reliability"), needsBuild: true },
 ];
 
 type Result = { name: string; seconds: number; ok: boolean; logFile?: string; cpuSeconds?: number; treeCpuSeconds?: number; report?: string };
@@ -152,24 +149,27 @@ async function main() {
   const serial = args.includes("--serial");
   const timings = args.includes("--timings");
   const only = args.filter((a) => a !== "--serial" && a !== "--timings");
-  const known = STAGES.flat(2).map((p) => p.name);
+  const known = [...LANES.flat(), ...SHARED].map((p) => p.name);
   const unknown = only.filter((n) => !known.includes(n));
   if (unknown.length) {
     console.error(`unknown phase(s): ${unknown.join(", ")}; phases: ${known.join(", ")}`);
     process.exit(2);
   }
   const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
-  let selected = STAGES.map((stage) => stage.map((lane) => lane.filter(wanted)).filter((lane) => lane.length > 0)).filter((s) => s.length > 0);
+  const lanes = LANES.map((lane) => lane.filter(wanted));
+  const shared = SHARED.filter(wanted);
   // A selection that needs the bundle gets the build in front of it.
-  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[BUILD]]);
+  if (only.length && !only.includes("build") && [...lanes.flat(), ...shared].some((p) => p.needsBuild)) lanes[0].unshift(BUILD);
+  const selected = [...lanes.flat(), ...shared];
+  // Groups run one after another: each the lanes' own phases and the shared ones the lanes take as they free.
   // --serial: every phase alone, one after another (to tell a slow or flaky phase from a crowded one).
-  if (serial) selected = selected.flat(2).map((p) => [[p]]);
+  const groups: { lanes: Phase[][]; shared: Phase[] }[] = serial ? selected.map((p) => ({ lanes: [[p]], shared: [] })) : [{ lanes, shared }];
 
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-logs-"));
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
   // The typecheck phase checks every file of the project (tests and .next/types too): a run that has it builds
   // without Next's own check of the same program (next.config.mjs), which would hold up every phase after the build.
-  const typechecked = selected.flat(2).some((p) => p.name === "typecheck");
+  const typechecked = selected.some((p) => p.name === "typecheck");
   let postgres: TestPostgres | null = null;
   const stopPostgres = () => {
     postgres?.stop();
@@ -187,7 +187,7 @@ async function main() {
   const total = performance.now();
   const results: Result[] = [];
   const tree = timings ? TreeCpu.start() : null;
-  let clusterResult: Result | null = null;
+  let clusterResult = null as Result | null;
   let cluster: Promise<{ seconds: number } | { error: unknown }> | null = null;
   const startCluster = () => {
     const started = performance.now();
@@ -204,35 +204,65 @@ async function main() {
         }
         return { seconds: (performance.now() - started) / 1000 };
       },
-      // Held until a stage needs the cluster, so the failure is thrown there and not as an unhandled rejection.
+      // Held until a phase needs the cluster, which then fails with it (not an unhandled rejection).
       (error: unknown) => ({ error }),
     ));
   };
-  // The cluster starts beside the first stage (the build), ready before a phase needs it (with --serial, when one does).
-  if (!serial && selected.flat(2).some((p) => p.needsPostgres)) void startCluster();
+  // The cluster starts beside the build, ready before a phase needs it (with --serial, when one does).
+  if (!serial && selected.some((p) => p.needsPostgres)) void startCluster();
+  /** A phase that cannot start: failed, with why in its log. */
+  const notRun = (phase: Phase, why: unknown): Result => {
+    const logFile = path.join(logDir, `${phase.name.replace(/\W/g, "-")}.log`);
+    fs.writeFileSync(logFile, `Error: ${phase.name} did not run: ${why instanceof Error ? why.message : String(why)}\n`);
+    console.log(`== ${phase.name}: FAILED (did not run)`);
+    return { name: phase.name, seconds: 0, ok: false, logFile };
+  };
+  // The type check's route types, before the build cleans .next (scripts/typecheck.ts).
+  let typesPrepared: unknown = null;
+  if (typechecked) {
+    try {
+      prepareTypecheck();
+    } catch (e) {
+      typesPrepared = e;
+    }
+  }
+  // Phases that need the bundle wait for the build; a failed build too lets them run (and fail), so every phase runs.
+  let built: () => void = () => {};
+  const buildDone = selected.includes(BUILD) ? new Promise<void>((resolve) => (built = resolve)) : Promise.resolve();
+  const run = async (p: Phase): Promise<Result> => {
+    if (p.name === "typecheck" && typesPrepared) return notRun(p, typesPrepared);
+    if (p.needsBuild) await buildDone;
+    if (p.needsPostgres && !env.DM_TEST_PG_ADMIN_URL) {
+      const started = await startCluster();
+      if ("error" in started) return notRun(p, `the PostgreSQL cluster did not start: ${started.error instanceof Error ? started.error.message : String(started.error)}`);
+      // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
+      env.DM_TEST_PG_ADMIN_URL ??= postgres!.url;
+      clusterResult ??= { name: "postgres cluster", seconds: started.seconds, ok: true };
+    }
+    const result = await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir, timings, tree);
+    if (p === BUILD) built();
+    return result;
+  };
   try {
-    for (const stage of selected) {
-      if (!env.DM_TEST_PG_ADMIN_URL && stage.flat().some((p) => p.needsPostgres)) {
-        const started = await startCluster();
-        if ("error" in started) throw started.error;
-        // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
-        env.DM_TEST_PG_ADMIN_URL = postgres!.url;
-        clusterResult = { name: "postgres cluster", seconds: started.seconds, ok: true };
-        results.push(clusterResult);
-      }
-      const lanes = await Promise.all(
-        stage.map(async (lane) => {
-          const done: Result[] = [];
-          for (const p of lane) done.push(await runPhase(p, p === BUILD && typechecked ? { ...env, DM_TEST_BUILD_TYPES_CHECKED: "1" } : env, logDir, timings, tree));
-          return done;
+    for (const group of groups) {
+      const queue = [...group.shared];
+      const done = await Promise.all(
+        group.lanes.map(async (lane) => {
+          const laneResults: Result[] = [];
+          for (const p of lane) laneResults.push(await run(p));
+          for (let p = queue.shift(); p; p = queue.shift()) laneResults.push(await run(p));
+          return laneResults;
         }),
       );
-      results.push(...lanes.flat());
+      results.push(...done.flat());
     }
   } finally {
-    // A cluster still starting when a stage threw is stopped once it is up.
+    // A cluster still starting when the run ended is stopped once it is up.
     await cluster;
-    if (clusterResult) clusterResult.treeCpuSeconds = tree?.seconds("postgres cluster");
+    if (clusterResult) {
+      clusterResult.treeCpuSeconds = tree?.seconds("postgres cluster");
+      results.unshift(clusterResult);
+    }
     stopPostgres();
     tree?.stop();
   }
@@ -241,7 +271,7 @@ async function main() {
   const failed = results.filter((r) => !r.ok && r.logFile);
   const why = failed.map((r) => ({ name: r.name, lines: failureLines(fs.readFileSync(r.logFile!, "utf8")) }));
   for (const w of why) console.log(`\n== why ${w.name} failed\n${w.lines.join("\n")}`);
-  console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
+  console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "two lanes side by side"})`);
   if (timings)
     console.log("(cpu: the phase and the processes it waited for, /usr/bin/time; tree: every process it started, sampled each second, browsers and servers included)");
   const n = (x: number | undefined) => (x === undefined ? "-" : x.toFixed(0));
