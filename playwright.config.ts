@@ -1,11 +1,12 @@
 import { defineConfig, devices } from "@playwright/test";
 import fs from "node:fs";
 import { nextStartArgs } from "./scripts/build-freshness";
+import { chromiumPath } from "./scripts/chromium";
 import { E2E, E2E_WORKERS, e2eServer } from "./e2e/fixtures";
 import { patience } from "./tests/fixtures/patience";
 
-const chromium = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
-if (!chromium) throw new Error("Chromium not found: install Debian's chromium (apt-get install chromium) or run bash .ci/run");
+// The headless shell where installed (scripts/chromium.ts).
+const chromium = chromiumPath("shell");
 
 export default defineConfig({
   testDir: "e2e",

@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { chromiumPath } from "./chromium";
 
 const ROOT = path.join(import.meta.dirname, "..", "public");
 const SIZES: Record<string, number> = { "icons/icon-192.png": 192, "icons/icon-512.png": 512, "apple-touch-icon.png": 180, "icons/icon-32.png": 32 };
@@ -29,8 +30,7 @@ function icoFromPng(png: Buffer, size: number): Buffer {
 }
 
 async function main(): Promise<void> {
-  const executablePath = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
-  if (!executablePath) throw new Error("Chromium not found (apt-get install chromium)");
+  const executablePath = chromiumPath("full");
   const svg = fs.readFileSync(path.join(ROOT, "icon.svg"), "utf8");
   const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
   try {

@@ -23,6 +23,7 @@ import path from "node:path";
 import { chromium, type Locator, type Page } from "@playwright/test";
 import { startFakeOpenAI } from "../tests/fixtures/fake-openai-server";
 import { freePort } from "../tests/fixtures/next-server";
+import { chromiumPath } from "./chromium";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
   fakePort = await freePort();
   port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const executablePath = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
+  const executablePath = chromiumPath("full");
   fs.mkdirSync(OUT, { recursive: true });
   const fake = await startFakeOpenAI({ dimension: 32, port: fakePort });
   let app = await startApp("fake-a");
