@@ -191,7 +191,7 @@ async function main() {
   let cluster: Promise<{ seconds: number } | { error: unknown }> | null = null;
   const startCluster = () => {
     const started = performance.now();
-    return (cluster ??= startTestPostgres().then(
+    return (cluster ??= startTestPostgres({ inMemory: true }).then(
       (pg) => {
         postgres = pg;
         // The server's processes: the postmaster (a daemon, not the runner's child) and its backends.

@@ -39,7 +39,7 @@ const held = globalThis as unknown as { __dmTestPgRun?: { users: number; ready: 
 
 async function startRun(): Promise<Run> {
   const shared = process.env.DM_TEST_PG_ADMIN_URL;
-  const server = shared ? null : await startTestPostgres();
+  const server = shared ? null : await startTestPostgres({ inMemory: true });
   const adminUrl = shared ?? server!.url;
   try {
     return { adminUrl, template: await migratedTemplate(adminUrl), server };

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { Client } from "pg";
 import { describe, expect, it } from "vitest";
 import { createTestDatabase, withClient } from "./helpers";
@@ -11,6 +12,22 @@ describe("the PostgreSQL test server", () => {
     }));
     expect(version).toBeGreaterThanOrEqual(150000);
     expect(owner).toBe("dualmind");
+  });
+
+  it("lives in memory (/dev/shm) when that has room for the suite's databases, else in the temp dir", async () => {
+    const url = await createTestDatabase();
+    const dataDirectory = await withClient(url, async (c) => (await c.query<{ d: string }>("select current_setting('data_directory') as d")).rows[0].d);
+    let room = 0;
+    try {
+      const shm = fs.statfsSync("/dev/shm");
+      room = shm.bavail * shm.bsize;
+    } catch {
+      // no /dev/shm
+    }
+    // The room was taken before the cluster filled some of it: a machine just above the line may see less now.
+    if (room >= 13 * 1024 ** 3) expect(dataDirectory.startsWith("/dev/shm/dualmind-pg-")).toBe(true);
+    if (room < 11 * 1024 ** 3) expect(dataDirectory.startsWith("/dev/shm/")).toBe(false);
+    expect(dataDirectory).toMatch(/\/dualmind-pg-[^/]+\/data$/);
   });
 
   it("gives every test file its own database", async () => {

@@ -66,16 +66,37 @@ async function runAsServerUserAsync(bin: string, args: string[]): Promise<void> 
   }
 }
 
+/** Room a test suite's cluster may fill: every test file copies a database of its own, and none is dropped before the end. */
+const IN_MEMORY_ROOM = 12 * 1024 ** 3;
+
+/**
+ * Where a thrown-away cluster lives: a memory file system (/dev/shm) when it has the room, else the temp dir.
+ * A suite creates hundreds of databases (each a copy of a template, several MB of files); on disk those copies wait
+ * on write-back and deleting them at the end took half a minute, in memory a few seconds.
+ */
+function clusterParent(inMemory: boolean): string {
+  if (inMemory) {
+    try {
+      const fsStats = fs.statfsSync("/dev/shm");
+      if (fsStats.bavail * fsStats.bsize >= IN_MEMORY_ROOM) return "/dev/shm";
+    } catch {
+      // no /dev/shm here: the temp dir
+    }
+  }
+  return os.tmpdir();
+}
+
 /**
  * initdb + start. Durability settings are off (fsync, full page writes): the
  * cluster is thrown away after the run, and locking, MVCC and transactions —
  * what the tests check — behave the same. `port`: a fixed one (a bench given
  * its own range) instead of a free one. `keepDir`: the cluster lives there and
  * outlives stop() (a bench reusing what it seeded); made on first use.
+ * `inMemory`: a test suite's cluster, in memory where there is room (clusterParent); benches keep theirs on disk.
  */
-export async function startTestPostgres({ port: fixedPort, keepDir }: { port?: number; keepDir?: string } = {}): Promise<TestPostgres> {
+export async function startTestPostgres({ port: fixedPort, keepDir, inMemory = false }: { port?: number; keepDir?: string; inMemory?: boolean } = {}): Promise<TestPostgres> {
   const binDir = findPostgresBinDir();
-  const dir = keepDir ? (fs.mkdirSync(keepDir, { recursive: true }), keepDir) : fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pg-"));
+  const dir = keepDir ? (fs.mkdirSync(keepDir, { recursive: true }), keepDir) : fs.mkdtempSync(path.join(clusterParent(inMemory), "dualmind-pg-"));
   const data = path.join(dir, "data");
   const kept = keepDir !== undefined && fs.existsSync(path.join(data, "PG_VERSION"));
   const log = path.join(dir, "server.log");
