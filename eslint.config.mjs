@@ -17,6 +17,14 @@ const config = [
     },
   },
   {
+    // The dashboard's links prefetch on a person's intent, not on sight (components/link.tsx).
+    files: ["app/**/*.tsx", "components/**/*.tsx"],
+    ignores: ["components/link.tsx"],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [{ name: "next/link", message: "import Link from \"@/components/link\": it prefetches on intent, not on sight" }] }],
+    },
+  },
+  {
     // Exported lib/ functions take one object argument; the exceptions (by file, with a reason) only shrink.
     files: ["lib/**/*.ts"],
     ignores: ["lib/client/**"],

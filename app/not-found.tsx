@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /** An address no route serves (the dashboard's own 404, inside its layout, answers unknown ids). */
 export default function NotFound() {

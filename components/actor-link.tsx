@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /**
  * An actor or agent id as a link to its activity: `agent:<id>` and a bare

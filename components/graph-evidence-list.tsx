@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 type Evidence = { thought_id: string; stance: "supports" | "contradicts"; excerpt: string | null };
 

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useState } from "react";
 
 type Neighbour = { id: string; label: string; type: string; weight: number; direction: "in" | "out" };

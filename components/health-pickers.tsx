@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { RANGE_KEYS, type RangeKey } from "@/lib/metrics/preparers";
 import { chartRangeQuery, formatBucketWidth, type ChartRange } from "@/lib/metrics/time-range";
 

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /** "N things · page p" with Previous / Next links that keep the current filters. */
 export function LedgerPager({ label, noun, total, page, pageSize, hrefFor }: { label: string; noun: string; total: number; page: number; pageSize: number; hrefFor: (page: number) => string }) {

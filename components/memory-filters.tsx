@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import type { CategoryChild } from "@/lib/index/memories";
 
 /** Category tree as nested links; counts include sub-categories. */

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { formatTime } from "@/lib/format";
 import type { OwnedChoice } from "@/lib/governance/owned-ids";
 

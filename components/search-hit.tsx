@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import type { SearchHit } from "@/lib/index/search";
 import { readerHref, type SearchUrlState } from "./search-url";
 

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { formatBytes, formatTime } from "@/lib/format";
 import type { ChunkReader, ReaderNeighbour, VectorState } from "@/lib/index/reader";
 import { frontmatterLength } from "@/lib/index/frontmatter";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import type { FlaggedSearchResult as SearchResult } from "@/lib/stores/backend";
 import { PoisonFlagBadges } from "./poison-flags";
 import { ConfidenceBadge, WeakAnswerNote } from "./confidence-band";

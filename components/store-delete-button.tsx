@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useActionState } from "react";
 import { ConfirmAction } from "@/components/confirm-action";
 import type { ActionResult } from "@/lib/http/action-result";

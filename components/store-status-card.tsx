@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import type { StatusVerdict, StoreStatusState } from "@/lib/embed/status";
 import type { StatusHeadline } from "@/lib/metrics/status-summary";
 import { formatTime } from "@/lib/format";

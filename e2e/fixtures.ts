@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { expect, type Browser, type BrowserContext, type Page } from "@playwright/test";
+import { expect, type Browser, type Page } from "@playwright/test";
 
 // One temp dir per run (made where playwright.config.ts loads this first), shared with the workers through the environment.
 process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-e2e-"));
@@ -26,31 +26,6 @@ export const E2E = {
   adminPassword: "e2e-admin-password",
   bootstrapToken: "e2e-bootstrap-token-0123456789abcdef-XYZ",
 };
-
-/**
- * Pages in `context` stop prefetching the links they show. Next's router fetches every link that scrolls into
- * view on each full page load (about thirty RSC requests per dashboard page, each rendered by the server):
- * several times the server's work for the page itself, and a third more in the browser. Only for specs that read
- * pages and never follow a link on the strength of a prefetch: a status read again and again, a sweep that
- * fetches every link itself. Prefetch requests have their own tests (access.spec: refused signed out;
- * memories.spec: not counted as use). Next's Link starts a viewport prefetch from an IntersectionObserver, which
- * no code of the app uses itself.
- */
-export async function withoutLinkPrefetch(context: BrowserContext): Promise<void> {
-  await context.addInitScript(() => {
-    window.IntersectionObserver = class {
-      readonly root = null;
-      readonly rootMargin = "0px";
-      readonly thresholds = [0];
-      observe() {}
-      unobserve() {}
-      disconnect() {}
-      takeRecords() {
-        return [];
-      }
-    } as unknown as typeof IntersectionObserver;
-  });
-}
 
 export async function signIn(page: Page, username: string, password: string): Promise<void> {
   await page.goto("/login");

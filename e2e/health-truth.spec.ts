@@ -19,7 +19,7 @@ import path from "node:path";
 import { expect, test, type BrowserContext, type Page } from "@playwright/test";
 import { startFakeOpenAI } from "../tests/fixtures/fake-openai-server";
 import { api, freePort, RELIABILITY_PASSWORD, RELIABILITY_TOKEN, startServer, type RunningServer } from "../tests/fixtures/next-server";
-import { screenshot, TAKE_SCREENSHOTS, withoutLinkPrefetch } from "./fixtures";
+import { screenshot, TAKE_SCREENSHOTS } from "./fixtures";
 
 const STORE = "truth";
 const WATERMARK = 5;
@@ -208,8 +208,6 @@ test.beforeAll(async ({ browser }) => {
   fake = await startFakeOpenAI({ dimension: 32, port: fakePort });
   server = await startServer({ dataDir, env: appEnv("fake") });
   context = await browser.newContext({ baseURL: server.url });
-  // The pages are read again and again for one status: the links they would prefetch on every load are not read.
-  await withoutLinkPrefetch(context);
   await signIn(await context.newPage());
 });
 

@@ -1,6 +1,6 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { DASHBOARD_ROUTES, listBuiltRoutes, seedDashboardContent, type RouteRow, type Seeded } from "./dashboard-routes";
-import { E2E, EDITOR, ensureEditor, screenshot, seriousViolations, signIn, TAKE_SCREENSHOTS, withoutLinkPrefetch } from "./fixtures";
+import { E2E, EDITOR, ensureEditor, screenshot, seriousViolations, signIn, TAKE_SCREENSHOTS } from "./fixtures";
 
 /**
  * Issue 18, "done when": every dashboard page of the build, with seeded data,
@@ -66,9 +66,8 @@ async function visit(page: Page, url: string, expectStatus: number): Promise<Vis
   }
 }
 
-async function signedInPage(browser: Browser, username: string, password: string, { prefetch = true } = {}): Promise<Page> {
+async function signedInPage(browser: Browser, username: string, password: string): Promise<Page> {
   const context = await browser.newContext({ baseURL: E2E.baseURL, deviceScaleFactor: 1 });
-  if (!prefetch) await withoutLinkPrefetch(context);
   const page = await context.newPage();
   await signIn(page, username, password);
   return page;
@@ -92,12 +91,10 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
     await form.getByLabel("Role").selectOption("viewer");
     await form.getByRole("button", { name: "Create user" }).click();
     await expect(form.getByRole("status").or(form.getByRole("alert"))).toContainText(new RegExp(`Created viewer|already exists`));
-    // The admin's pages prefetch their links as a person's browser does (a prefetch that fails is a console error
-    // on the page); the editor's and viewer's sweeps load the same pages again and fetch every link themselves.
     pages = {
       admin,
-      editor: await signedInPage(browser, EDITOR.username, EDITOR.password, { prefetch: false }),
-      viewer: await signedInPage(browser, VIEWER.username, VIEWER.password, { prefetch: false }),
+      editor: await signedInPage(browser, EDITOR.username, EDITOR.password),
+      viewer: await signedInPage(browser, VIEWER.username, VIEWER.password),
     };
     const built = new Set(listBuiltRoutes().filter((r) => r.kind === "page").map((r) => r.route));
     rows = Object.entries(DASHBOARD_ROUTES)

@@ -1,6 +1,6 @@
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { DASHBOARD_ROUTES, listBuiltRoutes, MARK, seedDashboardContent, type Seeded } from "./dashboard-routes";
-import { E2E, screenshot, signIn, withoutLinkPrefetch } from "./fixtures";
+import { E2E, screenshot, signIn } from "./fixtures";
 
 /**
  * On a phone (390 px), what a person came for is on screen: on every
@@ -66,8 +66,6 @@ test.describe("every dashboard page on a 390 px phone", () => {
     seeded = await seedDashboardContent(api);
     await api.dispose();
     const context = await browser.newContext({ baseURL: E2E.baseURL, viewport: PHONE, deviceScaleFactor: 1 });
-    // A layout sweep: the links each page would prefetch are not read (pages.spec fetches every link).
-    await withoutLinkPrefetch(context);
     page = await context.newPage();
     await signIn(page, "admin", E2E.adminPassword);
   });

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /** A signed-in person on a page their role does not open (requireAdmin → forbidden()): a 403 that says why, inside the layout. */
 export default function DashboardForbidden() {

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /** An unknown id or path inside the dashboard: said plainly, with the navigation still there and a way on. */
 export default function DashboardNotFound() {

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { ledgerStorageFacts, storageFacts, vectorEngineLabel } from "@/lib/metrics/dashboard-views";
 import { formatBytes, formatCount, formatNumber, formatQuantity } from "@/lib/format";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { LedgerFilterError } from "@/components/ledger-pager";
 import { LedgerSection } from "@/components/ledger-section";
 import { ActorLink } from "@/components/actor-link";

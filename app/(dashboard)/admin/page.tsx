@@ -2,7 +2,7 @@ import { ActorLink } from "@/components/actor-link";
 import { requestTime } from "@/app/_server/pages";
 import { formatTime } from "@/lib/format";
 import { getConfig } from "@/lib/config";
-import Link from "next/link";
+import Link from "@/components/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserRoleForm, UserStatusButton } from "@/components/admin-forms";
 import { governance } from "@/lib/backend/governance";

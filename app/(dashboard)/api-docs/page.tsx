@@ -9,7 +9,7 @@ import { listToolDescriptors } from "@/lib/mcp/server";
 import { pushTo } from "@/lib/collections";
 import { mcpClientConfigText, mcpStdioLaunch } from "@/lib/mcp/stdio-config";
 import { CopyButton } from "@/components/copy-button";
-import Link from "next/link";
+import Link from "@/components/link";
 
 export default async function ApiDocsPage() {
   const user = await requireUser();

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { LedgerSection } from "@/components/ledger-section";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { requireUser } from "@/app/_server/session";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { GraphRememberBox } from "@/components/graph-remember-box";
 import { LedgerSection } from "@/components/ledger-section";
 import { ENTITY_TYPES } from "@/lib/db/schema/graph";

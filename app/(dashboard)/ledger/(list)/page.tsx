@@ -1,7 +1,7 @@
 import { ActorLink } from "@/components/actor-link";
 import { LedgerFilterError, LedgerPager } from "@/components/ledger-pager";
 import { LedgerSection } from "@/components/ledger-section";
-import Link from "next/link";
+import Link from "@/components/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { listTasksQuerySchema, VERDICT_LABELS, VERDICTS } from "@/lib/governance/ledger";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { pickRememberedStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { MemoryHistory } from "@/components/memory-history";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { TimeAgo } from "@/components/time-ago";
 import { formatDecimal, formatDuration, formatQuantity } from "@/lib/format";
 import { PoisonFlagBadges } from "@/components/poison-flags";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { TimeAgo } from "@/components/time-ago";
 import { formatCount } from "@/lib/format";
 import type { Trace } from "@/lib/recall/traces";

@@ -1,6 +1,6 @@
 import { LedgerFilterError, LedgerPager } from "@/components/ledger-pager";
 import { LedgerSection } from "@/components/ledger-section";
-import Link from "next/link";
+import Link from "@/components/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { z } from "zod";

@@ -1,5 +1,5 @@
 import { LedgerSection } from "@/components/ledger-section";
-import Link from "next/link";
+import Link from "@/components/link";
 import { notFound } from "next/navigation";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { SessionPhaseTimeline } from "@/components/session-phase-timeline";

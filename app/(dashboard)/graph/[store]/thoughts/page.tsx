@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { LedgerSection } from "@/components/ledger-section";
 import { FRAMEWORKS } from "@/lib/db/schema/graph";
 import { formatTime } from "@/lib/format";

@@ -1,5 +1,5 @@
 import { requestTime } from "@/app/_server/pages";
-import Link from "next/link";
+import Link from "@/components/link";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
 import { TimeAgo } from "@/components/time-ago";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { requireUser } from "@/app/_server/session";
 import { ForgetPolicyForm, ForgetRunPanel, ForgottenRestoreForm } from "@/components/forgetting-panel";
 import { forgetPolicyIn, forgetRunsIn } from "@/lib/api/forgetting";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { requireUser } from "@/app/_server/session";
 import { ProposalRow, WritePolicyForm } from "@/components/review-queue";
 import { proposalsIn, writePolicyIn } from "@/lib/api/proposals";

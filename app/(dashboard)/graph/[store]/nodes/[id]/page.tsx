@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { notFound } from "next/navigation";
 import { GraphEvidenceList } from "@/components/graph-evidence-list";
 import { GraphNeighbourhood } from "@/components/graph-neighbourhood";

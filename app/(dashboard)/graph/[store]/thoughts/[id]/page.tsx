@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { notFound } from "next/navigation";
 import { LedgerSection } from "@/components/ledger-section";
 import { formatTime } from "@/lib/format";

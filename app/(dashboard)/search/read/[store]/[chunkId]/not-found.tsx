@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /** An unknown store or chunk: said plainly, inside the dashboard, with a way back. */
 export default function ChunkNotFound() {

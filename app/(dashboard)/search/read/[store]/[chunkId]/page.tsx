@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { stores } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { findOrNullAsync } from "@/app/_server/pages";
