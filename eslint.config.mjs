@@ -18,7 +18,7 @@ const config = [
   },
   {
     // The dashboard's links prefetch on a person's intent, not on sight (components/link.tsx).
-    files: ["app/**/*.tsx", "components/**/*.tsx"],
+    files: ["app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}"],
     ignores: ["components/link.tsx"],
     rules: {
       "no-restricted-imports": ["error", { paths: [{ name: "next/link", message: "import Link from \"@/components/link\": it prefetches on intent, not on sight" }] }],

@@ -21,6 +21,8 @@ function prefetchesOf(page: Page): Request[] {
 test.describe("links prefetch on intent", () => {
   test("a full page load prefetches none of the links it shows", async ({ page }) => {
     await signIn(page, "admin", E2E.adminPassword);
+    // The pointer away from every link (signing in left it where the button was).
+    await page.mouse.move(0, 0);
     const prefetches = prefetchesOf(page);
     await page.goto("/");
     // The Overview links every page of the navigation and every store; on sight, each was a request the server rendered.
@@ -47,5 +49,27 @@ test.describe("links prefetch on intent", () => {
     await nav.getByRole("link", { name: "Ledger" }).click();
     await expect(page).toHaveURL(/\/ledger$/);
     await expect(nav.getByRole("link", { name: "Ledger" })).toHaveAttribute("aria-current", "page");
+  });
+
+  test("every page of the navigation answers its prefetch, with nothing wrong on the page", async ({ page }) => {
+    await signIn(page, "admin", E2E.adminPassword);
+    await page.goto("/");
+    await page.waitForLoadState("networkidle");
+    const problems: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") problems.push(m.text());
+    });
+    page.on("pageerror", (e) => problems.push(e.message));
+    const links = page.getByRole("navigation", { name: "Main" }).getByRole("link");
+    const hrefs = await links.evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
+    expect(hrefs).toHaveLength(12);
+    for (const [i, href] of hrefs.entries()) {
+      // The page the Overview is already on has nothing to prefetch.
+      if (href === "/") continue;
+      const answered = page.waitForResponse((r) => isPrefetch(r.request()) && pathOf(r.request()) === href);
+      await links.nth(i).focus();
+      expect((await answered).status(), href).toBe(200);
+    }
+    expect(problems).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Draw the app's PNG icons and favicon from public/icon.svg, offline, with
- * the same Chromium the e2e tests use. Run by hand after changing the SVG:
+ * Debian's Chromium (scripts/chromium.ts). Run by hand after changing the SVG:
  *   npx tsx scripts/make-icons.ts
  * The outputs are committed; nothing runs this at build or start.
  */

@@ -7,9 +7,10 @@ import path from "node:path";
 
 /**
  * A real PostgreSQL server for tests: Debian's `postgresql` binaries, a fresh
- * cluster in a temp dir, a free loopback port and a unix socket in that dir.
- * PostgreSQL refuses to run as root, so as root (CI) every server command runs
- * as the `postgres` user via runuser and the temp dir is handed to that user.
+ * cluster in a new directory (in memory for the test suites, clusterParent), a
+ * free loopback port and a unix socket in that directory. PostgreSQL refuses to
+ * run as root, so as root (CI) every server command runs as the `postgres` user
+ * via runuser and the directory is handed to that user.
  */
 export type TestPostgres = { url: string; port: number; dir: string; binDir: string; stop: () => void };
 
@@ -68,17 +69,22 @@ async function runAsServerUserAsync(bin: string, args: string[]): Promise<void> 
 
 /** Room a test suite's cluster may fill: every test file copies a database of its own, and none is dropped before the end. */
 const IN_MEMORY_ROOM = 12 * 1024 ** 3;
+/** Memory the machine must have free beside it: the cluster's files in memory cannot be evicted, and the run's servers, browsers and workers need theirs. */
+const MEMORY_BESIDE = 16 * 1024 ** 3;
 
 /**
- * Where a thrown-away cluster lives: a memory file system (/dev/shm) when it has the room, else the temp dir.
- * A suite creates hundreds of databases (each a copy of a template, several MB of files); on disk those copies wait
- * on write-back and deleting them at the end took half a minute, in memory a few seconds.
+ * Where a thrown-away cluster lives: a memory file system (/dev/shm) when it has the room and the machine (or the
+ * container's memory limit) has the memory, else the temp dir. A suite creates hundreds of databases (each a copy of
+ * a template, several MB of files); on disk those copies wait on write-back and deleting them at the end took half a
+ * minute, in memory a few seconds. A run killed outright leaves its directory behind either way.
  */
-function clusterParent(inMemory: boolean): string {
+export function clusterParent(inMemory: boolean): string {
   if (inMemory) {
     try {
-      const fsStats = fs.statfsSync("/dev/shm");
-      if (fsStats.bavail * fsStats.bsize >= IN_MEMORY_ROOM) return "/dev/shm";
+      const shm = fs.statfsSync("/dev/shm");
+      const limit = process.constrainedMemory?.() || Infinity;
+      const memory = Math.min(os.freemem(), limit);
+      if (shm.bavail * shm.bsize >= IN_MEMORY_ROOM && memory >= MEMORY_BESIDE) return "/dev/shm";
     } catch {
       // no /dev/shm here: the temp dir
     }
