@@ -18,6 +18,11 @@
  * With a baseline, each row also prints after p95 ÷ before p95 (the search,
  * recall and remember rows: what a change did to a user's wait).
  * BENCH_API_ONLY=<words,…>: only the request shapes whose name contains one of them.
+ * BENCH_API_FLOOR=1: dualmind is served from a copy of this checkout built with two more routes, which answer the
+ * selective search's own answer through the same route wrapper (the search's params and query parsed, the answer
+ * put in its wire form) with no search done — one checking the agent token, one public — each held against the
+ * trivial route of the same shape: what the wrapper and the app cost before any search work, and so how much of
+ * the trivial route's cost is left for the search itself under a goal. Not with BENCH_API_BASELINE.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -33,7 +38,7 @@ import { recordTrace } from "../lib/recall/traces";
 import { openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { syntheticTrace } from "./side-by-side-data";
-import { NEXT_BIN, ROOT } from "../scripts/build-freshness";
+import { NEXT_BIN, ROOT, SOURCES } from "../scripts/build-freshness";
 import { ensureProductionBuild, freePort } from "../tests/fixtures/next-server";
 import { seed } from "./api.bench";
 import { PASSWORD, signIn } from "./health.bench";
@@ -48,6 +53,7 @@ const BASELINE = process.env.BENCH_API_BASELINE;
 const THOUGHTS = Number(process.env.BENCH_API_FRAMEWORK_THOUGHTS ?? 2_000);
 const TRACES = Number(process.env.BENCH_API_FRAMEWORK_TRACES ?? 2_000);
 const ONLY = (process.env.BENCH_API_ONLY ?? "").split(",").map((w) => w.trim()).filter(Boolean);
+const FLOOR = process.env.BENCH_API_FLOOR === "1";
 const WARMUP_REQUESTS = 20;
 
 /** The trivial app: what Next costs with nothing of ours in the way. JavaScript, so the build needs no TypeScript setup. */
@@ -89,6 +95,61 @@ function buildTrivialApp(): string {
   const build = spawnSync(process.execPath, [NEXT_BIN, "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
   if (build.status !== 0) throw new Error(`the trivial app did not build (exit ${build.status})`);
   return dir;
+}
+
+/** BENCH_API_FLOOR's two routes: the search route's own spec (scope, params, query), the answer read once, no search. */
+const floorRoute = (auth: "read" | "public") =>
+  [
+    'import fs from "node:fs";',
+    'import { z } from "zod";',
+    'import { searchResponse } from "@/lib/api/responses/documents";',
+    'import { defineRoute } from "@/lib/api/route";',
+    'import { storeNameSchema } from "@/lib/db/store-names";',
+    'import { commonSearchQuery, searchInputSchema } from "@/lib/index/search";',
+    "let answer: unknown;",
+    "export const GET = defineRoute({",
+    `  name: "GET /stores/{store}/search-floor (${auth})",`,
+    `  auth: "${auth}",`,
+    "  response: searchResponse,",
+    "  params: z.object({ store: storeNameSchema }),",
+    "  query: searchInputSchema,",
+    "  commonQuery: commonSearchQuery,",
+    '  handler: () => (answer ??= JSON.parse(fs.readFileSync(process.env.TRIVIAL_SEARCH_ANSWER!, "utf8"))),',
+    "});",
+    "",
+  ].join("\n");
+const FLOOR_ROUTES: Record<string, string> = {
+  "app/api/v1/stores/[store]/search-floor/route.ts": floorRoute("read"),
+  "app/api/v1/stores/[store]/search-floor-public/route.ts": floorRoute("public"),
+};
+
+/** A copy of this checkout (its build's sources, the native extension, node_modules hard-linked) with FLOOR_ROUTES, built. */
+function buildFloorCopy(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-floor-"));
+  try {
+    copyFloor(dir);
+  } catch (e) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return dir;
+}
+
+function copyFloor(dir: string): void {
+  for (const entry of [...SOURCES, "native", "next-env.d.ts"]) {
+    if (fs.existsSync(path.join(ROOT, entry))) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+  }
+  // Hard links where the temp dir shares the checkout's file system (under a second), else a copy.
+  const linked = spawnSync("cp", ["-al", path.join(ROOT, "node_modules"), path.join(dir, "node_modules")]);
+  if (linked.status !== 0) fs.cpSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), { recursive: true, verbatimSymlinks: true });
+  for (const [file, text] of Object.entries(FLOOR_ROUTES)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), text);
+  }
+  // The checkout's own build checked these types; the copy differs by two routes that use its exported ones.
+  // The copy's own `next` (its React is the copy's: the checkout's `next` would bring a second React).
+  const build = spawnSync(process.execPath, [path.join(dir, "node_modules", "next", "dist", "bin", "next"), "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", DM_TEST_BUILD_TYPES_CHECKED: "1" } });
+  if (build.status !== 0) throw new Error(`the floor copy did not build (exit ${build.status})`);
 }
 
 /**
@@ -258,6 +319,12 @@ function shapes({ token, cookie }: { token: string; cookie: string }): Shape[] {
     { name: "selective search (fts, one match, agent token)", goal: "≥ 0.6×", trivial: trivialGet, dualmind: () => ({ path: SELECTIVE_SEARCH, headers: bearer, status: 200 }) },
     // Against Next's own cost of the same request shape (a dynamic route answering the same body), not of `{ ok: true }`.
     { name: "selective search ÷ trivial same shape (dynamic route, same answer)", goal: "", trivial: { path: SELECTIVE_SEARCH, status: 200 }, dualmind: () => ({ path: SELECTIVE_SEARCH, headers: bearer, status: 200 }) },
+    ...(FLOOR
+      ? [
+          { name: "floor: the route wrapper and the agent token, the search's answer, no search (÷ trivial same shape)", goal: "", trivial: { path: SELECTIVE_SEARCH, status: 200 }, dualmind: () => ({ path: SELECTIVE_SEARCH.replace("/search?", "/search-floor?"), headers: bearer, status: 200 }) },
+          { name: "floor: the route wrapper, public, the search's answer, no search (÷ trivial same shape)", goal: "", trivial: { path: SELECTIVE_SEARCH, status: 200 }, dualmind: () => ({ path: SELECTIVE_SEARCH.replace("/search?", "/search-floor-public?"), status: 200 }) },
+        ]
+      : []),
     { name: "token-checked 404 (GET /api/v1/stores/{unknown})", goal: "", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/stores/nope", headers: bearer, status: 404 }) },
     {
       name: "MCP tools/list (POST /api/mcp)",
@@ -284,16 +351,20 @@ function shapes({ token, cookie }: { token: string; cookie: string }): Shape[] {
 const range = (xs: number[], digits = 0) => (xs.length === 0 ? "" : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`);
 
 export default async function apiFrameworkBench(): Promise<void> {
+  if (FLOOR && BASELINE) throw new Error("BENCH_API_FLOOR measures this checkout alone: unset BENCH_API_BASELINE");
   ensureProductionBuild();
   const trivialDir = buildTrivialApp();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-framework-"));
   const servers: Server[] = [];
+  let floorDir: string | null = null;
   try {
+    if (FLOOR) floorDir = buildFloorCopy();
     const token = await seedWithToken(path.join(dataDir, "after"));
     fs.cpSync(path.join(dataDir, "after"), path.join(dataDir, "before"), { recursive: true });
     // Production settings: answers not checked against their schemas (the test servers check them), no embed worker.
-    const dualmindEnv = (dir: string) => ({ DATA_DIR: path.join(dataDir, dir), DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "error", DUALMIND_CHECK_RESPONSES: "false", DUALMIND_EMBED_WORKER: "false" });
     const answerFile = path.join(dataDir, "selective-search-answer.json");
+    // TRIVIAL_SEARCH_ANSWER: the floor copy's routes answer it too.
+    const dualmindEnv = (dir: string) => ({ DATA_DIR: path.join(dataDir, dir), DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "error", DUALMIND_CHECK_RESPONSES: "false", DUALMIND_EMBED_WORKER: "false", TRIVIAL_SEARCH_ANSWER: answerFile });
     const trivial = await serve({ name: "trivial Next", cwd: trivialDir, env: { TRIVIAL_SEARCH_ANSWER: answerFile } });
     servers.push(trivial);
     const measured: { server: Server; cookie: string }[] = [];
@@ -302,7 +373,7 @@ export default async function apiFrameworkBench(): Promise<void> {
       servers.push(before);
       measured.push({ server: before, cookie: await signIn(before.url) });
     }
-    const after = await serve({ name: BASELINE ? "after" : "dualmind", cwd: ROOT, env: dualmindEnv("after") });
+    const after = await serve({ name: BASELINE ? "after" : "dualmind", cwd: floorDir ?? ROOT, env: dualmindEnv("after") });
     servers.push(after);
     measured.push({ server: after, cookie: await signIn(after.url) });
     // The trivial app's same-shape route answers what dualmind answers (read on its first request, after this).
@@ -346,7 +417,7 @@ export default async function apiFrameworkBench(): Promise<void> {
       row["wrong answers"] = wrong;
       return row;
     });
-    const what = BASELINE ? `before = ${path.resolve(BASELINE)}, after = this checkout` : "dualmind = this checkout";
+    const what = BASELINE ? `before = ${path.resolve(BASELINE)}, after = this checkout` : FLOOR ? "dualmind = a copy of this checkout with the two floor routes" : "dualmind = this checkout";
     printTable(
       `dualmind ÷ a trivial Next app (same next, same machine): ${CONCURRENCY} keep-alive clients, ${SECONDS} one-second slices per cell taken in turns with the other servers, ${ROUNDS} rounds (ranges over rounds), ${DOCUMENTS} documents, production settings (no response checking); ${what}`,
       rows,
@@ -370,5 +441,6 @@ export default async function apiFrameworkBench(): Promise<void> {
     for (const s of servers) await s.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(trivialDir, { recursive: true, force: true });
+    if (floorDir) fs.rmSync(floorDir, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,8 @@ import fs from "node:fs";
 import path from "node:path";
 
 export const ROOT = path.resolve(__dirname, "..");
-const SOURCES = ["app", "components", "lib", "public", "drizzle", "instrumentation.ts", "proxy.ts", "next.config.mjs", "postcss.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
+/** What the production build is made from (its freshness is theirs). */
+export const SOURCES = ["app", "components", "lib", "public", "drizzle", "instrumentation.ts", "proxy.ts", "next.config.mjs", "postcss.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
 
 function newestMtime(p: string): number {
   if (!fs.existsSync(p)) return 0;
