@@ -333,6 +333,8 @@ function shapes({ token, cookie }: { token: string; cookie: string }): Shape[] {
       dualmind: () => ({ path: "/api/mcp", method: "POST", headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: MCP_LIST, status: 200 }),
     },
     { name: "dashboard page, signed in (GET /)", goal: "", trivial: { path: "/", status: 200 }, dualmind: (c) => ({ path: "/", headers: { cookie: c, accept: "text/html" }, status: 200 }) },
+    // A page of tables: 25 traces, 25 learnings and the recent recalls of the bench store, each row with its times.
+    { name: "dashboard table page, signed in (GET /reflection?store=bench)", goal: "", trivial: { path: "/", status: 200 }, dualmind: (c) => ({ path: "/reflection?store=bench", headers: { cookie: c, accept: "text/html" }, status: 200 }) },
     ...(
       [
         ["recall (hybrid, POST /stores/{s}/recall)", "recall", RECALL_BODY],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatDateTime, formatDuration, formatPercent, formatQuantity, formatRelative } from "@/lib/format";
+import { formatBytes, formatCount, formatDateTime, formatDecimal, formatDuration, formatPercent, formatQuantity, formatRelative } from "@/lib/format";
 
 // Issue 18: "157460", "1 memories", "verified (1 messages)" — numbers a person reads at a glance.
 describe("dashboard number formatting", () => {
@@ -36,5 +36,20 @@ describe("dashboard number formatting", () => {
     expect(formatDateTime(now, "UTC")).toBe("Nov 23, 2026, 12:00:00 UTC");
     expect(formatDateTime(now, "Europe/Berlin")).toBe("Nov 23, 2026, 13:00:00 GMT+1");
     expect(formatDateTime(null)).toBe("—");
+  });
+
+  it("kept formatters answer by their own options: digits and style apart, every time zone in its own zone", () => {
+    expect(formatPercent(0.12345, 2)).toBe("12.35%");
+    expect(formatDecimal(0.12345, 2)).toBe("0.12");
+    expect(formatPercent(0.12345, 0)).toBe("12%");
+    expect(formatDecimal(1234.5678, 3)).toBe("1,234.568");
+    expect(formatCount(1234.5678)).toBe("1,235");
+    const now = Date.UTC(2026, 10, 23, 12, 0, 0);
+    // More zones than the formatters kept (16): the ones past it are made per call and still right.
+    for (let h = 1; h <= 11; h++) {
+      expect(formatDateTime(now, `Etc/GMT-${h}`)).toBe(`Nov 23, 2026, ${String(12 + h).padStart(2, "0")}:00:00 GMT+${h}`);
+      expect(formatDateTime(now, `Etc/GMT+${h}`)).toBe(`Nov 23, 2026, ${String(12 - h).padStart(2, "0")}:00:00 GMT-${h}`);
+    }
+    expect(formatDateTime(now, "UTC")).toBe("Nov 23, 2026, 12:00:00 UTC");
   });
 });

@@ -8,6 +8,7 @@ import { sqlRows, writeLedger, type Op } from "../db/port";
 import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, storeIndexPath, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
+import { preparedOnce } from "../db/statements";
 import { limitReached, notFound } from "../common";
 import { getConfig } from "../config";
 import { AppError, isAppError } from "../errors";
@@ -59,15 +60,13 @@ type CountRow = { n: number };
 function tableCounts({ handle }: { handle: StoreHandle }): Record<string, number> {
   const { sqlite } = handle;
   // sqlite_master is not in the Drizzle schema, and the counted tables are whatever the migrations made.
-  const tables = sqlite
-    .prepare("select name, sql from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%' and name != 'meta' order by name")
-    .all() as TableRow[];
+  const tables = preparedOnce({ sqlite, sql: "select name, sql from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%' and name != 'meta' order by name" }).all() as TableRow[];
   const virtual = tables.filter((t) => /^CREATE VIRTUAL/i.test(t.sql)).map((t) => t.name);
   const counts: Record<string, number> = {};
   for (const { name: t } of tables) {
     if (virtual.some((v) => t === v || t.startsWith(v + "_"))) continue;
-    // Table names come from sqlite_master, never from the request.
-    counts[t] = (sqlite.prepare(`select count(*) as n from "${t.replaceAll('"', '""')}"`).get() as CountRow).n;
+    // Table names come from sqlite_master, never from the request (so the statements kept are the schema's tables).
+    counts[t] = (preparedOnce({ sqlite, sql: `select count(*) as n from "${t.replaceAll('"', '""')}"` }).get() as CountRow).n;
   }
   return counts;
 }
