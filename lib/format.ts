@@ -11,22 +11,21 @@ const plural = new Intl.PluralRules(LOCALE);
 
 /**
  * Intl formatters cost tens of microseconds to make and about one to use (a table row's relative and absolute time
- * made two, ~80 µs): each option set's is made once and kept. The kinds are few and fixed; a time zone is any
- * string a caller passes, so at most MAX_ZONES of those are kept and the rest made per call.
+ * made two, ~80 µs): each option set's is made once and kept, at most MAX_KEPT of each kind (callers pass a few
+ * fixed digit counts and the server's zone; any other is made per call, as before).
  */
+const MAX_KEPT = 16;
 const numberFormats = new Map<string, Intl.NumberFormat>();
 function numberFormat(digits: number, style: "decimal" | "percent" = "decimal"): Intl.NumberFormat {
   const key = `${style}:${digits}`;
   let format = numberFormats.get(key);
   if (!format) {
-    // Intl refuses digits outside 0..100 (RangeError) before anything is kept: at most 2 × 101 entries.
     format = new Intl.NumberFormat(LOCALE, { style, maximumFractionDigits: digits });
-    numberFormats.set(key, format);
+    if (numberFormats.size < MAX_KEPT) numberFormats.set(key, format);
   }
   return format;
 }
 
-const MAX_ZONES = 16;
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 function dateTimeFormat(timeZone: string | undefined): Intl.DateTimeFormat {
   const key = timeZone ?? "";
@@ -43,7 +42,7 @@ function dateTimeFormat(timeZone: string | undefined): Intl.DateTimeFormat {
       timeZoneName: "short",
       timeZone,
     });
-    if (dateTimeFormats.size < MAX_ZONES) dateTimeFormats.set(key, format);
+    if (dateTimeFormats.size < MAX_KEPT) dateTimeFormats.set(key, format);
   }
   return format;
 }
