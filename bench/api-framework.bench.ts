@@ -333,7 +333,8 @@ function shapes({ token, cookie }: { token: string; cookie: string }): Shape[] {
       dualmind: () => ({ path: "/api/mcp", method: "POST", headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: MCP_LIST, status: 200 }),
     },
     { name: "dashboard page, signed in (GET /)", goal: "", trivial: { path: "/", status: 200 }, dualmind: (c) => ({ path: "/", headers: { cookie: c, accept: "text/html" }, status: 200 }) },
-    // A page of tables: 25 traces, 25 learnings and the recent recalls of the bench store, each row with its times.
+    // A page of tables: the newest 25 of the bench store's traces, each row with its times (the store has no learnings;
+    // its recent recalls, once the recall row has run in an earlier round, are listed too).
     { name: "dashboard table page, signed in (GET /reflection?store=bench)", goal: "", trivial: { path: "/", status: 200 }, dualmind: (c) => ({ path: "/reflection?store=bench", headers: { cookie: c, accept: "text/html" }, status: 200 }) },
     ...(
       [

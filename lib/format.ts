@@ -28,7 +28,8 @@ function numberFormat(digits: number, style: "decimal" | "percent" = "decimal"):
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 function dateTimeFormat(timeZone: string | undefined): Intl.DateTimeFormat {
-  const key = timeZone ?? "";
+  // The server's zone apart from every named one (an empty name is refused by Intl, as before).
+  const key = timeZone === undefined ? "\u0000server" : timeZone;
   let format = dateTimeFormats.get(key);
   if (!format) {
     format = new Intl.DateTimeFormat(LOCALE, {
