@@ -140,8 +140,13 @@ function copyFloor(dir: string): void {
     if (fs.existsSync(path.join(ROOT, entry))) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
   }
   // Hard links where the temp dir shares the checkout's file system (under a second), else a copy.
-  const linked = spawnSync("cp", ["-al", path.join(ROOT, "node_modules"), path.join(dir, "node_modules")]);
-  if (linked.status !== 0) fs.cpSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), { recursive: true, verbatimSymlinks: true });
+  const modules = path.join(dir, "node_modules");
+  const linked = spawnSync("cp", ["-al", path.join(ROOT, "node_modules"), modules]);
+  if (linked.status !== 0) {
+    // What a failed `cp -al` linked is removed first: copying onto a link of the same file fails.
+    fs.rmSync(modules, { recursive: true, force: true });
+    fs.cpSync(path.join(ROOT, "node_modules"), modules, { recursive: true, verbatimSymlinks: true });
+  }
   for (const [file, text] of Object.entries(FLOOR_ROUTES)) {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), text);
