@@ -38,7 +38,7 @@ import { recordTrace } from "../lib/recall/traces";
 import { openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { syntheticTrace } from "./side-by-side-data";
-import { NEXT_BIN, ROOT, SOURCES } from "../scripts/build-freshness";
+import { ROOT, SOURCES } from "../scripts/build-freshness";
 import { ensureProductionBuild, freePort } from "../tests/fixtures/next-server";
 import { seed } from "./api.bench";
 import { PASSWORD, signIn } from "./health.bench";
@@ -84,16 +84,22 @@ const TRIVIAL_FILES: Record<string, string> = {
   "app/page.js": 'export const dynamic = "force-dynamic";\nexport default function Page() { return <main><h1>Trivial</h1><p>{new Date().toISOString()}</p></main>; }\n',
 };
 
-/** Build the trivial app in a temp dir, resolving `next` and React from this checkout. */
-function buildTrivialApp(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-trivial-next-"));
-  for (const [file, text] of Object.entries(TRIVIAL_FILES)) {
+/** `files` written into `dir`, then `next build` there with `dir`'s own `next` (whose React the app then uses). */
+function writeAndBuild({ dir, files, what, env = {} }: { dir: string; files: Record<string, string>; what: string; env?: Record<string, string> }): void {
+  for (const [file, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), text);
   }
+  const next = path.join(dir, "node_modules", "next", "dist", "bin", "next");
+  const build = spawnSync(process.execPath, [next, "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env } });
+  if (build.status !== 0) throw new Error(`${what} did not build (exit ${build.status})`);
+}
+
+/** Build the trivial app in a temp dir, resolving `next` and React from this checkout. */
+function buildTrivialApp(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-trivial-next-"));
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
-  const build = spawnSync(process.execPath, [NEXT_BIN, "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
-  if (build.status !== 0) throw new Error(`the trivial app did not build (exit ${build.status})`);
+  writeAndBuild({ dir, files: TRIVIAL_FILES, what: "the trivial app" });
   return dir;
 }
 
@@ -147,14 +153,8 @@ function copyFloor(dir: string): void {
     fs.rmSync(modules, { recursive: true, force: true });
     fs.cpSync(path.join(ROOT, "node_modules"), modules, { recursive: true, verbatimSymlinks: true });
   }
-  for (const [file, text] of Object.entries(FLOOR_ROUTES)) {
-    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    fs.writeFileSync(path.join(dir, file), text);
-  }
   // The checkout's own build checked these types; the copy differs by two routes that use its exported ones.
-  // The copy's own `next` (its React is the copy's: the checkout's `next` would bring a second React).
-  const build = spawnSync(process.execPath, [path.join(dir, "node_modules", "next", "dist", "bin", "next"), "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", DM_TEST_BUILD_TYPES_CHECKED: "1" } });
-  if (build.status !== 0) throw new Error(`the floor copy did not build (exit ${build.status})`);
+  writeAndBuild({ dir, files: FLOOR_ROUTES, what: "the floor copy", env: { DM_TEST_BUILD_TYPES_CHECKED: "1" } });
 }
 
 /**
