@@ -301,7 +301,10 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
       const stop = new AbortController();
       const worker = startEmbedWorkerPg({ listStores: async () => ["ops"], openStore: async () => handle, registry: async () => pg.db, signal: stop.signal, idleMs: 20, workerId: "ops-worker", mode: "in_server" });
       await until("the job to finish", async () => (await getReembedProgressPg({ handle }))?.status === "done");
-      const healthy = await callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" });
+      // The worker notes its batch in the registry after the batch's own transaction (which ends the job) commits.
+      const workerHealth = async () => callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" });
+      await until("the worker to note its last batch", async () => (await workerHealth()).json.workers?.[0]?.last_batch_items != null);
+      const healthy = await workerHealth();
       expect(healthy.json).toMatchObject({ status: "healthy", reembed: { status: "done", done: 4 } });
       expect(healthy.json.workers).toEqual([expect.objectContaining({ worker_id: "ops-worker", running: true, in_this_process: true, mode: "in_server", last_batch_store: "ops", last_batch_items: 4 })]);
       stop.abort();
