@@ -18,6 +18,9 @@
  * wakes at the deadline it waits on, ignores one that has not passed (it was
  * moved later meanwhile) or that was disarmed, and is signalled only when it
  * waits on nothing or a new deadline is earlier than the one it waits on.
+ * A disarmed deadline that has not passed is still slept until (only then
+ * does the watchdog wait on nothing), so however late the thread runs, the
+ * arms that follow find it asleep until a deadline no later than theirs.
  * Under a steady stream of budgeted statements it wakes about once per
  * budget, not twice per statement.
  *
@@ -67,9 +70,16 @@ static void *watchdog(void *arg) {
   pthread_mutex_lock(&b->mu);
   while (!b->stop) {
     if (!b->armed) {
-      b->waiting = 0;
-      pthread_cond_wait(&b->cv, &b->mu);
-      continue;
+      /* Disarmed before its deadline: sleep on until that deadline all the same, so the next arm (a later deadline,
+         the common case) need not signal. A thread that was slow to run and found the budget already disarmed would
+         otherwise be signalled again by every arm until it caught one armed. */
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (!before(&now, &b->deadline)) {
+        b->waiting = 0;
+        pthread_cond_wait(&b->cv, &b->mu);
+        continue;
+      }
     }
     b->waiting = 1;
     b->waitingFor = b->deadline;
