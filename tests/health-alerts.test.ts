@@ -5,7 +5,7 @@ import { ConfigError, parseConfig } from "@/lib/config";
 import { alertQueueIdle, setAlertTimingForTests } from "@/lib/governance/alert-webhook";
 import { governance } from "@/lib/backend/governance";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus } from "@/lib/governance/health-events";
-import { runStatusWatchPass } from "@/lib/metrics/health";
+import { getAllStoreStatuses, observeStatusesAsRead, runStatusWatchPass } from "@/lib/metrics/health";
 import { freePort } from "./fixtures/next-server";
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
@@ -183,6 +183,35 @@ describe("health events and the alert webhook", () => {
     const events = (await listRecentHealthEvents({ store: "docs" })).filter((e) => e.kind === "store_status");
     expect(events.map((e) => [e.store, e.status, e.previousStatus])).toEqual([["docs", "degraded", "healthy"]]);
     expect(receiver.state.received.map((r) => r.body)).toContainEqual(expect.objectContaining({ kind: "store_status", store: "docs", status: "degraded" }));
+  });
+
+  it("a status a request read between two passes of the watch is on record, without waiting for the next pass", async () => {
+    await seedStore("docs");
+    await runStatusWatchPass();
+    const stop = observeStatusesAsRead();
+    try {
+      await seedDocument("docs", "a.md", "# A\n\nfirst note");
+      await seedDocument("docs", "b.md", "# B\n\nsecond note");
+      // A page or a health call works the status out; no pass runs.
+      expect((await getAllStoreStatuses()).find((s) => s.store === "docs")?.state).toBe("degraded");
+      await expect.poll(async () => (await listRecentHealthEvents({ store: "docs" })).map((e) => [e.status, e.previousStatus])).toEqual([["degraded", "healthy"]]);
+      // Read again, unchanged: no second event, and the pass that follows agrees.
+      await getAllStoreStatuses();
+      await runStatusWatchPass();
+      expect(await listRecentHealthEvents({ store: "docs" })).toHaveLength(1);
+    } finally {
+      stop();
+    }
+  });
+
+  it("a status read before the one on record began (another request or replica saw a newer one first) is not a change", async () => {
+    const t0 = Date.now();
+    expect(await observeStoreStatus({ store: "docs", status: "healthy", reason: "ok", now: t0 })).toBeNull();
+    expect(await observeStoreStatus({ store: "docs", status: "parked", reason: "1 item parked", now: t0 + 20 })).toMatchObject({ status: "parked", previousStatus: "healthy" });
+    // Read at t0 + 10 but recorded after: it would flap parked → healthy → parked.
+    expect(await observeStoreStatus({ store: "docs", status: "healthy", reason: "ok", now: t0 + 10 })).toBeNull();
+    expect(await observeStoreStatus({ store: "docs", status: "healthy", reason: "ok", now: t0 + 30 })).toMatchObject({ status: "healthy", previousStatus: "parked" });
+    expect((await listRecentHealthEvents({ store: "docs" })).map((e) => e.status)).toEqual(["healthy", "parked"]);
   });
 
   it("a store flapping between healthy and degraded (its own writes can do that) sends at most DUALMIND_ALERTS_PER_STORE_PER_HOUR alerts, and the history keeps DUALMIND_HEALTH_EVENTS_MAX_ROWS events", async () => {

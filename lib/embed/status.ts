@@ -273,6 +273,17 @@ export async function storeStatusOf({ reads, now = Date.now() }: { reads: StoreS
   });
 }
 
+type StatusListener = (status: StoreStatus) => void;
+let statusListener: StatusListener | null = null;
+
+/**
+ * Call `listener` with every store status this process works out, on either backend (the server's status watch
+ * records each change it sees: a status a surface showed between two passes is on record too). One listener a process.
+ */
+export function onStoreStatus(listener: StatusListener | null): void {
+  statusListener = listener;
+}
+
 /** The status from its numbers, on either backend (getStoreStatus, getStoreStatusPg): one verdict, one shape. */
 export function assembleStoreStatus(a: {
   store: string;
@@ -293,7 +304,7 @@ export function assembleStoreStatus(a: {
   const drift = liveDrift({ counts, active: a.active, configured: a.configured, reembed });
   const verdict = deriveStoreStatus({ ...counts, store: a.store, watermark, modelChanged: drift.modelChanged, provider, vectors: vectorIndex, queue: a.queue, reembed });
   const oldest = a.oldestEnqueuedAt;
-  return {
+  const status: StoreStatus = {
     ...verdict,
     store: a.store,
     asOf: now,
@@ -305,6 +316,8 @@ export function assembleStoreStatus(a: {
     activeModel: a.activeModel,
     vectorIndex,
   };
+  statusListener?.(status);
+  return status;
 }
 
 /** The provider as every process sees it (governance.db, or PostgreSQL's provider_state for all replicas), recording a "down" probe: getStoreStatus's and getStoreStatusPg's one rule. */

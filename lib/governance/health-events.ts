@@ -77,6 +77,7 @@ function* insertEvent(values: NewHealthEvent): Op<HealthEvent | null> {
  * Compare a store's status with the one it was last seen in; on a change,
  * record the event (one transaction: two observers never record one change
  * twice) and queue its webhook. The first sighting of a healthy store is not an event.
+ * `now` is when the status was read: one read before the status on record began is stale and changes nothing.
  */
 export async function observeStoreStatus({ store, status, reason, now = Date.now(), handle }: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<HealthEvent | null> {
   const event = await writeLedger(handle ?? (await processLedger()), function* () {
@@ -85,6 +86,8 @@ export async function observeStoreStatus({ store, status, reason, now = Date.now
     const prev = yield* row(storeStatusCurrent, (t) => eq(t.store, store), { lock: "update" });
     const previous = prev?.status ? prev.status : null;
     if (previous === status) return null;
+    // Seen before the status on record was (another request or replica saw a newer one first): not a change.
+    if (previous && prev && prev.since > now) return null;
     yield* update(storeStatusCurrent, { status, reason, since: now }, (t) => eq(t.store, store));
     if (!previous && status === "healthy") return null;
     return yield* insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: previous, reason });

@@ -1,5 +1,6 @@
 import { letOthersRun } from "../common";
-import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
+import { getConfig } from "../config";
+import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, onStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
 import { forgetGoneStores, lookAtStore, storeLooks } from "../db/store-looks";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
@@ -244,18 +245,38 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
   return clean(redacted) as T;
 }
 
+/** Each store's status as this process last passed it to observeStoreStatus (at most DUALMIND_MAX_STORES kept). */
+const lastObserved = new Map<string, string>();
+
+async function observe(s: StoreStatus): Promise<void> {
+  if (!lastObserved.has(s.store) && lastObserved.size >= getConfig().limits.maxStores) lastObserved.clear();
+  lastObserved.set(s.store, s.state);
+  try {
+    await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason, now: s.asOf });
+  } catch (e) {
+    log("warn", "could not record a store status change", { store: s.store, error: (e as Error).message });
+  }
+}
+
+/**
+ * From now on, a status this process works out for any request (a page, the REST or MCP health, metrics) that
+ * differs from the one it last observed for the store is observed at once: a change that lasts less than a watch
+ * pass is on record too. An unchanged one costs a map lookup; the pass still observes every store (another
+ * replica's change). Returns the function that stops it.
+ */
+export function observeStatusesAsRead(): () => void {
+  onStoreStatus((s) => {
+    if (lastObserved.get(s.store) !== s.state) void observe(s);
+  });
+  return () => onStoreStatus(null);
+}
+
 /** One pass of the status watch: observe every store's live status (a change is an event) and failed dialectic sessions. */
 export async function runStatusWatchPass(): Promise<void> {
   // With DATABASE_URL the stores are PostgreSQL's (never this process's local SQLite ones) and the status history is
   // shared by every replica: each watches the same stores, and observeStoreStatus records a change once.
   const statuses = await getAllStoreStatuses();
-  for (const s of statuses) {
-    try {
-      await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
-    } catch (e) {
-      log("warn", "could not record a store status change", { store: s.store, error: (e as Error).message });
-    }
-  }
+  for (const s of statuses) await observe(s);
   try {
     await observeFailedDialecticSessions();
   } catch (e) {
@@ -270,6 +291,7 @@ const g = globalThis as unknown as { __dualmindStatusWatch?: NodeJS.Timeout };
 /** Start the status watch in this process (idempotent across Next dev reloads). */
 export function startStatusWatch(): void {
   if (g.__dualmindStatusWatch) return;
+  observeStatusesAsRead();
   let running = false;
   const tick = () => {
     if (running) return;
