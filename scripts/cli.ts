@@ -3,10 +3,13 @@
  * Human output on stdout (or JSON with --json); logs and progress on stderr.
  */
 import { closeAllDatabases } from "../lib/db/connection";
+import { waitForFirstProbe } from "../lib/embed/status";
 import { runCli } from "./cli-kit";
 import { commandsFor } from "./commands";
 
 const argv = process.argv.slice(2);
+// One command, then exit: a status waits for the provider's first answer (bounded by its own timeout) and checks the model.
+waitForFirstProbe(null);
 
 commandsFor(argv)
   .then((commands) => runCli(commands, argv))

@@ -7,7 +7,6 @@ import type { Fingerprint } from "./providers";
 import { diskHold, staleClaimsOf, type StaleClaims } from "./healing";
 import { listParkedEmbeddings, readClaimOwners, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
-import { EmbeddingError } from "./types";
 
 /**
  * The one store status. Every surface — Overview, Health (all
@@ -182,16 +181,32 @@ export type StoreStatus = StatusVerdict & {
   vectorIndex: { available: boolean; reason: string | null };
 };
 
-/** The configured model's fingerprint, bounded: a provider slow to answer its first probe is reported, not waited on. */
-export async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean } | null }> {
+/** How long a status waits for the configured provider's first probe (the fingerprint) before it answers without it. */
+let firstProbePatienceMs: number | null = 2_000;
+
+/**
+ * A one-shot process (the CLI) has nothing better to do than wait for the first probe: it answers with the model
+ * checked, bounded by the provider's own timeout (null) rather than the server's 2 s. A long-lived process keeps 2 s.
+ */
+export function waitForFirstProbe(patienceMs: number | null): void {
+  firstProbePatienceMs = patienceMs;
+}
+
+/**
+ * The configured model's fingerprint, bounded: a provider slow to answer its first probe is reported, not waited on.
+ * Only the provider's own failure (its timeout included) says it is down; this process's impatience (`pending`)
+ * says nothing about the provider, so it is never recorded as an outage for every process.
+ */
+export async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean; pending?: boolean } | null }> {
+  const impatient = Symbol("first probe pending");
   let timer: NodeJS.Timeout | undefined;
   try {
-    const fp = await Promise.race([
-      getEmbedder().fingerprint,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new EmbeddingError("timeout", "the provider has not answered its first probe yet")), 2_000);
-      }),
-    ]);
+    const { fingerprint } = getEmbedder();
+    const fp =
+      firstProbePatienceMs === null
+        ? await fingerprint
+        : await Promise.race([fingerprint, new Promise<typeof impatient>((resolve) => (timer = setTimeout(() => resolve(impatient), firstProbePatienceMs!)))]);
+    if (fp === impatient) return { fp: null, error: { message: "the provider has not answered its first probe yet", down: false, pending: true } };
     return { fp, error: null };
   } catch (e) {
     return { fp: null, error: { message: (e as Error).message, down: isProviderDownError(e) } };
@@ -269,19 +284,31 @@ export async function storeStatusOf({ reads, now = Date.now() }: { reads: StoreS
     provider,
     queue: queueStateOf(staleClaimsOf(reads.claims)),
     reembed: reembedStateOf(reads.reembed),
+    configuredPending: fingerprintError?.pending === true,
     now,
   });
 }
 
 type StatusListener = (status: StoreStatus) => void;
-let statusListener: StatusListener | null = null;
+/**
+ * Process-wide, not module state: Next bundles this module once per route and once for instrumentation.ts, and the
+ * listener registered there must hear the statuses every route works out. `provisional` holds the statuses a model
+ * change would have replaced, worked out while the configured provider's first probe had not answered.
+ */
+const g = globalThis as unknown as { __dualmindStatusListener?: StatusListener | null; __dualmindProvisionalStatuses?: WeakSet<StoreStatus> };
+const provisional = (g.__dualmindProvisionalStatuses ??= new WeakSet<StoreStatus>());
+
+/** Whether `status` might be another once the configured provider answers its first probe (a model change not checked): not one to record. */
+export function isProvisionalStatus(status: StoreStatus): boolean {
+  return provisional.has(status);
+}
 
 /**
  * Call `listener` with every store status this process works out, on either backend (the server's status watch
  * records each change it sees: a status a surface showed between two passes is on record too). One listener a process.
  */
 export function onStoreStatus(listener: StatusListener | null): void {
-  statusListener = listener;
+  g.__dualmindStatusListener = listener;
 }
 
 /** The status from its numbers, on either backend (getStoreStatus, getStoreStatusPg): one verdict, one shape. */
@@ -297,15 +324,21 @@ export function assembleStoreStatus(a: {
   queue?: QueueState;
   reembed?: ReembedState | null;
   activeModel: Fingerprint | null;
+  /** The configured provider had not answered its first probe: whether its model changed is not known. */
+  configuredPending?: boolean;
   now: number;
 }): StoreStatus {
   const { counts, watermark, provider, vectorIndex, now } = a;
   const reembed = a.reembed ?? null;
   const drift = liveDrift({ counts, active: a.active, configured: a.configured, reembed });
-  const verdict = deriveStoreStatus({ ...counts, store: a.store, watermark, modelChanged: drift.modelChanged, provider, vectors: vectorIndex, queue: a.queue, reembed });
+  const input = { ...counts, store: a.store, watermark, modelChanged: drift.modelChanged, provider, vectors: vectorIndex, queue: a.queue, reembed };
+  const verdict = deriveStoreStatus(input);
+  // With the configured model unknown, a verdict a model change would have replaced is not known either.
+  const unchecked = a.configuredPending === true && deriveStoreStatus({ ...input, modelChanged: true }).state !== verdict.state;
   const oldest = a.oldestEnqueuedAt;
   const status: StoreStatus = {
     ...verdict,
+    reason: unchecked ? `${verdict.reason} (the provider has not answered its first probe yet: a model change is not checked)` : verdict.reason,
     store: a.store,
     asOf: now,
     backlog: { pending: counts.pending, parked: counts.parked, oldest_enqueued_at: oldest, oldest_age_seconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
@@ -316,7 +349,8 @@ export function assembleStoreStatus(a: {
     activeModel: a.activeModel,
     vectorIndex,
   };
-  statusListener?.(status);
+  if (unchecked) provisional.add(status);
+  else g.__dualmindStatusListener?.(status);
   return status;
 }
 

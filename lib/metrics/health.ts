@@ -1,6 +1,6 @@
 import { letOthersRun } from "../common";
 import { getConfig } from "../config";
-import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, onStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
+import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, isProvisionalStatus, onStoreStatus, readStoreStatus, storeStatusOf, type EmbeddingStatus, type StoreStatus, type StoreStatusReads } from "../embed/status";
 import { forgetGoneStores, lookAtStore, storeLooks } from "../db/store-looks";
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
@@ -249,6 +249,8 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
 const lastObserved = new Map<string, string>();
 
 async function observe(s: StoreStatus): Promise<void> {
+  // Not known until the provider answers its first probe: recording it could be a false change and its way back.
+  if (isProvisionalStatus(s)) return;
   if (!lastObserved.has(s.store) && lastObserved.size >= getConfig().limits.maxStores) lastObserved.clear();
   lastObserved.set(s.store, s.state);
   try {

@@ -134,6 +134,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     reembed,
     // Only the configured model's details are known here; another active model is named by its id in `drift`.
     activeModel: active !== null && configured !== null && active === configured.id ? configured : null,
+    configuredPending: fingerprintError?.pending === true,
     now,
   });
   return { ...status, otherModelVectors };
