@@ -4,6 +4,9 @@ import { E2E, signIn } from "./fixtures";
 test("a keyboard user skips the navigation with the first Tab, and a focused input shows a focus ring", async ({ page }) => {
   await signIn(page, "admin", E2E.adminPassword);
   await page.goto("/search");
+  // The page streams in after its loading state: a person tabs once it is there (a skeleton has nothing to land on).
+  const input = page.locator("#main-content input.input").first();
+  await input.waitFor();
   await page.keyboard.press("Tab");
   const skip = page.getByRole("link", { name: "Skip to content" });
   await expect(skip).toBeFocused();
@@ -15,7 +18,6 @@ test("a keyboard user skips the navigation with the first Tab, and a focused inp
   const inMain = await page.evaluate(() => document.getElementById("main-content")?.contains(document.activeElement) ?? false);
   expect(inMain).toBe(true);
 
-  const input = page.locator("#main-content input.input").first();
   await input.focus();
   await page.keyboard.press("Shift+Tab");
   await page.keyboard.press("Tab");

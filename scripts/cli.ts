@@ -8,8 +8,9 @@ import { runCli } from "./cli-kit";
 import { commandsFor } from "./commands";
 
 const argv = process.argv.slice(2);
-// One command, then exit: a status waits for the provider's first answer (bounded by its own timeout) and checks the model.
-waitForFirstProbe(null);
+// One command, then exit: a status waits for the provider's first answer (up to its own timeout) and checks the model.
+// (`mcp`, the one long-lived command, sets the server's patience back.)
+waitForFirstProbe("provider-timeout");
 
 commandsFor(argv)
   .then((commands) => runCli(commands, argv))

@@ -8,6 +8,7 @@ import type { AgentPrincipal } from "../lib/auth/tokens";
 import { governance } from "../lib/backend/governance";
 import { bootstrapApp } from "../lib/bootstrap";
 import { getConfig } from "../lib/config";
+import { waitForFirstProbe } from "../lib/embed/status";
 import { startEmbedWorker } from "../lib/embed/worker";
 import { AppError } from "../lib/errors";
 import { log } from "../lib/log";
@@ -31,6 +32,8 @@ export async function stdioPrincipal({ token, store, agentId }: { token?: string
 
 /** Serve until the client closes stdin. */
 export async function runMcpStdio({ token, store, agentId }: { token?: string; store?: string; agentId?: string }): Promise<void> {
+  // Long-lived, like the server: a store_health call waits 2 s for a slow provider's first answer, not its whole timeout.
+  waitForFirstProbe("server");
   await bootstrapApp();
   if (store && !storeExists(store)) {
     // The first `mcp --store NAME` of a new install should just work; creation is audited.

@@ -5,6 +5,7 @@ import { embeddingModels } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
 import { computeFingerprint, createProvider, fingerprintFromJson, type Fingerprint } from "./providers";
 import { resetHoldsForTests } from "./healing";
+import { isProviderDownError, recordProviderOutcome } from "./provider-state";
 import type { EmbeddingProvider } from "./types";
 
 type Embedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
@@ -27,9 +28,12 @@ export function getEmbedder(): Embedder {
     const provider = createProvider(config);
     const fingerprint = computeFingerprint(provider);
     const entry: Embedder & { configKey: string; failedAt?: number } = { provider, fingerprint, configKey };
-    // An unreachable provider must not become an unhandled rejection; callers await and report it.
-    fingerprint.catch(() => {
+    // An unreachable provider must not become an unhandled rejection; callers await and report it. The probe is a
+    // real call under the provider's own timeout: an outage it finds is every process's, as a worker's or query's
+    // is (recorded here, not only if a status happens to ask before the next probe starts).
+    fingerprint.catch((e: unknown) => {
       entry.failedAt = Date.now();
+      if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: (e as Error).message }).catch(() => undefined);
     });
     g.__dualmindEmbedder = entry;
   }

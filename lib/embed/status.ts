@@ -182,14 +182,15 @@ export type StoreStatus = StatusVerdict & {
 };
 
 /** How long a status waits for the configured provider's first probe (the fingerprint) before it answers without it. */
-let firstProbePatienceMs: number | null = 2_000;
+type Patience = "server" | "provider-timeout";
+let firstProbePatience: Patience = "server";
 
 /**
- * A one-shot process (the CLI) has nothing better to do than wait for the first probe: it answers with the model
- * checked, bounded by the provider's own timeout (null) rather than the server's 2 s. A long-lived process keeps 2 s.
+ * "server" (the default): a status waits 2 s, so no page or health call hangs on a slow provider. "provider-timeout":
+ * a one-shot process (a CLI command) waits up to DUALMIND_EMBED_TIMEOUT_MS for the answer and so checks the model.
  */
-export function waitForFirstProbe(patienceMs: number | null): void {
-  firstProbePatienceMs = patienceMs;
+export function waitForFirstProbe(patience: Patience): void {
+  firstProbePatience = patience;
 }
 
 /**
@@ -199,13 +200,11 @@ export function waitForFirstProbe(patienceMs: number | null): void {
  */
 export async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean; pending?: boolean } | null }> {
   const impatient = Symbol("first probe pending");
+  const patienceMs = firstProbePatience === "server" ? 2_000 : getConfig().embed.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   try {
     const { fingerprint } = getEmbedder();
-    const fp =
-      firstProbePatienceMs === null
-        ? await fingerprint
-        : await Promise.race([fingerprint, new Promise<typeof impatient>((resolve) => (timer = setTimeout(() => resolve(impatient), firstProbePatienceMs!)))]);
+    const fp = await Promise.race([fingerprint, new Promise<typeof impatient>((resolve) => (timer = setTimeout(() => resolve(impatient), patienceMs)))]);
     if (fp === impatient) return { fp: null, error: { message: "the provider has not answered its first probe yet", down: false, pending: true } };
     return { fp, error: null };
   } catch (e) {
@@ -334,7 +333,7 @@ export function assembleStoreStatus(a: {
   const input = { ...counts, store: a.store, watermark, modelChanged: drift.modelChanged, provider, vectors: vectorIndex, queue: a.queue, reembed };
   const verdict = deriveStoreStatus(input);
   // With the configured model unknown, a verdict a model change would have replaced is not known either.
-  const unchecked = a.configuredPending === true && deriveStoreStatus({ ...input, modelChanged: true }).state !== verdict.state;
+  const unchecked = a.configuredPending === true && a.active !== null && deriveStoreStatus({ ...input, modelChanged: true }).state !== verdict.state;
   const oldest = a.oldestEnqueuedAt;
   const status: StoreStatus = {
     ...verdict,

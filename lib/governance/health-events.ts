@@ -79,21 +79,26 @@ function* insertEvent(values: NewHealthEvent): Op<HealthEvent | null> {
  * twice) and queue its webhook. The first sighting of a healthy store is not an event.
  * `now` is when the status was read: one read before the status on record began is stale and changes nothing.
  */
-export async function observeStoreStatus({ store, status, reason, now = Date.now(), handle }: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<HealthEvent | null> {
-  const event = await writeLedger(handle ?? (await processLedger()), function* () {
+export async function observeStoreStatus(input: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<HealthEvent | null> {
+  return (await observeStoreStatusOnRecord(input)).event;
+}
+
+/** observeStoreStatus, also answering the status on record afterwards (not the one observed when that was stale). */
+export async function observeStoreStatusOnRecord({ store, status, reason, now = Date.now(), handle }: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<{ event: HealthEvent | null; onRecord: string }> {
+  const outcome = await writeLedger(handle ?? (await processLedger()), function* () {
     // Insert-or-lock: a first sighting races only on the insert (one wins), later ones queue on the row.
     yield* insertOrIgnore(storeStatusCurrent, { store, status: "", reason: "", since: now }, (t) => [t.store]);
     const prev = yield* row(storeStatusCurrent, (t) => eq(t.store, store), { lock: "update" });
     const previous = prev?.status ? prev.status : null;
-    if (previous === status) return null;
+    if (previous === status) return { event: null, onRecord: status };
     // Seen before the status on record was (another request or replica saw a newer one first): not a change.
-    if (previous && prev && prev.since > now) return null;
+    if (previous && prev && prev.since > now) return { event: null, onRecord: previous };
     yield* update(storeStatusCurrent, { status, reason, since: now }, (t) => eq(t.store, store));
-    if (!previous && status === "healthy") return null;
-    return yield* insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: previous, reason });
+    if (!previous && status === "healthy") return { event: null, onRecord: status };
+    return { event: yield* insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: previous, reason }), onRecord: status };
   });
-  if (event) dispatch([event]);
-  return event;
+  if (outcome.event) dispatch([outcome.event]);
+  return outcome;
 }
 
 /**

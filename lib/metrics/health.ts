@@ -8,7 +8,7 @@ import { getRecallMetrics } from "../recall/events";
 import { listStoreNamesPg, openStorePg } from "../stores/engines/pg";
 import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 import { providerErrorKind } from "../embed/provider-state";
-import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
+import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatusOnRecord, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
 import { log } from "../log";
@@ -245,19 +245,28 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
   return clean(redacted) as T;
 }
 
-/** Each store's status as this process last passed it to observeStoreStatus (at most DUALMIND_MAX_STORES kept). */
+/** Each store's status on record as this process last saw it (at most DUALMIND_MAX_STORES kept, the oldest let go). */
 const lastObserved = new Map<string, string>();
 
 async function observe(s: StoreStatus): Promise<void> {
   // Not known until the provider answers its first probe: recording it could be a false change and its way back.
   if (isProvisionalStatus(s)) return;
-  if (!lastObserved.has(s.store) && lastObserved.size >= getConfig().limits.maxStores) lastObserved.clear();
-  lastObserved.set(s.store, s.state);
   try {
-    await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason, now: s.asOf });
+    // Set before the write, so reads meanwhile do not queue the same change again; then what the record holds
+    // (a status read too late to count stays different, and the next read of it is observed again).
+    remember(s.store, s.state);
+    const { onRecord } = await observeStoreStatusOnRecord({ store: s.store, status: s.state, reason: s.reason, now: s.asOf });
+    remember(s.store, onRecord);
   } catch (e) {
+    // Kept as read: a ledger that refuses writes is tried again by the next pass, not by every read meanwhile.
     log("warn", "could not record a store status change", { store: s.store, error: (e as Error).message });
   }
+}
+
+function remember(store: string, state: string): void {
+  lastObserved.delete(store);
+  if (lastObserved.size >= getConfig().limits.maxStores) lastObserved.delete(lastObserved.keys().next().value!);
+  lastObserved.set(store, state);
 }
 
 /**

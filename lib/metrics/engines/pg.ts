@@ -137,7 +137,8 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     configuredPending: fingerprintError?.pending === true,
     now,
   });
-  return { ...status, otherModelVectors };
+  // The same object, not a copy: whether it is provisional (lib/embed/status.ts) goes by identity.
+  return Object.assign(status, { otherModelVectors });
 }
 
 async function pgHandleOrThrow() {
