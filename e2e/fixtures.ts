@@ -35,6 +35,11 @@ export async function signIn(page: Page, username: string, password: string): Pr
   await page.getByTestId("current-user").waitFor();
 }
 
+/** Once the page's own content has streamed in (no loading state left in main): what a person sees before acting on it. */
+export async function pageShown(page: Page): Promise<void> {
+  await expect(page.locator('#main-content [aria-busy="true"]')).toHaveCount(0);
+}
+
 export function bootstrapHeaders(): Record<string, string> {
   return { authorization: `Bearer ${E2E.bootstrapToken}` };
 }

@@ -1,10 +1,11 @@
 import { expect, test } from "@playwright/test";
-import { E2E, signIn } from "./fixtures";
+import { E2E, pageShown, signIn } from "./fixtures";
 
 test("a keyboard user skips the navigation with the first Tab, and a focused input shows a focus ring", async ({ page }) => {
   await signIn(page, "admin", E2E.adminPassword);
   await page.goto("/search");
   // The page streams in after its loading state: a person tabs once it is there (a skeleton has nothing to land on).
+  await pageShown(page);
   const input = page.locator("#main-content input.input").first();
   await input.waitFor();
   await page.keyboard.press("Tab");

@@ -1,6 +1,6 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { DASHBOARD_ROUTES, listBuiltRoutes, seedDashboardContent, type RouteRow, type Seeded } from "./dashboard-routes";
-import { E2E, EDITOR, ensureEditor, screenshot, seriousViolations, signIn, TAKE_SCREENSHOTS } from "./fixtures";
+import { E2E, EDITOR, ensureEditor, pageShown, screenshot, seriousViolations, signIn, TAKE_SCREENSHOTS } from "./fixtures";
 
 /**
  * Issue 18, "done when": every dashboard page of the build, with seeded data,
@@ -51,6 +51,8 @@ async function visit(page: Page, url: string, expectStatus: number): Promise<Vis
   try {
     const res = await page.goto(url, { waitUntil: "load" });
     await page.getByTestId("current-user").waitFor({ state: "attached" });
+    // The page itself, not its loading state: its links and width are what is measured.
+    await pageShown(page);
     const { overflow, links } = await page.evaluate((origin) => {
       const el = document.scrollingElement!;
       const hrefs = [...document.querySelectorAll<HTMLAnchorElement>("a[href]")]
@@ -169,6 +171,7 @@ test.describe("every dashboard page, for every role, on a laptop and a phone", (
     const page = pages.editor;
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`/reflection?store=${seeded.store}`);
+    await pageShown(page);
     const nav = page.getByRole("navigation", { name: "Main" });
     await expect(nav).toBeHidden();
     await page.getByRole("button", { name: "Menu" }).click();
